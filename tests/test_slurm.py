@@ -3,7 +3,8 @@
 Runs only where ``sinfo`` reports an idle node, e.g. after
 ``bash workflow/scripts/local_slurm.sh install && bash workflow/scripts/local_slurm.sh start``
 (.ci/run does this). The tiny config of workflow_helpers, with one job per
-(dataset, method, repetition), goes through ``--profile workflow/profiles/slurm``;
+(dataset, method, repetition) and the bootstrap ensemble split into member jobs, goes
+through ``--profile workflow/profiles/slurm``;
 the test proves that every non-local job was an sbatch job (the scheduler's own
 records: ``squeue -t all`` keeps finished jobs for MinJobAge, 3600 s on the local
 cluster) and that the ranking/score tables are byte-identical to a local run.
@@ -54,7 +55,8 @@ def test_tiny_workflow_through_slurm_equals_local_run(tmp_path_factory):
     pytest.importorskip("snakemake_executor_plugin_slurm")
     reference = wf.reference_run(tmp_path_factory)  # local, --cores 1
     wd = tmp_path_factory.mktemp("slurm")
-    cfg = wf.config(execution={"reps_per_job": 1})  # one cluster job per (dataset, method, repetition)
+    # one cluster job per (dataset, method, repetition); the bootstrap ensemble split into 2 member jobs
+    cfg = wf.config(execution={"reps_per_job": 1, "member_chunks": {"boot": 2}})
     cmd = ["timeout", "-k", "10", str(TIMEOUT),
            *wf.command(wd, cfg, "--profile", str(PROFILE), "--slurm-keep-successful-logs",
                        "--jobs", "4", *wf.SCORE_TARGETS, cores=1)]
@@ -68,7 +70,8 @@ def test_tiny_workflow_through_slurm_equals_local_run(tmp_path_factory):
     cluster_jobs = re.findall(r"^rule (\w+):$", log, flags=re.MULTILINE)
     ids = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
     assert len(cluster_jobs) >= 7 and len(ids) == len(cluster_jobs) == len(set(ids)), log[-3000:]
-    assert sum(r.startswith("select_") for r in cluster_jobs) == 4  # 2 methods x 2 repetitions
+    assert sum(re.fullmatch(r"select_\d+", r) is not None for r in cluster_jobs) == 2  # bcs x 2 repetitions
+    assert cluster_jobs.count("select_members") == 4 and cluster_jobs.count("combine_members") == 2  # boot
 
     # ... and the scheduler has a finished record of each, run in our working directory
     recs = _squeue_records(ids)

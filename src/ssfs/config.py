@@ -85,6 +85,17 @@ def validate_config(config: dict, schema: dict) -> dict:
         )
     if "n_constraints" in cfg["sweeps"] and sup["constraints"]["mode"] != "random":
         raise ConfigError("config key sweeps.n_constraints needs supervision.constraints.mode: random")
+    for label, n in cfg["execution"]["member_chunks"].items():
+        key = f"config key execution.member_chunks.{label}"
+        if label not in cfg["methods"]:
+            raise ConfigError(f"{key}: {label!r} is not one of the configured methods")
+        name = cfg["methods"][label]["method"]
+        if n > 1 and get_method(name).members is None:
+            from .registry import list_methods
+
+            ok = [m for m in list_methods() if get_method(m).members is not None]
+            raise ConfigError(f"{key}: method {name!r} cannot be split into member chunks; "
+                              f"splittable methods: {', '.join(ok)}")
     ctrl = cfg["report"]["control"]
     if ctrl is not None and ctrl not in cfg["methods"]:
         raise ConfigError(f"config key report.control: {ctrl!r} is not one of the configured methods")

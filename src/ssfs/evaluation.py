@@ -41,6 +41,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from .errors import ConfigError, SupervisionError
+from .ranking import RankingOrders, read_ranking
 
 CLASSIFIERS = ("svm", "knn1", "tree")
 CLASSIFIER_METRICS = ("accuracy", "auc")
@@ -140,7 +141,7 @@ def evaluate_order(
     """Every metric of ``metrics`` on the top-i features of ``order`` for every i in ``grid``.
 
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
-    first); ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
+    first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used; ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
     ``len(order)`` (subset methods) are skipped. ``constraints``
     (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
     ``semisupervised_accuracy``; when COP-KMeans finds no assignment satisfying them
@@ -163,11 +164,11 @@ def evaluate_order(
     n_classes = int(y.max()) + 1
     cons_train = constraints.subset(train_all) if constraints is not None else None
     rows = []
-    order = np.asarray(order, dtype=np.int64)
+    orders = order if isinstance(order, RankingOrders) else RankingOrders(order)
     for i in grid:
-        if i > order.size:
+        if i > orders.size:
             continue
-        cols = order[:i]
+        cols = orders.at(i)[:i]
         Xi = X[:, cols]
         Xi = Xi.toarray() if sparse.issparse(Xi) else np.asarray(Xi, dtype=np.float64)
         if any(m in CLASSIFIER_METRICS for m in metrics):
@@ -210,7 +211,7 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []
     for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths)):
-        ranking = pd.read_csv(rp, sep="\t")
+        ranking = read_ranking(rp)
         Xe = X
         if component_paths:
             Z = np.load(component_paths[i])
@@ -218,7 +219,7 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
                 Xe = Z
         cons = Constraints.from_tsv(constraint_paths[i]) if constraint_paths else None
         df = evaluate_order(
-            Xe, y, read_split(sp), ranking["index"].to_numpy(), grid,
+            Xe, y, read_split(sp), ranking, grid,
             classifier=ev["classifier"], metrics=ev["metrics"], train_on=ev["train_on"], scale=ev["scale"],
             # shared by all methods of a repetition (paired comparisons)
             seed=int(derive_rng(seed, dataset, "classifier", rep).integers(2**31)),

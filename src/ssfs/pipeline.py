@@ -87,22 +87,48 @@ def run_constraints(prepared, split_paths: list, outs: list, sup: dict, seed: in
 
 
 # ---------------------------------------------------------------------------- select
+def _timed(fn):
+    """(fn(), seconds, peak traced MiB)."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        out = fn()
+        seconds = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+    return out, seconds, peak
+
+
+def _write_timing(rep: int, seconds: float, peak: float, out) -> None:
+    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak]}), out)
+
+
 def run_select_reps(prepared, split_paths, constraints_paths, outs, component_outs, timing_outs, method: dict,
                     seed: int, dataset: str, label: str, reps: list[int]) -> None:
     """Run one method on several repetitions in one process (saves the start-up cost),
     recording each repetition's in-process time and peak traced memory."""
-    import time
-    import tracemalloc
-
     data = read_prepared(prepared)
     for rep, sp, cp, out, comp, tout in zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs):
-        tracemalloc.start()
-        t0 = time.perf_counter()
-        run_select(data, sp, cp, out, method, seed, dataset, label, rep, components_out=comp)
-        seconds = time.perf_counter() - t0
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-        write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak]}), tout)
+        _, seconds, peak = _timed(lambda: run_select(data, sp, cp, out, method, seed, dataset, label, rep,
+                                                     components_out=comp))
+        _write_timing(rep, seconds, peak, tout)
+
+
+def _training(prepared, split_path, constraints_path):
+    """(X, training X, partial training labels, training constraints, feature names) of one repetition."""
+    X, y, _, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
+    split = read_split(split_path)
+    train = np.asarray(split["train"], dtype=np.int64)
+    cons = Constraints.from_tsv(constraints_path).subset(train)
+    return X, X[train], partial_labels(y, split), cons, names
+
+
+def _select_rng(seed, dataset, label, rep):
+    return derive_rng(seed, dataset, "select", label, rep)
 
 
 def run_select(prepared, split_path, constraints_path, out, method: dict, seed: int, dataset: str,
@@ -114,15 +140,13 @@ def run_select(prepared, split_path, constraints_path, out, method: dict, seed: 
     part only) to ``components_out`` (.npy). ``prepared`` is a path or the tuple
     returned by :func:`read_prepared`.
     """
-    X, y, _, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
-    split = read_split(split_path)
-    train = np.asarray(split["train"], dtype=np.int64)
-    Xtr = X[train]
-    ytr = partial_labels(y, split)
-    cons = Constraints.from_tsv(constraints_path).subset(train)
-    params = dict(method["params"])
-    ranked = run_method(method["method"], Xtr, ytr, cons, rng=derive_rng(seed, dataset, "select", label, rep),
-                        **params)
+    X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
+    ranked = run_method(method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep),
+                        **method["params"])
+    _write_ranked(ranked, X, names, out, components_out)
+
+
+def _write_ranked(ranked, X, names, out, components_out=None) -> None:
     if ranked.kind == "extraction":
         Z = np.asarray(ranked.result.transform(X), dtype=float)
         if components_out is not None:
@@ -131,10 +155,46 @@ def run_select(prepared, split_path, constraints_path, out, method: dict, seed: 
                               "index": np.arange(Z.shape[1]), "score": np.nan,
                               "rank": np.arange(1, Z.shape[1] + 1)})
     else:
-        table = ranking_table(names, ranked.scores, ranked.order, selected_only=ranked.result.selected is not None)
+        table = ranking_table(names, ranked.scores, ranked.order, selected_only=ranked.result.selected is not None,
+                              by_size=ranked.by_size)
     if components_out is not None and ranked.kind != "extraction":
         save_npy(np.zeros((0, 0)), components_out)
     write_tsv(table, out)
+
+
+def run_member_chunk(prepared, split_path, constraints_path, out, method: dict, seed: int, dataset: str,
+                     label: str, rep: int, chunk: int, n_chunks: int) -> None:
+    """One chunk of the members of an ensemble method on one repetition (``.npz`` of its
+    arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see :func:`run_combine`."""
+    from .select import run_member_chunk as member_chunk
+
+    X, Xtr, ytr, cons, _ = _training(prepared, split_path, constraints_path)
+    parts, seconds, peak = _timed(lambda: member_chunk(
+        method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), chunk=chunk,
+        n_chunks=n_chunks, **method["params"]))
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, _seconds=seconds, _peak_mb=peak, **parts)
+
+
+def run_combine(prepared, split_path, constraints_path, chunk_paths: list, out, components_out, timing_out,
+                method: dict, seed: int, dataset: str, label: str, rep: int) -> None:
+    """The ranking of an ensemble from its member chunks (in chunk order): identical to
+    :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
+    combination's, peak = the largest of the chunks' and the combination's."""
+    from .select import combine_member_chunks
+
+    X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
+    parts, seconds, peaks = [], 0.0, [0.0]
+    for cp in chunk_paths:
+        with np.load(cp) as z:
+            parts.append({k: z[k] for k in z.files if not k.startswith("_")})
+            seconds += float(z["_seconds"])
+            peaks.append(float(z["_peak_mb"]))
+    ranked, sec, peak = _timed(lambda: combine_member_chunks(
+        method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), parts=parts,
+        **method["params"]))
+    _write_ranked(ranked, X, names, out, components_out)
+    _write_timing(rep, seconds + sec, max(peaks + [peak]), timing_out)
 
 
 def dataset_summary(prepared) -> dict:

@@ -32,11 +32,14 @@ def ranks_from_order(order: np.ndarray, p: int) -> np.ndarray:
 
 
 def ranking_table(
-    feature_names, scores: np.ndarray | None, order: np.ndarray, selected_only: bool = False
+    feature_names, scores: np.ndarray | None, order: np.ndarray, selected_only: bool = False, by_size=None
 ) -> pd.DataFrame:
-    """Tidy table ``feature, score, rank`` sorted by rank.
+    """Tidy table ``feature, index, score, rank`` sorted by rank.
 
     With ``selected_only`` (subset methods) only the ordered selected features are listed.
+    ``by_size`` (t -> order, for methods whose list depends on the number of features
+    kept, e.g. EFSIS thresholds) adds one column ``rank_top{t}`` per t: each feature's
+    position in the list built for t (read back by :func:`read_ranking`).
     """
     names = np.asarray(feature_names).astype(str)
     p = names.size
@@ -45,7 +48,7 @@ def ranking_table(
         rest = np.setdiff1d(np.arange(p), order)
         order = np.concatenate([order, rest])
     sc = np.full(p, np.nan) if scores is None else np.asarray(scores, dtype=float)
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "feature": names[order],
             "index": order,
@@ -53,6 +56,41 @@ def ranking_table(
             "rank": np.arange(1, order.size + 1),
         }
     )
+    for t, o in sorted((by_size or {}).items()):
+        table[f"{SIZE_PREFIX}{int(t)}"] = ranks_from_order(o, p)[order]
+    return table
+
+
+#: column prefix of the per-size positions in a ranking file
+SIZE_PREFIX = "rank_top"
+
+
+class RankingOrders:
+    """A ranking file's feature order (best first), and the per-size lists of methods whose
+    list depends on the number of features kept: :meth:`at` gives the order to use for t."""
+
+    def __init__(self, order: np.ndarray, by_size: dict | None = None):
+        self.order = np.asarray(order, dtype=np.int64)
+        self.by_size = dict(by_size or {})
+
+    @property
+    def size(self) -> int:
+        return self.order.size
+
+    def at(self, t: int) -> np.ndarray:
+        """The order whose top t features are the selection of size t."""
+        return self.by_size.get(int(t), self.order)
+
+
+def read_ranking(path, max_rows: int | None = None) -> RankingOrders:
+    """The orders of a ranking file written from :func:`ranking_table` (only its first
+    ``max_rows`` rows when it has no per-size columns)."""
+    head = pd.read_csv(path, sep="\t", nrows=0).columns
+    sized = [c for c in head if c.startswith(SIZE_PREFIX)]
+    table = pd.read_csv(path, sep="\t", usecols=["index", *sized], nrows=None if sized else max_rows)
+    idx = table["index"].to_numpy(np.int64)
+    by_size = {int(c[len(SIZE_PREFIX):]): idx[np.argsort(table[c].to_numpy(), kind="stable")] for c in sized}
+    return RankingOrders(idx, by_size)
 
 
 def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:

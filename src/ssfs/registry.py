@@ -14,6 +14,13 @@ components (PCA, SSDR) return a :class:`SelectionResult`.
 Methods register themselves with :func:`register`; any module placed in
 ``ssfs.methods`` is imported automatically, so adding a method never touches a
 shared file.
+
+Ensembles whose members are independent (EFSIS bootstraps, EnsCLS committees)
+also register a :class:`Members` protocol: plan every random choice up front,
+score any subset of the members, combine. A workflow can then spread one
+ensemble over several jobs (``execution.member_chunks``) with the same result as
+one call, because the method itself is defined as plan -> all members -> combine
+(:func:`run_members`).
 """
 
 from __future__ import annotations
@@ -51,6 +58,52 @@ class SelectionResult:
 
 
 @dataclass(frozen=True)
+class Members:
+    """How an ensemble method splits into independent members.
+
+    plan:    ``(X, y, constraints, rng, **params) -> plan``; draws every random choice
+             (deterministic given ``rng``, so each job can redraw it).
+    size:    ``plan -> number of members``.
+    run:     ``(X, y, constraints, plan, members, **params) -> {name: array}``, each array
+             with one row per member of ``members`` (an index array, possibly empty).
+    combine: ``(X, y, constraints, plan, parts, **params) -> scores | SelectionResult``;
+             ``parts`` holds the arrays of all members, rows in member order.
+    Each callable receives all of the method's parameters as keywords.
+    """
+
+    plan: Callable
+    size: Callable
+    run: Callable
+    combine: Callable
+
+
+def member_chunks(n_members: int, n_chunks: int) -> list[np.ndarray]:
+    """Member indices of each of ``n_chunks`` contiguous chunks (sizes differ by at most 1)."""
+    if int(n_chunks) < 1:
+        raise MethodError(f"the number of member chunks must be >= 1, got {n_chunks}")
+    return np.array_split(np.arange(int(n_members)), int(n_chunks))
+
+
+def stack_parts(parts) -> dict:
+    """Concatenate the outputs of :attr:`Members.run` (given in member order)."""
+    parts = list(parts)
+    if not parts:
+        raise MethodError("no member chunks to combine")
+    names = list(parts[0])
+    if any(sorted(q) != sorted(names) for q in parts):
+        raise MethodError("member chunks hold different arrays; were they computed with the same parameters?")
+    return {nm: np.concatenate([np.asarray(q[nm]) for q in parts], axis=0) for nm in names}
+
+
+def run_members(members: Members, X, y, constraints, rng, **params):
+    """An ensemble method in one call: plan, all members, combine."""
+    plan = members.plan(X, y, constraints, rng, **params)
+    allm = np.arange(members.size(plan))
+    parts = members.run(X, y, constraints, plan, allm, **params)
+    return members.combine(X, y, constraints, plan, parts, **params)
+
+
+@dataclass(frozen=True)
 class MethodSpec:
     name: str
     fn: Callable
@@ -62,6 +115,8 @@ class MethodSpec:
     #: optional Python package the method needs (checked before it runs)
     requires: str | None = None
     defaults: dict = field(default_factory=dict)
+    #: independent-member protocol of ensembles that can be split over jobs
+    members: Members | None = None
 
     @property
     def direction(self) -> str:
@@ -80,6 +135,7 @@ def register(
     needs: tuple[str, ...] | frozenset = (),
     requires: str | None = None,
     description: str | None = None,
+    members: Members | None = None,
 ):
     """Decorator adding a method to the registry under ``name``."""
     if kind not in KINDS:
@@ -104,6 +160,7 @@ def register(
             description=doc,
             requires=requires,
             defaults=defaults,
+            members=members,
         )
         return fn
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .ranking import RankingOrders, read_ranking
 from .stability import all_measures, top_sets
 
 KEYS = ["dataset", "variant", "method"]
@@ -26,20 +27,19 @@ MEASURES = ["efsis", "kuncheva", "jaccard", "nogueira"]
 COLUMNS = KEYS + ["n_features", "n_runs"] + MEASURES + ["nogueira_lower", "nogueira_upper"]
 
 
-def read_orders(paths, max_rows: int | None = None) -> dict[tuple, list[np.ndarray]]:
-    """``(dataset, variant, method) -> [order of rep 0, rep 1, ...]`` (sorted by rep) from
+def read_orders(paths, max_rows: int | None = None) -> dict[tuple, list[RankingOrders]]:
+    """``(dataset, variant, method) -> [orders of rep 0, rep 1, ...]`` (sorted by rep) from
     ranking files ``.../{dataset}/{variant}/rankings/{method}/{rep}.tsv``."""
     found: dict[tuple, list] = {}
     for p in paths:
         parts = Path(p).parts
         key = (parts[-5], parts[-4], parts[-2])
         rep = int(Path(p).stem)
-        idx = pd.read_csv(p, sep="\t", usecols=["index"], nrows=max_rows)["index"].to_numpy(np.int64)
-        found.setdefault(key, []).append((rep, idx))
+        found.setdefault(key, []).append((rep, read_ranking(p, max_rows)))
     return {k: [o for _, o in sorted(v, key=lambda t: t[0])] for k, v in sorted(found.items())}
 
 
-def stability_table(orders: dict[tuple, list[np.ndarray]], n_features: dict[str, int], grid: dict[str, list[int]],
+def stability_table(orders: dict[tuple, list], n_features: dict[str, int], grid: dict[str, list[int]],
                     *, alpha: float = 0.05, skip_methods=()) -> pd.DataFrame:
     """One row per ``dataset, variant, method, n_features`` (columns :data:`COLUMNS`).
 
@@ -49,11 +49,12 @@ def stability_table(orders: dict[tuple, list[np.ndarray]], n_features: dict[str,
     for (ds, var, meth), ords in orders.items():
         if meth in skip_methods or len(ords) < 2:
             continue
+        ords = [o if isinstance(o, RankingOrders) else RankingOrders(o) for o in ords]
         shortest = min(o.size for o in ords)
         for t in grid[ds]:
             if t > shortest:
                 continue
-            m = all_measures(top_sets(ords, t), n_features[ds], alpha=alpha)
+            m = all_measures(top_sets([o.at(t) for o in ords], t), n_features[ds], alpha=alpha)
             rows.append({"dataset": ds, "variant": var, "method": meth, "n_features": t, "n_runs": len(ords), **m})
     return pd.DataFrame(rows, columns=COLUMNS)
 

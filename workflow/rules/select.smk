@@ -3,10 +3,28 @@
 # scientific stack costs seconds, so one job per repetition wastes a laptop run, while
 # on a cluster reps_per_job: 1 spreads the work. One rule per chunk (rules cannot
 # compute their outputs from a wildcard).
+#
+# Ensembles listed in `execution.member_chunks` (label -> n) run instead as n member
+# jobs per repetition (select_members) and one job combining them (combine_members);
+# the ranking is identical to the one-job run. The method wildcard of each family of
+# rules is constrained to its own labels, so every ranking has exactly one producer.
+import re
+
 _RPJ = CFG["execution"]["reps_per_job"] or len(REPS)
 REP_CHUNKS = [REPS[i : i + _RPJ] for i in range(0, len(REPS), _RPJ)]
+MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n > 1}
+_WHOLE = [m for m in METHODS if m not in MEMBER_CHUNKS]
 
-for _chunk, _reps in enumerate(REP_CHUNKS):
+
+def _labels(labels):
+    return "|".join(re.escape(m) for m in labels)
+
+
+def method_mem(wc, input):
+    return max(method_resources(wc.method)[0], int(10 * input.size_mb))
+
+
+for _chunk, _reps in enumerate(REP_CHUNKS if _WHOLE else []):
 
     rule:
         name:
@@ -21,6 +39,8 @@ for _chunk, _reps in enumerate(REP_CHUNKS):
                 f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.components.npy", rep=_reps
             ),
             timing=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/timing/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
+        wildcard_constraints:
+            method=_labels(_WHOLE),
         params:
             method=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
@@ -31,9 +51,68 @@ for _chunk, _reps in enumerate(REP_CHUNKS):
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/chunk{_chunk}.log",
         threads: lambda wc: method_resources(wc.method)[2]
         resources:
-            mem_mb=lambda wc, input: max(method_resources(wc.method)[0], int(10 * input.size_mb)),
+            mem_mb=method_mem,
             runtime=lambda wc: method_resources(wc.method)[1] * len(_reps),
         conda:
             "../../envs/select.yaml"
         script:
             "../scripts/select.py"
+
+
+if MEMBER_CHUNKS:
+
+    rule select_members:
+        """One chunk of an ensemble's members on one repetition (arrays for combine_members)."""
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+            split=f"{RESULTS}/{{dataset}}/{{variant}}/splits/{{rep}}.json",
+            constraints=f"{RESULTS}/{{dataset}}/{{variant}}/constraints/{{rep}}.tsv",
+        output:
+            temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
+        wildcard_constraints:
+            method=_labels(MEMBER_CHUNKS),
+            chunk=r"\d+",
+        params:
+            method=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
+            n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
+        benchmark:
+            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/rep{{rep}}_members{{chunk}}.tsv"
+        log:
+            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_members{{chunk}}.log",
+        threads: lambda wc: method_resources(wc.method)[2]
+        resources:
+            mem_mb=method_mem,
+            runtime=lambda wc: max(1, -(-method_resources(wc.method)[1] // MEMBER_CHUNKS[wc.method])),
+        conda:
+            "../../envs/select.yaml"
+        script:
+            "../scripts/select_members.py"
+
+    rule combine_members:
+        """An ensemble's ranking from all its member chunks of one repetition."""
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+            split=f"{RESULTS}/{{dataset}}/{{variant}}/splits/{{rep}}.json",
+            constraints=f"{RESULTS}/{{dataset}}/{{variant}}/constraints/{{rep}}.tsv",
+            chunks=lambda wc: expand(
+                f"{RESULTS}/{wc.dataset}/{wc.variant}/members/{wc.method}/{wc.rep}/chunk{{chunk}}.npz",
+                chunk=range(MEMBER_CHUNKS[wc.method]),
+            ),
+        output:
+            ranking=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.tsv",
+            components=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.components.npy",
+            timing=f"{RESULTS}/{{dataset}}/{{variant}}/timing/{{method}}/{{rep}}.tsv",
+        wildcard_constraints:
+            method=_labels(MEMBER_CHUNKS),
+        params:
+            method=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
+        log:
+            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",
+        resources:
+            mem_mb=method_mem,
+        conda:
+            "../../envs/select.yaml"
+        script:
+            "../scripts/combine_members.py"

@@ -20,10 +20,16 @@ Bootstraps are stratified by class by default (the EFSIS code drew each class's
 size with replacement within the class); ``stratified=False`` draws n samples
 from all labeled samples as the paper's text describes.
 
-Splitting one large ensemble (e.g. across cluster jobs): draw the resamples
-once with :func:`draw_bootstraps`, run :func:`bootstrap_chunk` on slices of
-them (any split; each chunk returns per-ranker score matrices), then
-:func:`combine_chunks` in resample order and :func:`efsis_from_scores`.
+Splitting one large ensemble (e.g. across cluster jobs): ``efsis`` and
+``bootstrap_rank`` register a :class:`ssfs.registry.Members` protocol (resamples
+planned from the rng by :func:`plan_bootstraps`, any slice of them scored by
+:func:`bootstrap_chunk`, combined in resample order), so
+:func:`ssfs.select.run_member_chunk` / :func:`ssfs.select.combine_member_chunks`
+and the workflow's ``execution.member_chunks`` give the ranking of one call.
+
+Thresholds: the paper weights the rankers per threshold t; ``top_percent`` given
+as a list computes every threshold's final list from the same resamples
+(``extra["scores_by_size"]``), which the workflow evaluates each at its own size.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from ..aggregation import (
 )
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
-from ..registry import SelectionResult, check_params, get_method, register
+from ..registry import Members, SelectionResult, check_params, get_method, register, run_members
 from ..stability import efsis_stability, n_top
 from ._labeled import labeled
 
@@ -124,7 +130,7 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
     X holds labeled samples only, ``codes`` their class codes. Returns {ranker: chunk x p}.
     ``n_jobs`` > 1 runs resamples in threads; results do not depend on it.
     """
-    boots = np.atleast_2d(np.asarray(boots, dtype=np.int64))
+    boots = np.asarray(boots, dtype=np.int64).reshape(-1, codes.size)
     seeds = np.asarray(seeds, dtype=np.int64).ravel()
     if boots.shape[0] != seeds.size:
         raise InputError("bootstrap_chunk needs one seed per resample")
@@ -142,6 +148,8 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
 
 def _chunk_one(spec, params, X, codes, boots, seeds, n_jobs):
     """Score matrix (chunk x p) of one ranker on the given resamples."""
+    if boots.shape[0] == 0:
+        return np.zeros((0, X.shape[1]))
     S = _batched(spec, params, X, codes, boots, seeds, n_jobs)
     if S is not None:
         return S
@@ -221,6 +229,34 @@ def efsis_from_scores(score_mats: dict, higher: dict, top_k, weights: str = "pap
     return EnsembleResult(names, ts, sub, stab, expo, logs, orders)
 
 
+@dataclass(frozen=True)
+class BootstrapPlan:
+    """The labeled training samples and every resample of a bootstrap ensemble."""
+
+    XL: object  # labeled samples x features (dense or CSR)
+    codes: np.ndarray  # their class codes
+    boots: np.ndarray  # M x n_labeled resample indices
+    seeds: np.ndarray  # M per-resample seeds
+
+
+def plan_bootstraps(X, y, rng, *, n_boot: int = 50, stratified: bool = True, boot_indices=None,
+                    method: str = "efsis") -> BootstrapPlan:
+    """Labeled samples of (X, y) and M resamples of them with one seed each, drawn from ``rng``
+    (``boot_indices``: a given M x n_labeled resample matrix; the seeds still come from ``rng``)."""
+    XL, codes, _ = labeled(X, y, method=method, keep_sparse=True)
+    if boot_indices is None:
+        boots, seeds = draw_bootstraps(codes, n_boot, rng, stratified)
+    else:
+        boots = np.atleast_2d(np.asarray(boot_indices, dtype=np.int64))
+        if boots.min() < 0 or boots.max() >= codes.size:
+            raise InputError(f"boot_indices must index the {codes.size} labeled samples")
+        seeds = rng.integers(0, 2**63 - 1, size=boots.shape[0], dtype=np.int64)
+    for m in range(boots.shape[0]):
+        if np.unique(codes[boots[m]]).size < 2:
+            raise InputError(f"bootstrap resample {m} holds a single class; use stratified=True")
+    return BootstrapPlan(XL, codes, boots, seeds)
+
+
 def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1.0, n_jobs: int = 1,
                boot_indices=None, *, ranker_params=None, weights: str = "paper", stratified: bool = True,
                chunk_size: int | None = None) -> EnsembleResult:
@@ -233,48 +269,74 @@ def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1
     """
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
-    XL, codes, _ = labeled(X, y, method="efsis", keep_sparse=True)
-    p = XL.shape[1]
-    if boot_indices is None:
-        boots, seeds = draw_bootstraps(codes, n_boot, rng, stratified)
-    else:
-        boots = np.atleast_2d(np.asarray(boot_indices, dtype=np.int64))
-        if boots.min() < 0 or boots.max() >= codes.size:
-            raise InputError(f"boot_indices must index the {codes.size} labeled samples")
-        seeds = rng.integers(0, 2**63 - 1, size=boots.shape[0], dtype=np.int64)
-    for m in range(boots.shape[0]):
-        if np.unique(codes[boots[m]]).size < 2:
-            raise InputError(f"bootstrap resample {m} holds a single class; use stratified=True")
-    ts = [n_top(p, pc) for pc in np.atleast_1d(top_percent)]
-    step = boots.shape[0] if not chunk_size else int(chunk_size)
-    chunks = [bootstrap_chunk(XL, codes, boots[a:a + step], seeds[a:a + step], rankers, ranker_params, n_jobs)
-              for a in range(0, boots.shape[0], step)]
-    scores = combine_chunks(chunks)
-    higher = {nm: get_method(nm).higher_is_better for nm in scores}
-    res = efsis_from_scores(scores, higher, ts, weights)
-    res.extra.update(boots=boots, seeds=seeds, top_percent=list(np.atleast_1d(top_percent)))
+    plan = plan_bootstraps(X, y, rng, n_boot=n_boot, stratified=stratified, boot_indices=boot_indices)
+    M = plan.boots.shape[0]
+    step = M if not chunk_size else int(chunk_size)
+    chunks = [bootstrap_chunk(plan.XL, plan.codes, plan.boots[a:a + step], plan.seeds[a:a + step], rankers,
+                              ranker_params, n_jobs) for a in range(0, M, step)]
+    res = _efsis_combine(plan, combine_chunks(chunks), top_percent, weights)
+    res.extra.update(boots=plan.boots, seeds=plan.seeds, top_percent=list(np.atleast_1d(top_percent)))
     return res
 
 
+def _efsis_combine(plan: BootstrapPlan, scores: dict, top_percent, weights) -> EnsembleResult:
+    p = plan.XL.shape[1]
+    ts = [n_top(p, pc) for pc in np.atleast_1d(top_percent)]
+    higher = {nm: get_method(nm).higher_is_better for nm in scores}
+    return efsis_from_scores(scores, higher, ts, weights)
+
+
 def _as_result(res: EnsembleResult) -> SelectionResult:
-    return SelectionResult(
-        scores=res.log_scores[0],
-        extra={
-            "stability": {k: v[0] for k, v in res.stability.items()},
-            "exponents": {k: v[0] for k, v in res.exponents.items()},
-            "top_k": res.top_k[0],
-            "sub_final_ranks": res.sub_final_ranks,
-        },
-    )
+    """Scores of the first threshold; with several thresholds each one's own final list
+    (``scores_by_size``: t -> sum_n w_n log R_{f,n} with that threshold's weights)."""
+    extra = {
+        "stability": {k: v[0] for k, v in res.stability.items()},
+        "exponents": {k: v[0] for k, v in res.exponents.items()},
+        "top_k": res.top_k[0],
+        "sub_final_ranks": res.sub_final_ranks,
+    }
+    if len(res.top_k) > 1:
+        extra["scores_by_size"] = dict(zip(res.top_k, res.log_scores))
+        extra["stability_by_size"] = {k: dict(zip(res.top_k, v)) for k, v in res.stability.items()}
+        extra["exponents_by_size"] = {k: dict(zip(res.top_k, v)) for k, v in res.exponents.items()}
+    return SelectionResult(scores=res.log_scores[0], extra=extra)
 
 
-@register("efsis", higher_is_better=False, needs=("labels",))
-def efsis_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent: float = 1.0,
+def _plan(X, y, constraints, rng, *, n_boot=50, stratified=True, **_):
+    return plan_bootstraps(X, y, rng, n_boot=n_boot, stratified=stratified)
+
+
+def _run(X, y, constraints, plan: BootstrapPlan, members, *, rankers=EFSIS_RANKERS, ranker_params=None,
+         n_jobs=1, **_):
+    members = np.asarray(members, dtype=np.int64)
+    return bootstrap_chunk(plan.XL, plan.codes, plan.boots[members], plan.seeds[members], rankers, ranker_params,
+                           n_jobs)
+
+
+def _combine(X, y, constraints, plan, parts, *, top_percent=1.0, weights="paper", **_):
+    return _as_result(_efsis_combine(plan, parts, top_percent, weights))
+
+
+def _size(plan: BootstrapPlan) -> int:
+    return plan.boots.shape[0]
+
+
+EFSIS_MEMBERS = Members(plan=_plan, size=_size, run=_run, combine=_combine)
+
+
+@register("efsis", higher_is_better=False, needs=("labels",), members=EFSIS_MEMBERS)
+def efsis_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1.0,
                  weights: str = "paper", stratified: bool = True, ranker_params=None, n_jobs: int = 1):
-    """EFSIS (Zhang & Jonassen): bootstrap rank products per ranker, stability-weighted product (eq. 1-3)."""
-    res = efsis_fold(X, y, rng, rankers, n_boot, top_percent, n_jobs, ranker_params=ranker_params,
-                     weights=weights, stratified=stratified)
-    return _as_result(res)
+    """EFSIS (Zhang & Jonassen): bootstrap rank products per ranker, stability-weighted product (eq. 1-3).
+
+    ``top_percent``: the threshold t (percent of the features) of the stability weights;
+    a list gives one final list per threshold, as the paper's evaluation does (its
+    weights differ per threshold): the ranking's main order is the first threshold's,
+    and the evaluation of t features uses the list built for t.
+    """
+    return run_members(EFSIS_MEMBERS, X, y, constraints, rng, rankers=rankers, n_boot=n_boot,
+                       top_percent=top_percent, weights=weights, stratified=stratified,
+                       ranker_params=ranker_params, n_jobs=n_jobs)
 
 
 @register("efsis_basic", higher_is_better=False, needs=("labels",))
@@ -292,16 +354,29 @@ def efsis_basic_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, ranker_
                            extra={"ranker_ranks": dict(zip(names, R))})
 
 
-@register("bootstrap_rank", higher_is_better=False, needs=("labels",))
+def _br_plan(X, y, constraints, rng, *, n_boot=50, stratified=True, **_):
+    return plan_bootstraps(X, y, rng, n_boot=n_boot, stratified=stratified, method="bootstrap_rank")
+
+
+def _br_run(X, y, constraints, plan, members, *, base="relieff", base_params=None, n_jobs=1, **_):
+    return _run(X, y, constraints, plan, members, rankers=[base], ranker_params={base: dict(base_params or {})},
+                n_jobs=n_jobs)
+
+
+def _br_combine(X, y, constraints, plan, parts, *, base="relieff", aggregate="product", top_percent=1.0, **_):
+    R = rank_rows(parts[base], get_method(base).higher_is_better)
+    t = n_top(plan.XL.shape[1], top_percent)
+    return SelectionResult(scores=aggregate_ranks(R, aggregate),
+                           extra={"stability": efsis_stability(R <= t), "top_k": t})
+
+
+BOOTSTRAP_MEMBERS = Members(plan=_br_plan, size=_size, run=_br_run, combine=_br_combine)
+
+
+@register("bootstrap_rank", higher_is_better=False, needs=("labels",), members=BOOTSTRAP_MEMBERS)
 def bootstrap_rank_method(X, y, constraints, rng, *, base: str = "relieff", n_boot: int = 50,
                           aggregate: str = "product", top_percent: float = 1.0, stratified: bool = True,
                           base_params=None, n_jobs: int = 1):
     """Data-perturbation ensemble of one ranker: bootstrap rankings aggregated (rank product by default)."""
-    XL, codes, _ = labeled(X, y, method="bootstrap_rank", keep_sparse=True)
-    boots, seeds = draw_bootstraps(codes, n_boot, rng, stratified)
-    pr = {base: dict(base_params or {})}
-    S = bootstrap_chunk(XL, codes, boots, seeds, [base], pr, n_jobs)[base]
-    R = rank_rows(S, get_method(base).higher_is_better)
-    t = n_top(XL.shape[1], top_percent)
-    return SelectionResult(scores=aggregate_ranks(R, aggregate),
-                           extra={"stability": efsis_stability(R <= t), "top_k": t})
+    return run_members(BOOTSTRAP_MEMBERS, X, y, constraints, rng, base=base, n_boot=n_boot, aggregate=aggregate,
+                       top_percent=top_percent, stratified=stratified, base_params=base_params, n_jobs=n_jobs)

@@ -40,7 +40,7 @@ from ..committee import draw_subspaces, resolve_members
 from ..constraints import Constraints
 from ..errors import InputError
 from ..graph import constrained_graph, knn_search, resolve_bandwidth
-from ..registry import register
+from ..registry import Members, register, run_members
 from .spectral import cls_from_graph
 
 #: memory budget of one batch of stacked members (bytes)
@@ -162,7 +162,26 @@ def combine_enscls(plan: EnsCLSPlan, member_scores: np.ndarray, members=None, *,
     raise InputError(f"enscls: average must be 'members' or 'committee', got {average!r}")
 
 
-@register("enscls", higher_is_better=False, needs=("labels",))
+def _plan(X, y, constraints, rng, *, n_members=None, subspace=None, average="members", **_):
+    if average not in ("members", "committee"):
+        raise InputError(f"enscls: average must be 'members' or 'committee', got {average!r}")
+    return plan_enscls(y, X.shape[1], rng, n_members=n_members, subspace=subspace)
+
+
+def _run(X, y, constraints, plan, members, *, k=10, bandwidth="auto", mean="uniform", som=False, som_nodes=None,
+         **_):
+    return {"scores": enscls_chunk(X, y, plan, members, k=k, bandwidth=bandwidth, mean=mean, som=som,
+                                   som_nodes=som_nodes)}
+
+
+def _combine(X, y, constraints, plan, parts, *, average="members", **_):
+    return combine_enscls(plan, parts["scores"], average=average)
+
+
+ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run, combine=_combine)
+
+
+@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS)
 def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: int | None = None,
            k: int = 10, bandwidth="auto", mean: str = "uniform", som: bool = False,
            som_nodes: int | None = None, average: str = "members"):
@@ -175,8 +194,5 @@ def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: in
     Constraints are regenerated from the labels of each bootstrap (Alg. 2 step 4), so
     explicitly given pairwise constraints are not used.
     """
-    if average not in ("members", "committee"):
-        raise InputError(f"enscls: average must be 'members' or 'committee', got {average!r}")
-    plan = plan_enscls(y, X.shape[1], rng, n_members=n_members, subspace=subspace)
-    scores = enscls_chunk(X, y, plan, k=k, bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes)
-    return combine_enscls(plan, scores, average=average)
+    return run_members(ENSCLS_MEMBERS, X, y, constraints, rng, n_members=n_members, subspace=subspace, k=k,
+                       bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average)
