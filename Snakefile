@@ -8,7 +8,11 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-configfile: "config/config.yaml"
+# The embedded default, unless --configfile is given: Snakemake would otherwise merge the two
+# (the default's datasets and methods would join every paper config's).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"

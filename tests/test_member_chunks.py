@@ -179,3 +179,12 @@ def test_workflow_member_chunks_give_identical_tables(tmp_path, tmp_path_factory
     assert not list((tmp_path / "results" / "wine" / "base" / "members").rglob("*.npz"))
     timing = pd.read_csv(tmp_path / "results/wine/base/timing/boot/0.tsv", sep="\t")
     assert timing["seconds"].iloc[0] > 0 and timing["peak_mb"].iloc[0] > 0
+
+
+def test_cli_marks_splittable_methods(capsys):
+    from ssfs.cli import main
+
+    assert main(["methods", "-v"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    marked = [lines[i - 2].split()[0] for i, ln in enumerate(lines) if "splittable into member jobs" in ln]
+    assert marked == ["bootstrap_rank", "efsis", "enscls"]

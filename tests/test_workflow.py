@@ -85,3 +85,18 @@ def test_bad_data_fails_with_one_line_message(tmp_path):
     assert res.returncode != 0
     err = [line for line in (res.stdout + res.stderr).splitlines() if line.startswith("ERROR: ")]
     assert err and "oops" in err[0] and "s2" in err[0]
+
+
+def test_configfile_replaces_the_embedded_default(tmp_path):
+    """In a checkout (config/config.yaml present), --configfile must not merge the default's
+    datasets and methods into a paper config; without --configfile the default applies."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text((REPO / "config" / "config.yaml").read_text())
+    got = snakemake(tmp_path, TINY, "-n", "--forceall", "--quiet", "rules").stdout
+    jobs = dict(line.split()[:2] for line in got.splitlines() if line[:1].isalpha() and len(line.split()) == 2)
+    assert jobs["prepare"] == "2" and jobs["select_0"] == "6"  # TINY: 2 datasets x 3 methods
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+           "--cores", "1", "-n", "--forceall", "--quiet", "rules"]
+    default = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
+    jobs = dict(line.split()[:2] for line in default.splitlines() if line[:1].isalpha() and len(line.split()) == 2)
+    assert jobs["prepare"] == "3"  # the default config's wine, waveform, pbmc68k_reduced

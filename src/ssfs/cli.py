@@ -36,6 +36,8 @@ def cmd_methods(args) -> int:
         print(f"{name:20s} {spec.kind:10s} {spec.direction:6s} {spec.description}")
         if args.verbose and params:
             print(f"{'':20s} params: {params}")
+        if args.verbose and spec.members is not None:
+            print(f"{'':20s} splittable into member jobs (execution.member_chunks)")
     return 0
 
 
