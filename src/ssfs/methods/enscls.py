@@ -123,24 +123,34 @@ def _score_batch(blocks, k: int, bandwidth, mean: str) -> np.ndarray:
 
 
 def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth="auto",
-                 mean: str = "uniform", som: bool = False, som_nodes: int | None = None) -> np.ndarray:
+                 mean: str = "uniform", som: bool = False, som_nodes: int | None = None,
+                 n_jobs: int = 1) -> np.ndarray:
     """CLS scores (len(members) x m) of the committee members ``members`` (indices or a
-    range; default all), row r = scores of the features ``plan.features[members[r]]``."""
+    range; default all), row r = scores of the features ``plan.features[members[r]]``.
+    ``n_jobs`` > 1 scores batches of members in threads (same result)."""
     members = np.arange(plan.n_members) if members is None else np.asarray(members, dtype=np.int64).ravel()
     y = np.asarray(y)
     Xc = _columns(X)
     m = plan.features.shape[1]
-    out = np.empty((members.size, m))
     rows_per_member = plan.boot.shape[1] + plan.unlabeled.size
     batch = max(1, BATCH_BYTES // (8 * 8 * m * max(rows_per_member, 1)))
+    batches = [members[s:s + batch] for s in range(0, members.size, batch)]
+
+    def work(idx):
+        blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes) for i in idx]
+        return _score_batch(blocks, k, bandwidth, mean)
+
     # members are small (n x sqrt(p)): multithreaded BLAS only adds overhead, and on a loaded
-    # 2-core machine it made ALLAML's committee 7x slower (109 s vs 16 s), so BLAS runs on one thread
+    # 2-core machine it made ALLAML's committee 7x slower (109 s vs 16 s), so BLAS runs on one
+    # thread and parallelism, if any, is over batches of members
     with np.errstate(divide="ignore", invalid="ignore"), threadpool_limits(limits=1, user_api="blas"):
-        for s in range(0, members.size, batch):
-            idx = members[s:s + batch]
-            blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes) for i in idx]
-            out[s:s + idx.size] = _score_batch(blocks, k, bandwidth, mean)
-    return out
+        if int(n_jobs) == 1 or len(batches) < 2:
+            parts = [work(b) for b in batches]
+        else:
+            from joblib import Parallel, delayed
+
+            parts = Parallel(n_jobs=int(n_jobs), prefer="threads")(delayed(work)(b) for b in batches)
+    return np.vstack(parts) if parts else np.empty((0, m))
 
 
 def combine_enscls(plan: EnsCLSPlan, member_scores: np.ndarray, members=None, *,
@@ -169,9 +179,9 @@ def _plan(X, y, constraints, rng, *, n_members=None, subspace=None, average="mem
 
 
 def _run(X, y, constraints, plan, members, *, k=10, bandwidth="auto", mean="uniform", som=False, som_nodes=None,
-         **_):
+         n_jobs=1, **_):
     return {"scores": enscls_chunk(X, y, plan, members, k=k, bandwidth=bandwidth, mean=mean, som=som,
-                                   som_nodes=som_nodes)}
+                                   som_nodes=som_nodes, n_jobs=n_jobs)}
 
 
 def _combine(X, y, constraints, plan, parts, *, average="members", **_):
@@ -184,15 +194,17 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
 @register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS)
 def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: int | None = None,
            k: int = 10, bandwidth="auto", mean: str = "uniform", som: bool = False,
-           som_nodes: int | None = None, average: str = "members"):
+           som_nodes: int | None = None, average: str = "members", n_jobs: int = 1):
     """Ensemble Constrained Laplacian Score (EnsCLS paper Alg. 2), lower is better.
 
     ``n_members``: committee size (default eq. 4); ``subspace``: features per member
     (default round(sqrt(p))); ``k``, ``bandwidth``, ``mean``: CLS parameters per member;
     ``som``: compress each member's unlabeled samples by a SOM (at most ``som_nodes``
-    nodes, default sqrt(u)); ``average``: "members" or "committee" (module doc).
+    nodes, default sqrt(u)); ``average``: "members" or "committee" (module doc);
+    ``n_jobs``: threads over batches of members (the result does not depend on it).
     Constraints are regenerated from the labels of each bootstrap (Alg. 2 step 4), so
     explicitly given pairwise constraints are not used.
     """
     return run_members(ENSCLS_MEMBERS, X, y, constraints, rng, n_members=n_members, subspace=subspace, k=k,
-                       bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average)
+                       bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average,
+                       n_jobs=n_jobs)
