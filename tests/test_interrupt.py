@@ -138,8 +138,9 @@ def test_kill_during_selection_then_resume(tmp_path, tmp_path_factory):
                                                      *results.glob("wine/base/constraints/*.tsv")]}
     assert results / "wine/prepared.h5ad" in done_before and len(done_before) == 5
 
-    # --- resume as a user would: the default profile (rerun-incomplete); two cores this time
-    res = snakemake(wd, cfg, "--profile", str(PROFILE), cores=2)
+    # --- resume as a user would: the same command (the workflow profile next to the Snakefile,
+    # applied by Snakemake itself, sets rerun-incomplete); two cores this time
+    res = snakemake(wd, cfg, cores=2)
     assert (results / "report.html").is_file(), res.stderr[-2000:]
     for p, mtime in done_before.items():
         assert p.stat().st_mtime_ns == mtime, f"{p} was recomputed although it was complete"

@@ -17,7 +17,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
-PROFILE = REPO / "workflow" / "profiles" / "default"
+PROFILE = REPO / "profiles" / "default"
 
 #: both methods draw random numbers (bagging of constraints, bootstrap of labeled samples,
 #: the latter in 2 threads), so byte-identical outputs prove the seeding, not just determinism
