@@ -5,6 +5,10 @@ its peak resident memory (ru_maxrss) is its own.
 
     python benchmarks/bench_ensembles.py            # all three data sets
     python benchmarks/bench_ensembles.py --quick    # ALLAML only
+    python benchmarks/bench_ensembles.py --methods ssfi --datasets ALLAML,TOX-171,PCMAC,colon,leukemia
+
+``cpu_seconds`` (user + system time of the run, all threads) is the figure to compare on a
+shared machine, where wall time depends on the other processes.
 
 Results: benchmarks/results/bench_ensembles.tsv. The data are read from ../shared/data
 (never copied into the repository).
@@ -44,24 +48,33 @@ def load(name: str):
     return np.asarray(X, dtype=np.float64), y
 
 
+def _cpu() -> float:
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
+
+
 def one(dataset: str, method: str) -> dict:
     from ssfs import run_method
 
     X, y = load(dataset)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t = time.perf_counter()
+    cpu, t = _cpu(), time.perf_counter()
     r = run_method(method, X, y, rng=0)
-    sec = time.perf_counter() - t
+    sec, cpu = time.perf_counter() - t, _cpu() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     extra = {k: v for k, v in r.result.extra.items() if isinstance(v, (int, float))}
     return {"dataset": dataset, "method": method, "n": X.shape[0], "p": X.shape[1],
-            "n_labeled": int((y >= 0).sum()), "seconds": round(sec, 2), "peak_rss_mb": round(peak / 1024, 1),
+            "n_labeled": int((y >= 0).sum()), "seconds": round(sec, 2), "cpu_seconds": round(cpu, 2),
+            "peak_rss_mb": round(peak / 1024, 1),
             "rss_before_mb": round(base / 1024, 1), "extra": json.dumps(extra)}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="ALLAML only")
+    ap.add_argument("--datasets", help=f"comma-separated .mat names in ../shared/data/asu (default: {','.join(DATASETS)})")
+    ap.add_argument("--methods", help=f"comma-separated methods (default: {','.join(METHODS)})")
+    ap.add_argument("--out", help="result file name in benchmarks/results (default by mode)")
     ap.add_argument("--one", nargs=2, metavar=("DATASET", "METHOD"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -69,10 +82,13 @@ def main():
         return
     if not DATA.exists():
         sys.exit(f"benchmark data not found at {DATA}")
+    datasets = args.datasets.split(",") if args.datasets else (DATASETS[:1] if args.quick else DATASETS)
+    methods = args.methods.split(",") if args.methods else METHODS
+    custom = bool(args.datasets or args.methods)
     rows = []
-    for ds in (DATASETS[:1] if args.quick else DATASETS):
-        for m in METHODS:
-            res = subprocess.run([sys.executable, __file__, "--one", ds, m], capture_output=True, text=True)
+    for ds in datasets:
+        for m in methods:
+            res = subprocess.run([sys.executable, __file__, "--one", ds, m], capture_output=True, text=True, check=False)
             if res.returncode:
                 print(res.stderr, file=sys.stderr)
                 continue
@@ -80,7 +96,9 @@ def main():
             print("\t".join(str(v) for v in row.values()), flush=True)
             rows.append(row)
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / ("bench_ensembles_quick.tsv" if args.quick else "bench_ensembles.tsv")
+    name = args.out or ("bench_ensembles_custom.tsv" if custom else
+                        "bench_ensembles_quick.tsv" if args.quick else "bench_ensembles.tsv")
+    path = OUT / name
     with open(path, "w") as fh:
         fh.write(f"# {platform.platform()}; {os.cpu_count()} cpus; python {platform.python_version()}\n")
         fh.write("\t".join(rows[0].keys()) + "\n" if rows else "")

@@ -10,16 +10,194 @@ out-of-bag samples when one feature's values are permuted among them, summed ove
 trees and divided by the number of trees. Permuting a feature a tree never splits
 on cannot change its predictions, so only the tree's split features are permuted
 (their contribution for all other features is exactly 0).
+
+Many tiny trees (SSFI): ``fit_tree`` builds the same tree as
+``DecisionTreeClassifier(random_state=seed).fit`` through scikit-learn's tree builder
+directly, and ``FlatForest`` predicts (tree, sample) pairs of many trees at once.
 """
 
 from __future__ import annotations
 
+import numbers
+from math import ceil
+
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
+from sklearn.tree import DecisionTreeClassifier
 
 from ..committee import committee_size
 from ..registry import register
 from ..select import dense
+
+try:  # scikit-learn's Cython tree builder, the estimator's fit without its per-call checks
+    from sklearn.tree._criterion import Gini
+    from sklearn.tree._splitter import BestSplitter
+    from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
+except ImportError:  # pragma: no cover - layout of another scikit-learn version
+    Tree = None
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+class SplitterSeed:
+    """``random_state`` for scikit-learn's splitter, equivalent to ``RandomState(seed)``.
+
+    The splitter takes exactly one ``randint(0, RAND_R_MAX)`` from its random_state per fit
+    (sklearn/tree/_splitter.pyx, ``Splitter.init``); it is drawn once from
+    ``RandomState(seed)`` and replayed, so refitting with the same seed skips seeding a
+    Mersenne Twister (70 us of a 100-150 us SSFI tree fit). tests/test_ssfi.py checks the
+    trees against ``DecisionTreeClassifier(random_state=seed)``."""
+
+    __slots__ = ("_args", "_draw", "seed")
+
+    def __init__(self, seed: int):
+        self.seed = int(seed)
+        self._args = None
+
+    def randint(self, low, high=None):
+        if self._args != (low, high):
+            self._args, self._draw = (low, high), np.random.RandomState(self.seed).randint(low, high)
+        return self._draw
+
+
+class FittedTree:
+    """A fitted classification tree: ``tree_`` (scikit-learn's Tree) and ``classes_``."""
+
+    __slots__ = ("classes_", "tree_")
+
+    def __init__(self, tree, classes):
+        self.tree_, self.classes_ = tree, classes
+
+    def predict(self, X32: np.ndarray) -> np.ndarray:
+        return tree_predict(self, np.ascontiguousarray(X32, dtype=np.float32))
+
+
+def _min_samples_split(value, n: int) -> int:
+    """DecisionTreeClassifier's reading of min_samples_split (an int, or a fraction of n)."""
+    if isinstance(value, numbers.Integral):
+        return max(int(value), 2)
+    return max(2, ceil(value * n))
+
+
+_FAST: bool | None = None  # builder path verified against the estimator (on first use)
+
+
+def _fast_path_ok() -> bool:
+    """Whether the direct builder call reproduces DecisionTreeClassifier in this scikit-learn
+    (private API: checked once on a small problem with tied values, else the estimator is used)."""
+    global _FAST
+    if _FAST is None:
+        _FAST = False
+        if Tree is not None:
+            rng = np.random.RandomState(0)
+            X = np.round(rng.normal(size=(40, 9)), 1).astype(np.float32)
+            y = rng.randint(0, 3, 40)
+            try:
+                ok = True
+                for seed in (1, 2, 3):
+                    a = _build(X, y, SplitterSeed(seed), 2, None).tree_
+                    b = DecisionTreeClassifier(random_state=seed).fit(X, y).tree_
+                    ok &= all(np.array_equal(getattr(a, k), getattr(b, k)) for k in
+                              ("feature", "threshold", "children_left", "children_right", "value"))
+                _FAST = bool(ok)
+            except Exception:  # noqa: BLE001 - any change of the private API: use the estimator
+                _FAST = False
+    return _FAST
+
+
+def fit_tree(X32: np.ndarray, y: np.ndarray, seed, *, min_samples_split=2, max_depth=None):
+    """The tree of ``DecisionTreeClassifier(random_state=seed, min_samples_split=...,
+    max_depth=...).fit(X32, y)`` (gini, best splits over all features), without the
+    estimator's input validation: ``X32`` C-contiguous float32 without NaN, ``y`` int labels >= 0.
+    ``seed``: int or a ``SplitterSeed`` (reusable across fits)."""
+    if not isinstance(seed, SplitterSeed):
+        seed = SplitterSeed(seed)
+    if not _fast_path_ok():  # pragma: no cover - another scikit-learn
+        est = DecisionTreeClassifier(random_state=seed.seed, min_samples_split=min_samples_split, max_depth=max_depth)
+        return est.fit(X32, y, check_input=False)
+    return _build(X32, y, seed, min_samples_split, max_depth)
+
+
+def _build(X32, y, seed, min_samples_split, max_depth):
+    counts = np.bincount(y)  # = np.unique(y, return_inverse=True), faster for small codes
+    classes = np.flatnonzero(counts)
+    code = (np.cumsum(counts > 0) - 1)[y]
+    n_classes = np.array([classes.size], dtype=np.intp)
+    p = X32.shape[1]
+    splitter = BestSplitter(Gini(1, n_classes), p, 1, 0.0, seed, None)
+    tree = Tree(p, n_classes, 1)
+    depth = _INT32_MAX if max_depth is None else int(max_depth)
+    builder = DepthFirstTreeBuilder(splitter, _min_samples_split(min_samples_split, y.size), 1, 0.0, depth, 0.0)
+    builder.build(tree, X32, code.astype(np.float64).reshape(-1, 1), None, None)
+    return FittedTree(tree, classes)
+
+
+class FlatForest:
+    """Many fitted trees as one node table, to predict (tree, sample) pairs in one pass.
+
+    ``trees``: fitted trees (``tree_``, ``classes_``); ``feature_maps``: per tree, the
+    columns of X its local feature indices refer to (None: X's own columns). Traversal
+    follows scikit-learn's ``Tree.apply``: left iff x[feature] <= threshold (float32 x
+    against the float64 threshold), the prediction is classes_[argmax(value)] at the leaf.
+    """
+
+    def __init__(self, trees, feature_maps=None):
+        counts = np.array([t.tree_.node_count for t in trees], dtype=np.int64)
+        self.root = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+        off = np.repeat(self.root, counts)
+        self.tree_of_node = np.repeat(np.arange(len(trees)), counts)
+        self.local_feature = np.concatenate([t.tree_.feature for t in trees]).astype(np.int64)
+        inner = self.local_feature >= 0
+        feat = self.local_feature
+        if feature_maps is not None:
+            maps = [np.asarray(m, dtype=np.int64) for m in feature_maps]
+            moff = np.r_[0, np.cumsum([m.size for m in maps])[:-1]].astype(np.int64)
+            feat = np.concatenate(maps)[np.where(inner, feat + moff[self.tree_of_node], 0)]
+        self.feature = np.where(inner, feat, -1)
+        self.threshold = np.concatenate([t.tree_.threshold for t in trees])
+        left = np.where(inner, np.concatenate([t.tree_.children_left for t in trees]) + off, -1)
+        right = np.where(inner, np.concatenate([t.tree_.children_right for t in trees]) + off, -1)
+        self.children = np.column_stack([left, right]).ravel()  # node k: left at 2k, right at 2k + 1
+        self.label = np.concatenate([t.classes_[np.argmax(t.tree_.value[:, 0], axis=1)] for t in trees])
+
+    def split_features(self):
+        """(tree, local feature) of every split, sorted by tree then feature, unique."""
+        inner = self.local_feature >= 0
+        t, f = self.tree_of_node[inner], self.local_feature[inner]
+        width = int(f.max()) + 1 if f.size else 1
+        key = np.unique(t * width + f)
+        return key // width, key % width
+
+    def apply(self, XT: np.ndarray, tree: np.ndarray, rows: np.ndarray, perm_feature=None, perm_rows=None):
+        """Leaf node of every pair (tree[k], sample rows[k]); ``XT``: the data transposed
+        (features x samples, C-contiguous float32: pairs of one tree read along a row). With
+        ``perm_feature``/``perm_rows``, pair k reads column perm_feature[k] (a column of X)
+        from sample perm_rows[k] instead."""
+        n = XT.shape[1]
+        flat = XT.ravel()
+        it = np.int32 if max(flat.size, 2 * self.feature.size) < 2**31 - 1 else np.int64
+        offset = np.where(self.feature >= 0, self.feature * n, -1).astype(it)  # row of XT; < 0: leaf
+        children = self.children.astype(it)
+        node = self.root[tree].astype(it)
+        act = np.flatnonzero(offset[node] >= 0)
+        nd, r = node[act], rows[act].astype(it)
+        if perm_feature is not None:
+            poff, pr = (perm_feature[act] * n).astype(it), perm_rows[act].astype(it)
+        while act.size:  # one step down for all pairs not yet at a leaf (loop over depth)
+            off = offset[nd]
+            src = r if perm_feature is None else np.where(off == poff, pr, r)
+            go_left = flat.take(off + src) <= self.threshold[nd]  # float32 value vs float64 threshold
+            nd = children.take(2 * nd + 1 - go_left)
+            inner = offset[nd] >= 0
+            if not inner.all():
+                node[act[~inner]] = nd[~inner]
+                act, nd, r = act[inner], nd[inner], r[inner]
+                if perm_feature is not None:
+                    poff, pr = poff[inner], pr[inner]
+        return node
+
+    def predict(self, XT, tree, rows, perm_feature=None, perm_rows=None):
+        return self.label[self.apply(XT, tree, rows, perm_feature, perm_rows)]
 
 
 def tree_predict(tree, X32: np.ndarray) -> np.ndarray:
