@@ -10,9 +10,16 @@
 3. Peer ratios: our ReliefF vs scikit-rebate's ReliefF (same k = 10, all
    instances; equal scores checked) and our information gain vs scikit-learn's
    mutual_info_classif, on ALLAML, TOX-171, PCMAC, Isolet (--quick: ALLAML only).
+   Every implementation is warmed up once untimed (ours on the full data, the slow
+   peers on a 40-sample x 200-feature slice: imports, thread pools, first-call
+   allocations); ours is then timed --repeats times (``seconds`` = median,
+   ``seconds_min`` = minimum), the peers --peer-repeats times (default once; their
+   median). ``ratio`` = peer median / our median. All in one BLAS thread, so the
+   comparison is one core against one core (neither side uses more by default).
 
-Writes benchmarks/results/bench_efsis.tsv and prints it. Wall-clock numbers
-depend on the machine's load: the table records os.getloadavg() per row.
+Writes benchmarks/results/bench_efsis.tsv (bench_efsis_partial.tsv with --peers or
+--no-efsis) and prints it. Wall-clock numbers depend on the machine's load: the
+table records os.getloadavg() (1-minute) at the end of each row.
 """
 
 from __future__ import annotations
@@ -58,6 +65,17 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
+def repeated(fn, repeats: int, warmup=None):
+    """(median seconds, min seconds, output) of ``repeats`` timed calls after one untimed
+    warm-up call (``warmup``, default ``fn`` itself)."""
+    (warmup or fn)()
+    times, out = [], None
+    for _ in range(max(1, repeats)):
+        t, out = timed(fn)
+        times.append(t)
+    return float(np.median(times)), float(np.min(times)), out
+
+
 def efsis_row(label, X, y, n_jobs, n_boot=50):
     rng = np.random.default_rng(0)
     XL, codes, _ = labeled(X, y, method="bench")
@@ -78,40 +96,49 @@ def efsis_row(label, X, y, n_jobs, n_boot=50):
     }
 
 
-def peer_rows(name, X, y, skip_skrebate=False):
+def peer_rows(name, X, y, skip_skrebate=False, repeats=5, peer_repeats=1):
+    from scipy import sparse
+    from sklearn.feature_selection import mutual_info_classif
+    from threadpoolctl import threadpool_limits
+
     rows = []
     K = np.unique(y).size
     # scikit-rebate's conventions: <= 10 distinct values = categorical; multi-class miss weights
     kw = {"discrete_threshold": 10} if K == 2 else {"discrete_threshold": 10, "miss_weights": "neighbourhood"}
-    from scipy import sparse
-
     Xo = sparse.csr_matrix(X) if np.mean(X != 0) < 0.1 else X  # text data: our sparse path
-    ours_t, ours = timed(lambda: relieff_scores(Xo, y, np.random.default_rng(0), k=10, **kw))
-    peer_t, diff = "", ""
-    if not skip_skrebate:
-        from skrebate import ReliefF
+    # a two-class slice for warming the peers up
+    c0, c1 = np.unique(y)[:2]
+    sl = np.r_[np.flatnonzero(y == c0)[:20], np.flatnonzero(y == c1)[:20]]
+    Xw, yw = X[sl][:, :200], y[sl]
 
-        # label_type: scikit-rebate would treat > 10 classes (Isolet) as a continuous outcome
-        lt = "binary" if K == 2 else "multiclass"
-        peer_t, sk = timed(lambda: ReliefF(n_neighbors=10, label_type=lt).fit(X, y).feature_importances_)
-        diff = float(np.nanmax(np.abs(ours - sk)))
-    rows.append({
-        "benchmark": "relieff_vs_skrebate", "dataset": name, "n": X.shape[0], "p": X.shape[1], "n_jobs": 1,
-        "seconds": round(ours_t, 3), "peer_seconds": round(peer_t, 2) if peer_t != "" else "",
-        "ratio": round(peer_t / ours_t, 1) if peer_t != "" else "",
-        "detail": f"max|ours-skrebate|={diff:.2e} {kw}" if diff != "" else f"{kw}",
-        "load": round(os.getloadavg()[0], 2),
-    })
-    from sklearn.feature_selection import mutual_info_classif
+    def row(bench, ours, peer, detail):
+        return {
+            "benchmark": bench, "dataset": name, "n": X.shape[0], "p": X.shape[1], "n_jobs": 1,
+            "seconds": round(ours[0], 4), "seconds_min": round(ours[1], 4), "repeats": repeats,
+            "peer_seconds": round(peer[0], 2) if peer else "", "peer_repeats": peer_repeats if peer else "",
+            "ratio": round(peer[0] / ours[0], 1) if peer else "", "detail": detail,
+            "load": round(os.getloadavg()[0], 2),
+        }
 
-    ig_t, _ = timed(lambda: information_gain(X, y))
-    mi_t, _ = timed(lambda: mutual_info_classif(X, y, discrete_features=False, random_state=0))
-    rows.append({
-        "benchmark": "infogain_vs_mutual_info_classif", "dataset": name, "n": X.shape[0], "p": X.shape[1],
-        "n_jobs": 1, "seconds": round(ig_t, 3), "peer_seconds": round(mi_t, 2), "ratio": round(mi_t / ig_t, 1),
-        "detail": "MDL information gain vs kNN mutual information (speed only)",
-        "load": round(os.getloadavg()[0], 2),
-    })
+    with threadpool_limits(limits=1):
+        ours = repeated(lambda: relieff_scores(Xo, y, np.random.default_rng(0), k=10, **kw), repeats)
+        peer, detail = None, f"{kw}"
+        if not skip_skrebate:
+            from skrebate import ReliefF
+
+            # label_type: scikit-rebate would treat > 10 classes (Isolet) as a continuous outcome
+            lt = "binary" if K == 2 else "multiclass"
+            peer = repeated(lambda: ReliefF(n_neighbors=10, label_type=lt).fit(X, y).feature_importances_,
+                            peer_repeats,
+                            warmup=lambda: ReliefF(n_neighbors=10, label_type="binary").fit(Xw, yw))
+            diff = float(np.nanmax(np.abs(ours[2] - peer[2])))
+            detail = f"max|ours-skrebate|={diff:.2e} {kw}"
+        rows.append(row("relieff_vs_skrebate", ours, peer, detail))
+        ours = repeated(lambda: information_gain(X, y), repeats)
+        peer = repeated(lambda: mutual_info_classif(X, y, discrete_features=False, random_state=0), peer_repeats,
+                        warmup=lambda: mutual_info_classif(Xw, yw, discrete_features=False, random_state=0))
+        rows.append(row("infogain_vs_mutual_info_classif", ours, peer,
+                        "MDL information gain vs kNN mutual information (speed only)"))
     return rows
 
 
@@ -122,6 +149,8 @@ def main(argv=None):
     ap.add_argument("--no-skrebate", action="store_true", help="skip the slow scikit-rebate runs")
     ap.add_argument("--peers", nargs="*", default=None, help="peer datasets (default: all; --quick: ALLAML)")
     ap.add_argument("--no-efsis", action="store_true", help="skip the EFSIS timings")
+    ap.add_argument("--repeats", type=int, default=5, help="timed runs of ours (median reported)")
+    ap.add_argument("--peer-repeats", type=int, default=1, help="timed runs of the peers (median reported)")
     a = ap.parse_args(argv)
     rows = []
     rng = np.random.default_rng(42)
@@ -145,7 +174,7 @@ def main(argv=None):
         peers = a.peers if a.peers is not None else ["ALLAML"] if a.quick else ["ALLAML", "TOX-171", "PCMAC", "Isolet"]
         for name in peers:
             Xd, yd = load(name)
-            rows.extend(peer_rows(name, Xd, yd, a.no_skrebate))
+            rows.extend(peer_rows(name, Xd, yd, a.no_skrebate, a.repeats, a.peer_repeats))
     import pandas as pd
 
     df = pd.DataFrame(rows)

@@ -254,7 +254,7 @@ def _mdl_cuts(x, y, K):
         if best is None:
             return [(lo, hi)]
         e, i, l, r = best
-        k, k1, k2 = (cS > 0).sum(), (l > 0).sum(), (r > 0).sum()
+        k, k1, k2 = int((cS > 0).sum()), int((l > 0).sum()), int((r > 0).sum())
         delta = math.log2(3**k - 2) - (k * _ent(cS) - k1 * _ent(l) - k2 * _ent(r))
         if _ent(cS) - e > (math.log2(N - 1) + delta) / N:
             return rec(lo, i) + rec(i, hi)
@@ -322,3 +322,137 @@ def test_relieff_equals_skrebate_on_allaml():
     ours = run_method("relieff", X, y, k=10).scores
     ref = skrebate.ReliefF(n_neighbors=10).fit(X, y).feature_importances_
     assert np.max(np.abs(ours - ref)) < 1e-6
+
+
+# ------------------------------------------------------------------------------ fast paths (issue 7)
+def _diff_direct(X, a, b, f, spec):
+    """diff_f(a, b) from its definition, one feature of one pair."""
+    d = abs(X[a, f] - X[b, f])
+    if spec.discrete[f]:
+        return float(d > 0)
+    rg = X[:, f].max() - X[:, f].min()
+    v = d / rg if rg > 0 else 0.0
+    if spec.ramp is not None:
+        eq, df = spec.ramp
+        v = min(max((v - eq) / (df - eq), 0.0), 1.0)
+    if spec.std_thr is not None and d > X[:, f].std():
+        v = 1.0
+    return v
+
+
+@pytest.mark.parametrize("case", ["linear", "mixed", "discrete", "ramp", "ramp_mixed"])
+def test_pair_diff_sums_every_kind_and_blocking(case, monkeypatch):
+    rng = np.random.default_rng(21)
+    n, p = 14, 9
+    X = rng.normal(size=(n, p))
+    if case in ("mixed", "discrete", "ramp_mixed"):
+        X[:, :3 if case != "discrete" else p] = rng.integers(0, 3, size=(n, 3 if case != "discrete" else p))
+    X[:, 4] = 2.0  # a constant feature
+    ramp = (0.1, 0.4) if case.startswith("ramp") else None
+    spec = relieff.diff_spec(X, 4 if case != "linear" else 0, ramp)
+    assert spec.discrete[:3].all() == (case != "linear" and case != "ramp")
+    I, J = np.triu_indices(n, 1)
+    w = rng.normal(size=I.size)
+    ref_w = np.array([sum(w[t] * _diff_direct(X, I[t], J[t], f, spec) for t in range(I.size)) for f in range(p)])
+    ref_tot = np.array([sum(_diff_direct(X, I[t], J[t], f, spec) for f in range(p)) for t in range(I.size)])
+    Xf = np.asfortranarray(X)
+    for cache, fblock in ((1 << 17, 4096), (16, 2)):  # one block; many pair and feature blocks
+        monkeypatch.setattr(relieff, "CACHE_ELEMENTS", cache)
+        monkeypatch.setattr(relieff, "FEATURE_BLOCK", fblock)
+        for Xin in (X, Xf):
+            assert np.allclose(relieff.pair_diff_sums(Xin, I, J, spec, w=w), ref_w, rtol=0, atol=1e-12)
+            assert np.allclose(relieff.pair_diff_sums(Xin, I, J, spec), ref_tot, rtol=0, atol=1e-12)
+        if case not in ("ramp", "ramp_mixed"):  # the sparse path (its own code) agrees
+            Xs = sparse.csr_matrix(X)
+            assert np.allclose(relieff.pair_diff_sums(Xs, I, J, spec, w=w), ref_w, rtol=0, atol=1e-12)
+
+
+def test_relieff_threshold_rule_at_exact_std():
+    """scikit-rebate's mixed-data rule: diff = 1 only when |d| > sd; |d| == sd keeps |d|/range."""
+    X = np.column_stack([[0.0, 2, 3, 4, 6], [0.0, 1, 0, 1, 0]])  # column 0: sd = 2 exactly
+    spec = relieff.diff_spec(X, discrete_threshold=3)
+    assert spec.discrete.tolist() == [False, True] and spec.std_thr[0] == 2.0
+    I, J = np.array([0, 0, 1, 2]), np.array([1, 2, 3, 3])  # |d| = 2, 3, 2, 1
+    got = relieff.pair_diff_sums(X, I, J, spec, w=np.array([1.0, 1.0, 1.0, 10.0]))
+    assert got[0] == pytest.approx(2 / 6 + 1 + 2 / 6 + 10 / 6, abs=1e-14)
+    assert got[1] == pytest.approx(1 + 0 + 0 + 10, abs=1e-14)
+    tot = relieff.pair_diff_sums(X, I, J, spec)
+    assert np.allclose(tot, [2 / 6 + 1, 1 + 0, 2 / 6 + 0, 1 / 6 + 1], rtol=0, atol=1e-14)
+
+
+def test_relieff_layout_and_sparse_densify_do_not_change_scores(monkeypatch):
+    X, y = _toy(40, 25, K=3, seed=22)
+    X[:, :5] = np.round(X[:, :5])  # few distinct values: discrete at threshold 10
+    X[np.abs(X) < 0.5] = 0.0
+    kw = dict(k=4, discrete_threshold=10)
+    ref = relieff.relieff_scores(X, y, np.random.default_rng(0), **kw)
+    assert np.array_equal(relieff.relieff_scores(np.asfortranarray(X), y, np.random.default_rng(0), **kw), ref)
+    spec = relieff.diff_spec(X, 10)
+    assert spec.discrete.sum() >= 5 and not spec.discrete.all()
+    D = relieff.distance_matrix(X, spec)
+    for per_value in (0, 10**6):  # sparse Manhattan, densified pdist
+        monkeypatch.setattr(relieff, "DENSIFY_COLUMNS_PER_VALUE", per_value)
+        assert np.allclose(relieff.distance_matrix(sparse.csr_matrix(X), spec), D, rtol=0, atol=1e-12)
+        got = relieff.relieff_scores(sparse.csr_matrix(X), y, np.random.default_rng(0), **kw)
+        assert np.allclose(got, ref, rtol=0, atol=1e-12)
+
+
+def test_sparse_mismatch_counts_with_negatives_and_stored_zeros():
+    rng = np.random.default_rng(23)
+    X = rng.integers(-2, 3, size=(20, 7)).astype(float)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    S = sparse.csr_matrix(X)
+    S.data[::3] = 0.0  # explicit zeros stored in the matrix
+    Xz = S.toarray()
+    ref = np.array([[np.sum(Xz[i] != Xz[j]) for j in range(20)] for i in range(20)])
+    assert np.array_equal(relieff._mismatches(S), ref)
+    assert np.array_equal(relieff._mismatches(Xz), ref)
+
+
+@pytest.mark.parametrize("K,n", [(6, 90), (130, 400)])
+def test_infogain_many_classes_and_blocks(K, n, monkeypatch):
+    rng = np.random.default_rng(24)
+    y = np.arange(n) % K
+    rng.shuffle(y)
+    X = rng.normal(size=(n, 5)) + 0.8 * y[:, None] / K * np.array([3, 2, 1, 0, 0])
+    X[:, 3] = np.round(X[:, 3] * 2)  # heavy ties
+    X[:, 4] = y // 2  # a coarse copy of the class
+    ref = _ig_direct(X, y)
+    assert ref[4] > 0.5  # many accepted cuts: a deep recursion
+    if K == 6:
+        assert ref[0] > ref[3] >= 0
+    assert np.allclose(infogain.information_gain(X, y), ref, rtol=0, atol=1e-12)
+    monkeypatch.setattr(infogain, "MAX_BLOCK_ELEMENTS", 2 * n)  # blocks of two features
+    assert np.allclose(infogain.information_gain(X, y), ref, rtol=0, atol=1e-12)
+
+
+def test_infogain_exact_ties_take_the_lowest_cut():
+    """Two best cuts with exactly equal entropy; the lowest one wins (Fayyad-Irani as in the
+    direct reference). Taking the other one would be accepted by the MDL test and give a
+    gain of 1.4566 bits instead of 0 (found by searching class sequences)."""
+    y = np.array([2, 2, 2, 2, 2, 2, 1, 1, 1, 0, 0, 0, 0, 2, 2])
+    x = np.arange(15.0)[:, None]
+    assert _ig_direct(x, y)[0] == pytest.approx(0.0, abs=1e-12)
+    assert infogain.information_gain(x, y)[0] == pytest.approx(0.0, abs=1e-12)
+    rng = np.random.default_rng(25)
+    perm = rng.permutation(15)  # sample order does not matter
+    assert infogain.information_gain(x[perm], y[perm])[0] == pytest.approx(0.0, abs=1e-12)
+    one = infogain.information_gain(np.ones((1, 3)), np.array([1]))  # no cut possible
+    assert np.array_equal(one, np.zeros(3))
+    two = np.array([[0.0], [1.0]])  # the MDL test accepts the only cut: 1 bit
+    assert infogain.information_gain(two, np.array([0, 1]))[0] == pytest.approx(1.0, abs=1e-12)
+    assert _ig_direct(two, np.array([0, 1]))[0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_relieff_and_infogain_do_not_depend_on_blas_threads():
+    from threadpoolctl import threadpool_limits
+
+    X, y = _toy(60, 300, K=3, seed=26)
+    X[:, :4] = np.round(X[:, :4])  # mixed data: the threshold and discrete paths
+    out = []
+    for t in (1, 2):
+        with threadpool_limits(limits=t):
+            out.append((relieff.relieff_scores(X, y, np.random.default_rng(0), k=5, discrete_threshold=10),
+                        infogain.information_gain(X, y)))
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    assert out[0][0][:3].mean() > np.median(out[0][0])  # the informative features score high

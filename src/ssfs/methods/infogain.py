@@ -10,10 +10,12 @@ Discretisation (``discretize``):
   A feature left with a single interval has gain 0.
 - ``"equal_width"``: ``n_bins`` equal-width bins between the feature's min and max.
 
-All features are discretised together: each recursion level evaluates every
-candidate cut of every open interval of every feature in one vectorized pass
-over cumulative class counts along the per-feature sort order. Entropies in
-bits. Ties between equally good cuts go to the lowest cut.
+All features of a block are discretised together: each recursion level evaluates
+every candidate cut of every open interval of every feature in one vectorized pass,
+in O(samples) whatever the number of classes (running sums of x log2 x over class
+ranks along the per-feature sort; see ``_mdl_block``). Entropies in bits. Ties
+between equally good cuts go to the lowest cut, exactly (cut entropies are compared
+in fixed point, where equal class-count multisets give equal sums).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from ..errors import InputError
 from ..registry import SelectionResult, register
 from ._labeled import labeled
 
-#: features per block (bounds the n x block x classes count array)
-MAX_BLOCK_ELEMENTS = 1 << 23
+#: samples x features per block (bounds the work arrays: ~90 bytes per element, Isolet peak 23 MB)
+MAX_BLOCK_ELEMENTS = 1 << 18
 
 
 def _xlogx_table(n: int) -> np.ndarray:
@@ -59,72 +61,123 @@ def _mdl_test(Ctot, left, right, e, tab):
     return gain > (np.log2(np.maximum(NS - 1, 1)) + delta) / NS
 
 
+def _fixed_point_table(tab: np.ndarray) -> np.ndarray:
+    """x log2 x as unsigned 64-bit fixed point (largest entry < 2^60): sums of table entries
+    are exact, so cuts whose class counts are equal as multisets tie exactly (the first one
+    wins) and running sums along the sorted samples carry no rounding. Arithmetic on it wraps
+    modulo 2^64 (defined for unsigned integers); every quantity read off it is a difference
+    whose true value lies in [0, 2^62), so the wrapped result is exact."""
+    scale = 2.0 ** (60 - int(np.ceil(np.log2(max(tab[-1], 1.0) + 1.0))))
+    return np.rint(tab * scale).astype(np.uint64)
+
+
 def _mdl_block(Xb: np.ndarray, codes: np.ndarray, K: int) -> np.ndarray:
-    """Information gain after MDL discretisation, for a block of features (n x q)."""
+    """Information gain after MDL discretisation, for a block of features (n x q).
+
+    Each recursion level handles all open intervals of all features at once, in O(samples)
+    per interval whatever the number of classes: along the sorted samples of an interval,
+    sum_c xlog2x(left count of c) grows by xlog2x(r) - xlog2x(r - 1) at a sample whose class
+    occurs for the r-th time (and the right side's sum shrinks likewise), so
+    N_l Ent(S_l) + N_r Ent(S_r) of every cut is one running sum (exact, in fixed point).
+    A sample's rank within its class along the sort comes from a stable radix sort of the
+    small class codes (no K x n x q cumulative count array)."""
     n, q = Xb.shape
-    # order within tied values is irrelevant (cuts only fall between distinct values), so the
-    # faster unstable sort gives identical results
-    order = np.argsort(Xb, axis=0)
-    xs = np.sort(Xb, axis=0)  # cheaper than gathering Xb along ``order``
-    ys = codes[order]
-    # cumulative class counts C[c, i, f] over the first i sorted samples (i = 0..n)
-    dt = np.int32 if n < 2**31 else np.int64
-    C = np.zeros((K, n + 1, q), dtype=dt)
-    for c in range(K):  # loop over classes
-        np.cumsum(ys == c, axis=0, out=C[c, 1:])
     tab = _xlogx_table(n)
-    # cut i (1..n-1) separates sorted positions < i from >= i; a boundary only between distinct values
-    cand = np.zeros((n + 1, q), dtype=bool)
-    cand[1:n] = xs[1:] != xs[:-1]
-    H_class = float(_ent_times_n(C[:, n, :1], tab)[0]) / n
-    Ctot0 = C[:, n]
-    entS0 = _ent_times_n(Ctot0, tab)  # n * Ent(S) per feature
-    accept = np.zeros(q, dtype=bool)
-    cut0 = np.ones(q, dtype=np.int64)
-    if n > 1:  # level 0, dense over (cut, feature)
-        left = C[:, 1:n]
-        i = np.arange(1, n)[:, None]  # samples left of cut i
-        e = _ent_times_n(left, tab, tab[i]) + _ent_times_n(Ctot0[:, None, :] - left, tab, tab[n - i])
-        e = np.where(cand[1:n], e, np.inf)
-        cut0 = np.argmin(e, axis=0) + 1
-        fi = np.flatnonzero(np.isfinite(e[cut0 - 1, np.arange(q)]))
-        if fi.size:
-            l0 = C[:, cut0[fi], fi]
-            accept[fi] = _mdl_test(Ctot0[:, fi], l0, Ctot0[:, fi] - l0, e[cut0[fi] - 1, fi], tab)
-    cond = np.where(accept, 0.0, entS0)  # sum over final intervals of N_I * Ent(I)
-    fa = np.flatnonzero(accept)
-    f_open = np.concatenate([fa, fa])
-    lo = np.concatenate([np.zeros(fa.size, dtype=np.int64), cut0[fa]])
-    hi = np.concatenate([cut0[fa], np.full(fa.size, n, dtype=np.int64)])
+    tabI = _fixed_point_table(tab)
+    dI = tabI[1:] - tabI[:-1]  # dI[m] = xlog2x(m + 1) - xlog2x(m), nonnegative
+    H_class = float(_ent_times_n(np.bincount(codes, minlength=K)[:, None], tab)[0]) / n
+    # feature-major layout: feature f's sorted samples are a contiguous row
+    XT = np.ascontiguousarray(Xb.T)
+    # ties: cuts only fall between distinct values, so the order within ties is irrelevant
+    order = np.argsort(XT, axis=1)
+    xs = np.take_along_axis(XT, order, axis=1)
+    cand = np.zeros((q, n), dtype=bool)  # cand[f, t]: a cut between sorted positions t and t + 1
+    cand[:, :-1] = xs[:, 1:] != xs[:, :-1]
+    del XT, xs
+    cdt = np.int8 if K <= 127 else np.int16 if K <= 32767 else np.int64
+    ys = codes.astype(cdt)[order]
+    del order
+    n_c = np.bincount(codes, minlength=K)
+    start = np.concatenate([[0], np.cumsum(n_c)[:-1]])
+    by_class = np.argsort(ys, axis=1, kind="stable")  # radix sort: positions grouped by class
+    cls_sorted = np.repeat(np.arange(K), n_c)  # the same for every feature
+    rank = np.empty((q, n), dtype=np.intp)
+    np.put_along_axis(rank, by_class, (np.arange(n) - start[cls_sorted] + 1)[None, :], axis=1)
+    del by_class
+
+    # level 0: one interval per feature, all of [0, n)
+    tot = n_c[ys]
+    G = np.cumsum(dI[rank - 1] - dI[tot - rank], axis=1)  # uint64, wraps for negative sums
+    del tot
+    sum_tot = tabI[n_c].sum(dtype=np.uint64)
+    i = np.arange(1, n)
+    e = (tabI[i] + tabI[n - i] - sum_tot)[None, :] - G[:, :-1]
+    e = np.where(cand[:, :-1], e.view(np.int64), np.iinfo(np.int64).max)
+    del G
+    has = cand.any(axis=1)
+    f_open = np.arange(q)
+    lo = np.zeros(q, dtype=np.intp)
+    hi = np.full(q, n, dtype=np.intp)
+    Clo = np.zeros((q, K), dtype=np.int64)
+    Chi = np.broadcast_to(n_c, (q, K)).copy()
+    bseg = np.flatnonzero(has)
+    cut = np.argmin(e[bseg], axis=1) + 1 if bseg.size else np.zeros(0, dtype=np.intp)  # first minimum
+    del e
+    ys = ys.ravel()
+    rank = rank.ravel()
+    cand = cand.ravel()
+    cond = np.zeros(q)  # sum over final intervals of N_I * Ent(I)
+    first_level = True
     while f_open.size:
-        Cl = C[:, lo, f_open]
-        Ctot = C[:, hi, f_open] - Cl
-        entS = _ent_times_n(Ctot, tab)
-        lengths = np.maximum(hi - lo - 1, 0)
-        seg = np.repeat(np.arange(f_open.size), lengths)
+        m = f_open.size
+        Ctot = Chi - Clo
+        entS = _ent_times_n(Ctot.T, tab)
+        lengths = hi - lo
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        pos = lo[seg] + 1 + (np.arange(seg.size) - starts[seg])
-        ok = cand[pos, f_open[seg]]
-        seg, pos = seg[ok], pos[ok]
-        accept = np.zeros(f_open.size, dtype=bool)
-        cut = np.zeros(f_open.size, dtype=np.int64)
-        if seg.size:
-            left = C[:, pos, f_open[seg]] - Cl[:, seg]
-            right = Ctot[:, seg] - left
-            e = _ent_times_n(left, tab) + _ent_times_n(right, tab)
-            o = np.lexsort((pos, e, seg))  # first minimum per interval
-            first = np.ones(o.size, dtype=bool)
-            first[1:] = seg[o][1:] != seg[o][:-1]
-            best = o[first]
-            bseg = seg[best]
-            accept[bseg] = _mdl_test(Ctot[:, bseg], left[:, best], right[:, best], e[best], tab)
-            cut[bseg] = pos[best]
+        if first_level:
+            seg = np.repeat(np.arange(q), n)
+            pos = np.tile(np.arange(n), q)
+            cls = ys
+        else:
+            seg = np.repeat(np.arange(m), lengths)
+            pos = lo[seg] + (np.arange(seg.size) - starts[seg])
+            fi = f_open[seg] * n + pos
+            cls = ys[fi]
+            r = rank[fi] - Clo[seg, cls]  # rank among the interval's samples of that class
+            tot = Ctot[seg, cls]
+            cs = np.cumsum(dI[r - 1] - dI[tot - r])
+            base = np.zeros(m, dtype=np.uint64)
+            base[1:] = cs[starts[1:] - 1]
+            nl = pos - lo[seg] + 1  # samples left of a cut after position pos
+            e = tabI[nl] + tabI[lengths[seg] - nl] - tabI[Ctot].sum(axis=1, dtype=np.uint64)[seg] - (cs - base[seg])
+            valid = cand[fi] & (nl < lengths[seg])
+            e = np.where(valid, e.view(np.int64), np.iinfo(np.int64).max)
+            emin = np.minimum.reduceat(e, starts)
+            hit = np.flatnonzero(valid & (e == emin[seg]))
+            hs = seg[hit]
+            first = np.ones(hit.size, dtype=bool)
+            first[1:] = hs[1:] != hs[:-1]
+            bseg = hs[first]  # intervals with a candidate cut, and their first best cut
+            cut = pos[hit[first]] + 1
+        accept = np.zeros(m, dtype=bool)
+        cuts = np.zeros(m, dtype=np.intp)
+        Ccut = np.zeros_like(Clo)
+        if bseg.size:
+            cuts[bseg] = cut
+            left_of = pos < cuts[seg]  # class counts left of each interval's cut
+            Ccut = Clo + np.bincount(seg[left_of] * K + cls[left_of], minlength=m * K).reshape(m, K)
+            left = (Ccut[bseg] - Clo[bseg]).T
+            right = (Chi[bseg] - Ccut[bseg]).T
+            eb = _ent_times_n(left, tab) + _ent_times_n(right, tab)
+            accept[bseg] = _mdl_test(Ctot[bseg].T, left, right, eb, tab)
         done = ~accept
         np.add.at(cond, f_open[done], entS[done])
-        fa, la, ha, ca = f_open[accept], lo[accept], hi[accept], cut[accept]
+        fa, la, ha, ca = f_open[accept], lo[accept], hi[accept], cuts[accept]
         f_open = np.concatenate([fa, fa])
         lo = np.concatenate([la, ca])
         hi = np.concatenate([ca, ha])
+        Clo, Chi = np.concatenate([Clo[accept], Ccut[accept]]), np.concatenate([Ccut[accept], Chi[accept]])
+        first_level = False
     return H_class - cond / n
 
 
@@ -154,7 +207,7 @@ def information_gain(X: np.ndarray, codes: np.ndarray, *, discretize: str = "mdl
     """Information gain (bits) of every column of dense X for class codes 0..K-1."""
     n, p = X.shape
     K = int(codes.max()) + 1
-    step = max(1, MAX_BLOCK_ELEMENTS // max(1, (n + 1) * K))
+    step = max(1, MAX_BLOCK_ELEMENTS // max(1, n))
     out = np.empty(p)
     for a in range(0, p, step):  # feature blocks bound memory
         sl = slice(a, min(a + step, p))
