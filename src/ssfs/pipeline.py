@@ -88,19 +88,16 @@ def run_constraints(prepared, split_paths: list, outs: list, sup: dict, seed: in
 
 # ---------------------------------------------------------------------------- select
 def _timed(fn):
-    """(fn(), seconds, peak traced MiB)."""
+    """(fn(), wall-clock seconds, peak resident memory added in MiB; :mod:`ssfs.peak_memory`)."""
     import time
-    import tracemalloc
 
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    try:
+    from .peak_memory import PeakMemory
+
+    with PeakMemory() as pm:
+        t0 = time.perf_counter()
         out = fn()
         seconds = time.perf_counter() - t0
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
-    return out, seconds, peak
+    return out, seconds, pm.mib
 
 
 def _write_timing(rep: int, seconds: float, peak: float, out) -> None:
@@ -110,7 +107,7 @@ def _write_timing(rep: int, seconds: float, peak: float, out) -> None:
 def run_select_reps(prepared, split_paths, constraints_paths, outs, component_outs, timing_outs, method: dict,
                     seed: int, dataset: str, label: str, reps: list[int]) -> None:
     """Run one method on several repetitions in one process (saves the start-up cost),
-    recording each repetition's in-process time and peak traced memory."""
+    recording each repetition's in-process time and peak memory."""
     data = read_prepared(prepared)
     for rep, sp, cp, out, comp, tout in zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs):
         _, seconds, peak = _timed(lambda: run_select(data, sp, cp, out, method, seed, dataset, label, rep,
@@ -184,7 +181,7 @@ def run_combine(prepared, split_path, constraints_path, chunk_paths: list, out, 
     from .select import combine_member_chunks
 
     X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
-    parts, seconds, peaks = [], 0.0, [0.0]
+    parts, seconds, peaks = [], 0.0, []
     for cp in chunk_paths:
         with np.load(cp) as z:
             parts.append({k: z[k] for k in z.files if not k.startswith("_")})
@@ -194,7 +191,8 @@ def run_combine(prepared, split_path, constraints_path, chunk_paths: list, out, 
         method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), parts=parts,
         **method["params"]))
     _write_ranked(ranked, X, names, out, components_out)
-    _write_timing(rep, seconds + sec, max(peaks + [peak]), timing_out)
+    known = [v for v in peaks + [peak] if np.isfinite(v)]
+    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing_out)
 
 
 def dataset_summary(prepared) -> dict:

@@ -486,9 +486,9 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
         stats_html) + "</div>")
     if has["runtime"]:
         parts.append("<h2 id='runtime'>Run time of the selection methods</h2><p>Mean in-process wall-clock "
-                     "seconds of one selection run (one repetition, data already loaded) and peak memory "
-                     "allocated by Python/numpy during it (tracemalloc, MiB, maximum over runs). Snakemake's "
-                     "per-job benchmark files (with process start-up) are under "
+                     "seconds of one selection run (one repetition, data already loaded) and the peak "
+                     "memory it added (resident memory above what the process held before the run, MiB, "
+                     "maximum over runs). Snakemake's per-job benchmark files (with process start-up) are under "
                      "<code>results/*/*/benchmarks/</code>.</p>")
         parts.append(_html_table(_runtime_table(rt)) + section_figs("runtime"))
     parts.append("<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False))

@@ -1,0 +1,22 @@
+"""Peak memory of a block (ssfs.peak_memory): the resident memory a block adds at its peak,
+per block (the high-water mark is reset in between), without tracing allocations."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ssfs.peak_memory import PeakMemory
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
+
+
+def test_peak_of_a_freed_allocation_is_measured_per_block():
+    with PeakMemory() as big:
+        a = np.ones((200, 1024, 128))  # 200 MiB, touched
+        del a
+    with PeakMemory() as small:  # the earlier peak does not leak into this block
+        b = np.ones((10, 1024, 128))  # 10 MiB
+        del b
+    assert 180 <= big.mib <= 260
+    assert 5 <= small.mib <= 40
