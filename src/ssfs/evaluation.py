@@ -144,8 +144,10 @@ def evaluate_order(
     first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used; ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
     ``len(order)`` (subset methods) are skipped. ``constraints``
     (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
-    ``semisupervised_accuracy``; when COP-KMeans finds no assignment satisfying them
-    (possible with noisy constraints) the value is NaN.
+    ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
+    COP-KMeans finds an assignment satisfying them the value is NaN (certain with
+    contradictory noisy constraints; possible with correct ones too, since COP-KMeans
+    assigns greedily and can dead-end: more restarts make it rarer).
     """
     from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
 

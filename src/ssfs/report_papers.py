@@ -17,7 +17,8 @@ numbers of features 1..K, then mean ± sd over repetitions (all K sizes must hav
 been evaluated); ``at:K`` = at K features; ``percent:Q`` = at round(p Q / 100)
 features; ``rank_sum:<metric>`` = the rank-sum statistic T
 (:func:`ssfs.stats.rank_sum`, ties = min) over our repetitions, among the methods
-of the same table that this run has.
+of the same table that this run has; a repetition where one of them has no value
+(NaN: COP-KMeans found no feasible labelling) is left out of T and of ``n_runs``.
 """
 
 from __future__ import annotations
@@ -134,6 +135,13 @@ def _ours(sub: pd.DataFrame, label: str, metric: str, sizes: list[int], paper, m
         members = [m for m in sub["method"].unique() if _norm(m) in peers or _norm(method_of.get(m, m)) in peers]
         s = sub[sub["method"].isin(members) & (sub["metric"] == base) & sub["n_features"].isin(sizes)]
         if s.empty or len(members) < 2 or set(sizes) - set(s["n_features"]):
+            return "", 0
+        # a run where some member has no value (e.g. COP-KMeans found no feasible labelling: NaN) cannot be
+        # ranked; T is taken over the complete runs only (n_runs says how many)
+        s = s.dropna(subset=["value"])
+        complete = s.groupby("rep").size() == len(members) * len(sizes)
+        s = s[s["rep"].isin(complete.index[complete])]
+        if s.empty:
             return "", 0
         t = rank_sum(s, base, ties="min")
         return f"{float(t[label].iloc[0]):g}", int(t["n_runs"].iloc[0])
