@@ -59,3 +59,29 @@ def test_deterministic_and_parameters():
     assert np.array_equal(a, b) and a.size == 7
     with pytest.raises(InputError):
         run_method("fwsemifs", X, y, sampling_rate=1.5)
+
+
+def test_fast_trees_select_what_the_estimator_selects(monkeypatch):
+    """The trees built through forest.fit_tree give the selection of DecisionTreeClassifier."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from ssfs.methods import fwsemifs as fw
+
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(45, 40)), 1)  # rounded: tied values exercise the tie rules
+    y = np.repeat([0, 1, 2], 15)
+    X[:, 3] += y
+    X[:, 7] -= y
+    yl = np.full(45, -1)
+    yl[[0, 1, 2, 15, 16, 17, 30, 31, 32]] = y[[0, 1, 2, 15, 16, 17, 30, 31, 32]]
+    params = dict(size_fs=5, sampling_times=3, prefilter=12)
+    fast = run_method("fwsemifs", X, yl, rng=3, **params).order
+
+    def estimator(classifier, seed, Xtr, ytr, Xte):
+        seed = getattr(seed, "seed", seed)
+        return DecisionTreeClassifier(random_state=seed).fit(Xtr, ytr).predict(Xte)
+
+    monkeypatch.setattr(fw, "_fit_predict", estimator)
+    slow = run_method("fwsemifs", X, yl, rng=3, **params).order
+    np.testing.assert_array_equal(fast, slow)
+    assert fast.size == 5 and 3 in fast.tolist()

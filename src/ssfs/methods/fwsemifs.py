@@ -38,6 +38,7 @@ from sklearn.tree import DecisionTreeClassifier
 from ..errors import InputError
 from ..registry import SelectionResult, register
 from ..select import dense
+from .forest import SplitterSeed, fit_tree, tree_predict
 
 CLASSIFIERS = ("tree", "nb", "knn")
 
@@ -66,12 +67,22 @@ def _folds(y: np.ndarray, cv: int, rng: np.random.Generator) -> list[tuple[np.nd
     return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(k)]
 
 
+def _fit_predict(classifier: str, seed, Xtr, ytr, Xte) -> np.ndarray:
+    """Predictions on Xte of the classifier trained on (Xtr, ytr). Trees are built by
+    :func:`ssfs.methods.forest.fit_tree`, the same tree as DecisionTreeClassifier without
+    its per-call checks (FW-SemiFS fits about 40,000 small trees per run: TOX-171 took
+    83 s through the estimator)."""
+    if classifier == "tree":
+        tree = fit_tree(np.ascontiguousarray(Xtr, dtype=np.float32), ytr, seed)
+        return tree_predict(tree, np.ascontiguousarray(Xte, dtype=np.float32))
+    return _classifier(classifier, seed).fit(Xtr, ytr).predict(Xte)
+
+
 def _accuracy(X, y, folds, classifier, seed) -> float:
     correct = 0
     total = 0
     for tr, te in folds:
-        clf = _classifier(classifier, seed).fit(X[tr], y[tr])
-        correct += int((clf.predict(X[te]) == y[te]).sum())
+        correct += int((_fit_predict(classifier, seed, X[tr], y[tr], X[te]) == y[te]).sum())
         total += te.size
     return correct / total
 
@@ -85,7 +96,7 @@ def forward_select(X, y, n_select: int, rng: np.random.Generator, *, classifier:
     F = np.where(np.isfinite(F), F, -np.inf)
     cand = np.lexsort((np.arange(F.size), -F))[: max(int(prefilter), n_select)]
     folds = _folds(y, cv, rng)
-    seed = int(rng.integers(0, 2**31 - 1))
+    seed = SplitterSeed(int(rng.integers(0, 2**31 - 1)))  # an int seed, replayed without reseeding
     chosen: list[int] = []
     for _ in range(min(n_select, cand.size)):
         best, best_acc = -1, -1.0
@@ -126,8 +137,7 @@ def fwsemifs(X, y, constraints, rng, *, size_fs: int = 10, sampling_rate: float 
         it = 0
         while len(current) < size_fs and it < max_iterations and XU.shape[0]:
             it += 1
-            clf = _classifier(classifier, int(rng.integers(0, 2**31 - 1))).fit(XL[:, current], yl)
-            pred = clf.predict(XU[:, current])
+            pred = _fit_predict(classifier, int(rng.integers(0, 2**31 - 1)), XL[:, current], yl, XU[:, current])
             groups = []
             for _ in range(int(sampling_times)):
                 pick = rng.choice(XU.shape[0], size=max(1, n_take), replace=False)
