@@ -134,3 +134,63 @@ def test_sparse_input_same_scores():
     a = run_method("enscls", X, y, rng=4, n_members=40).scores
     b = run_method("enscls", sparse.csr_matrix(X), y, rng=4, n_members=40).scores
     assert np.allclose(a, b, equal_nan=True)
+
+
+def cls_literal_by_pair_sums(X, yb, k=10):
+    """CLS with eq. 1-3 read literally, from loops: kNN edges (heat kernel, t = mean kNN d2
+    among the unlabeled rows) only among unlabeled rows, ML pairs with their kernel weight,
+    denominator = sum over ordered CL pairs (i, j) of D_ii (f_i - f_j)^2."""
+    n, p = X.shape
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    unl = np.flatnonzero(yb < 0)
+    nn = {i: sorted((j for j in unl if j != i), key=lambda j: (D2[i, j], j))[:k] for i in unl}
+    t = np.mean([D2[i, j] for i in unl for j in nn[i] if D2[i, j] > 0])
+    S = np.zeros((n, n))
+    for i in unl:
+        for j in nn[i]:
+            S[i, j] = S[j, i] = np.exp(-D2[i, j] / t)
+    lab = np.flatnonzero(yb >= 0)
+    for i in lab:
+        for j in lab:
+            if i != j and yb[i] == yb[j]:
+                S[i, j] = np.exp(-D2[i, j] / t)
+    d = S.sum(1)
+    out = np.empty(p)
+    for r in range(p):
+        f = X[:, r]
+        num = sum(S[i, j] * (f[i] - f[j]) ** 2 for i in range(n) for j in range(n))
+        den = sum(d[i] * (f[i] - f[j]) ** 2 for i in lab for j in lab if yb[i] != yb[j])
+        out[r] = num / den
+    return out
+
+
+def test_literal_reading_member_scores_equal_direct_pair_sums():
+    X, y = data(n=25, p=12)
+    plan = plan_enscls(y, 12, np.random.default_rng(3), n_members=6, subspace=5)
+    assert any(np.unique(b).size < b.size for b in plan.boot)  # some bootstraps hold copies
+    opts = dict(knn_edges="unlabeled", denominator="cannot_link", bootstrap="unique")
+    got = enscls_chunk(X, y, plan, k=5, **opts)
+    checked = 0
+    for i in range(6):
+        Xb, yl = _member_matrix(_columns(X), y, plan, i, False, None, "unique")
+        assert yl.size == np.unique(plan.boot[i]).size
+        yb = np.r_[yl, np.full(Xb.shape[0] - yl.size, -1)]
+        if np.unique(yl).size < 2:  # no cannot-link pair: variance form, not covered here
+            continue
+        assert np.allclose(got[i], cls_literal_by_pair_sums(Xb, yb, k=5), rtol=1e-9)
+        checked += 1
+    assert checked >= 4
+    assert not np.allclose(got, enscls_chunk(X, y, plan, k=5))
+    # chunking invariance and the registered method with these options
+    parts = [np.arange(3, 6), np.arange(0, 3)]
+    chunks = np.vstack([enscls_chunk(X, y, plan, m, k=5, **opts) for m in parts])
+    assert np.array_equal(combine_enscls(plan, got), combine_enscls(plan, chunks, np.concatenate(parts)),
+                          equal_nan=True)
+    r = run_method("enscls", X, y, rng=0, n_members=60, **opts)
+    assert r.order[0] == 0
+
+
+def test_bad_bootstrap_option_is_refused():
+    X, y = data()
+    with pytest.raises(ValueError, match="bootstrap"):
+        run_method("enscls", X, y, rng=0, n_members=5, bootstrap="set")

@@ -192,3 +192,98 @@ def test_cls_waveform_noise_features_ranked_worst():
     order = run_method("cls", X, yl, k=10).order
     worst = set(order[-21:].tolist())
     assert len(worst & set(range(21, 40))) >= 17
+
+
+def test_constrained_graph_knn_among_restricts_neighbour_edges():
+    # eq. 2 read literally: kNN edges only among the listed samples (here 1..5), sample 0
+    # joined only by its must-link pair; the "auto" bandwidth from those samples' kNN distances
+    idx = np.arange(1, 6)
+    c = Constraints(ml=[[0, 4]], cl=[[1, 2]])
+    S, t = constrained_graph(X_SMALL, c, k=2, bandwidth="auto", knn_among=idx)
+    sub = X_SMALL[idx]
+    D2s = ((sub[:, None, :] - sub[None, :, :]) ** 2).sum(-1)
+    nn = [[j for j in np.argsort(D2s[i], kind="stable") if j != i][:2] for i in range(5)]
+    t_exp = np.mean([D2s[i, j] for i in range(5) for j in nn[i]])
+    assert t == pytest.approx(t_exp)
+    B, D2 = brute_knn_graph(sub, 2, t_exp)
+    E = np.zeros((6, 6))
+    E[1:, 1:] = B
+    E[0, 4] = E[4, 0] = np.exp(-((X_SMALL[0] - X_SMALL[4]) ** 2).sum() / t_exp)
+    E[1, 2] = E[2, 1] = 0.0
+    np.testing.assert_allclose(S.toarray(), E, atol=1e-12)
+    # the default graph differs: sample 0 has kNN edges there
+    S0, _ = constrained_graph(X_SMALL, c, k=2, bandwidth=t_exp)
+    assert S0[0].nnz > 1 and S[0].nnz == 1
+    # a boolean mask gives the same graph
+    mask = np.zeros(6, bool)
+    mask[idx] = True
+    S2, _ = constrained_graph(X_SMALL, c, k=2, bandwidth="auto", knn_among=mask)
+    assert (S2 != S).nnz == 0
+
+
+def direct_cls_literal(X, y, k, t):
+    """CLS with EnsCLS eq. 1-3 read literally, loops over pairs: kNN edges only among the
+    unlabeled samples (eq. 2), must-link pairs with their kernel weight, and a denominator
+    over the cannot-link pairs only (eq. 1 with alpha of eq. 3: j in a CL pair, so the
+    alpha = mu case never occurs)."""
+    n, p = X.shape
+    unl = [i for i in range(n) if y[i] < 0]
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    S = np.zeros((n, n))
+    for i in unl:
+        nbrs = sorted((j for j in unl if j != i), key=lambda j: (D2[i, j], j))[:k]
+        for j in nbrs:
+            S[i, j] = S[j, i] = np.exp(-D2[i, j] / t)
+    lab = [i for i in range(n) if y[i] >= 0]
+    for i in lab:
+        for j in lab:
+            if i != j and y[i] == y[j]:
+                S[i, j] = np.exp(-D2[i, j] / t)
+    D = S.sum(1)
+    out = []
+    for r in range(p):
+        f = X[:, r]
+        num = sum(S[i, j] * (f[i] - f[j]) ** 2 for i in range(n) for j in range(n))
+        den = sum((f[i] - f[j]) ** 2 * D[i] for i in lab for j in lab if y[i] != y[j])
+        out.append(num / den)
+    return np.array(out)
+
+
+def test_cls_literal_reading_matches_direct_formula():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(14, 4))
+    X[:7, 0] += 2.0
+    y = np.full(14, -1)
+    y[[0, 1, 2]] = 0
+    y[[7, 8, 9]] = 1
+    got = run_method("cls", X, y, k=3, bandwidth=2.0, knn_edges="unlabeled", denominator="cannot_link").result.scores
+    np.testing.assert_allclose(got, direct_cls_literal(X, y, 3, 2.0), rtol=1e-10)
+    default = run_method("cls", X, y, k=3, bandwidth=2.0).result.scores
+    assert not np.allclose(got, default)
+    # the options are independent: the CL-only denominator on the default graph
+    only_den = run_method("cls", X, y, k=3, bandwidth=2.0, denominator="cannot_link").result.scores
+    assert not np.allclose(only_den, default) and not np.allclose(only_den, got)
+
+
+def test_cls_bad_reading_options_are_refused():
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    y = np.array([0, 0, 1, 1] + [-1] * 6)
+    with pytest.raises(ValueError, match="knn_edges"):
+        run_method("cls", X, y, knn_edges="labeled")
+    with pytest.raises(ValueError, match="denominator"):
+        run_method("cls", X, y, denominator="both")
+
+
+def test_cls_literal_reading_is_exact_when_weights_span_many_orders():
+    # a small bandwidth makes the ML-only degrees of labeled samples differ by many orders of
+    # magnitude; the scores must still equal the direct pair sums (no cancellation, never < 0)
+    rng = np.random.default_rng(3)
+    X = 1e3 + rng.normal(size=(14, 5))
+    X[:7, 0] += 2.0
+    y = np.full(14, -1)
+    y[[0, 1, 2]] = 0
+    y[[7, 8, 9]] = 1
+    got = run_method("cls", X, y, k=3, bandwidth=0.05, knn_edges="unlabeled", denominator="cannot_link").result.scores
+    ref = direct_cls_literal(X, y, 3, 0.05)
+    assert (ref > 0).all()
+    np.testing.assert_allclose(got, ref, rtol=1e-7)

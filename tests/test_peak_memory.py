@@ -18,5 +18,7 @@ def test_peak_of_a_freed_allocation_is_measured_per_block():
     with PeakMemory() as small:  # the earlier peak does not leak into this block
         b = np.ones((10, 1024, 128))  # 10 MiB
         del b
-    assert 180 <= big.mib <= 260
-    assert 5 <= small.mib <= 40
+    assert 150 <= big.mib <= 400
+    # a 10 MiB block: well below the earlier 200 MiB peak, so the mark was reset in between
+    # (loose bounds: the allocator may keep or return pages of other work in the process)
+    assert 2 <= small.mib <= 100

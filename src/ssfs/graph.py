@@ -188,13 +188,29 @@ def pairs_matrix(pairs: np.ndarray, n: int, weights=None) -> sparse.csr_matrix:
 
 
 def constrained_graph(
-    X, constraints: Constraints, k: int = 10, bandwidth="auto", precomputed=None
+    X, constraints: Constraints, k: int = 10, bandwidth="auto", precomputed=None, knn_among=None
 ) -> tuple[sparse.csr_matrix, float]:
     """CLS graph S^kn (thesis eq. 3.4): heat-kernel kNN graph, must-link pairs added
-    with their heat-kernel weight, cannot-link edges removed. Returns (S, t)."""
+    with their heat-kernel weight, cannot-link edges removed. Returns (S, t).
+
+    ``knn_among`` (indices or boolean mask, default all samples): the kNN search, its
+    edges and the "auto" bandwidth are restricted to these samples; the others join the
+    graph only through must-link pairs (EnsCLS paper eq. 2 read literally: neighbour
+    edges only within X_U)."""
     X = as_float_matrix(X)
     n = X.shape[0]
-    S, t = heat_kernel_graph(X, k=k, bandwidth=bandwidth, precomputed=precomputed)
+    if knn_among is None:
+        S, t = heat_kernel_graph(X, k=k, bandwidth=bandwidth, precomputed=precomputed)
+    else:
+        idx = np.asarray(knn_among)
+        idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64)
+        if idx.size >= 2:
+            sub = None if precomputed is None else sparse.csr_matrix(precomputed)[idx][:, idx]
+            Su, t = heat_kernel_graph(X[idx], k=k, bandwidth=bandwidth, precomputed=sub)
+            E = sparse.csr_matrix((np.ones(idx.size), (idx, np.arange(idx.size))), shape=(n, idx.size))
+            S = (E @ Su @ E.T).tocsr()
+        else:
+            S, t = sparse.csr_matrix((n, n)), resolve_bandwidth(np.zeros(0), bandwidth)
     if constraints.n_ml:
         W = pairs_matrix(constraints.ml, n, pair_weights(X, constraints.ml, t))
         S = S.maximum(W).tocsr()

@@ -41,7 +41,7 @@ from ..constraints import Constraints
 from ..errors import InputError
 from ..graph import constrained_graph, knn_search, resolve_bandwidth
 from ..registry import Members, register, run_members
-from .spectral import cls_from_graph
+from .spectral import _check_cls_options, cls_from_graph
 
 #: memory budget of one batch of stacked members (bytes)
 BATCH_BYTES = 32 * 1024**2
@@ -80,32 +80,41 @@ def _columns(X):
     return sparse.csc_matrix(X) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
 
 
-def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes):
+def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootstrap: str = "rows"):
     """Member i's data (bootstrap of labeled rows over unlabeled rows or SOM prototypes)
-    projected on its subspace, and the labels of its labeled rows."""
+    projected on its subspace, and the labels of its labeled rows. ``bootstrap="unique"``
+    keeps one row per drawn sample."""
     cols = Xc[:, plan.features[i]]
     cols = cols.toarray() if sparse.issparse(cols) else cols
-    XL = cols[plan.boot[i]]
+    boot = np.unique(plan.boot[i]) if bootstrap == "unique" else plan.boot[i]
+    XL = cols[boot]
     XU = cols[plan.unlabeled]
     if som and XU.shape[0] >= 2:
         from ..som import som_compress  # optional step, imported when used
 
         XU, _ = som_compress(XU, np.random.default_rng(int(plan.seeds[i])), max_nodes=som_nodes)
-    return np.vstack([XL, XU]), y[plan.boot[i]]
+    return np.vstack([XL, XU]), y[boot]
 
 
-def _score_batch(blocks, k: int, bandwidth, mean: str) -> np.ndarray:
+def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
+                 denominator: str = "variance") -> np.ndarray:
     """CLS of every member in ``blocks`` [(X_i, yL_i)], stacked block-diagonally."""
     mats, rows, cols, ml, cl, groups = [], [], [], [], [], []
     off = 0
     for g, (Xb, yl) in enumerate(blocks):
         nb = Xb.shape[0]
-        ke = min(int(k), nb - 1)
-        ind, d2 = knn_search(Xb, ke)
-        t = resolve_bandwidth(d2.ravel(), bandwidth)
+        # kNN among all rows, or (knn_edges="unlabeled", eq. 2 literally) among the unlabeled
+        # rows only, which follow the labeled ones (labeled rows in no constraint count as free)
+        s0 = yl.size if knn_edges == "unlabeled" and yl.size >= 2 else 0
+        ke = min(int(k), nb - s0 - 1)
+        if ke >= 1:
+            ind, d2 = knn_search(Xb[s0:], ke)
+            t = resolve_bandwidth(d2.ravel(), bandwidth)
+            rows.append(off + s0 + np.repeat(np.arange(nb - s0), ke))
+            cols.append(off + s0 + ind.ravel())
+        else:
+            t = resolve_bandwidth(np.zeros(0), bandwidth)
         mats.append(Xb / np.sqrt(t))
-        rows.append(off + np.repeat(np.arange(nb), ke))
-        cols.append(off + ind.ravel())
         if yl.size >= 2:
             a, b = np.triu_indices(yl.size, 1)
             same = yl[a] == yl[b]
@@ -119,15 +128,20 @@ def _score_batch(blocks, k: int, bandwidth, mean: str) -> np.ndarray:
                           shape=(off, off))
     cons = Constraints(np.vstack(ml) if ml else np.zeros((0, 2)), np.vstack(cl) if cl else np.zeros((0, 2)))
     S, _ = constrained_graph(Xs, cons, k=k, bandwidth=1.0, precomputed=P)
-    return cls_from_graph(S, Xs, cons, mean=mean, groups=np.concatenate(groups))
+    return cls_from_graph(S, Xs, cons, mean=mean, groups=np.concatenate(groups), denominator=denominator)
 
 
 def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth="auto",
                  mean: str = "uniform", som: bool = False, som_nodes: int | None = None,
-                 n_jobs: int = 1) -> np.ndarray:
+                 n_jobs: int = 1, knn_edges: str = "all", denominator: str = "variance",
+                 bootstrap: str = "rows") -> np.ndarray:
     """CLS scores (len(members) x m) of the committee members ``members`` (indices or a
     range; default all), row r = scores of the features ``plan.features[members[r]]``.
-    ``n_jobs`` > 1 scores batches of members in threads (same result)."""
+    ``n_jobs`` > 1 scores batches of members in threads (same result). ``knn_edges``,
+    ``denominator``, ``bootstrap``: see :func:`enscls`."""
+    _check_cls_options(knn_edges, denominator)
+    if bootstrap not in ("rows", "unique"):
+        raise InputError(f"enscls: bootstrap must be 'rows' or 'unique', got {bootstrap!r}")
     members = np.arange(plan.n_members) if members is None else np.asarray(members, dtype=np.int64).ravel()
     y = np.asarray(y)
     Xc = _columns(X)
@@ -137,8 +151,8 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
     batches = [members[s:s + batch] for s in range(0, members.size, batch)]
 
     def work(idx):
-        blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes) for i in idx]
-        return _score_batch(blocks, k, bandwidth, mean)
+        blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes, bootstrap) for i in idx]
+        return _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator)
 
     # members are small (n x sqrt(p)): multithreaded BLAS only adds overhead, and on a loaded
     # 2-core machine it made ALLAML's committee 7x slower (109 s vs 16 s), so BLAS runs on one
@@ -179,9 +193,10 @@ def _plan(X, y, constraints, rng, *, n_members=None, subspace=None, average="mem
 
 
 def _run(X, y, constraints, plan, members, *, k=10, bandwidth="auto", mean="uniform", som=False, som_nodes=None,
-         n_jobs=1, **_):
+         n_jobs=1, knn_edges="all", denominator="variance", bootstrap="rows", **_):
     return {"scores": enscls_chunk(X, y, plan, members, k=k, bandwidth=bandwidth, mean=mean, som=som,
-                                   som_nodes=som_nodes, n_jobs=n_jobs)}
+                                   som_nodes=som_nodes, n_jobs=n_jobs, knn_edges=knn_edges,
+                                   denominator=denominator, bootstrap=bootstrap)}
 
 
 def _combine(X, y, constraints, plan, parts, *, average="members", **_):
@@ -194,7 +209,8 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
 @register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS)
 def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: int | None = None,
            k: int = 10, bandwidth="auto", mean: str = "uniform", som: bool = False,
-           som_nodes: int | None = None, average: str = "members", n_jobs: int = 1):
+           som_nodes: int | None = None, average: str = "members", n_jobs: int = 1,
+           knn_edges: str = "all", denominator: str = "variance", bootstrap: str = "rows"):
     """Ensemble Constrained Laplacian Score (EnsCLS paper Alg. 2), lower is better.
 
     ``n_members``: committee size (default eq. 4); ``subspace``: features per member
@@ -203,8 +219,13 @@ def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: in
     nodes, default sqrt(u)); ``average``: "members" or "committee" (module doc);
     ``n_jobs``: threads over batches of members (the result does not depend on it).
     Constraints are regenerated from the labels of each bootstrap (Alg. 2 step 4), so
-    explicitly given pairwise constraints are not used.
+    explicitly given pairwise constraints are not used. ``knn_edges`` ("all" or
+    "unlabeled") and ``denominator`` ("variance" or "cannot_link"): the CLS readings of
+    :func:`ssfs.methods.spectral.constrained_laplacian_score`; ``bootstrap``: "rows" (drawn
+    copies kept as must-linked rows) or "unique" (each drawn sample once, the bootstrap as a
+    set). On the face-image benchmarks "unlabeled" + "cannot_link" + "unique" with min-max
+    scaled features and bandwidth 0.1 comes closest to the paper (README, "Reproducing the papers").
     """
     return run_members(ENSCLS_MEMBERS, X, y, constraints, rng, n_members=n_members, subspace=subspace, k=k,
                        bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average,
-                       n_jobs=n_jobs)
+                       n_jobs=n_jobs, knn_edges=knn_edges, denominator=denominator, bootstrap=bootstrap)

@@ -51,7 +51,8 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
 
 @register("cls", higher_is_better=False)
 def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto",
-                                mean: str = "uniform", graph=None, som: bool = False):
+                                mean: str = "uniform", graph=None, som: bool = False,
+                                knn_edges: str = "all", denominator: str = "variance"):
     """Constrained Laplacian Score (EnsCLS paper eq. 1-3; thesis eq. 3.1-3.5), lower is better.
 
     Numerator: sum_ij S_ij (f_i - f_j)^2 over the kNN graph with must-link pairs added
@@ -65,7 +66,14 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidt
     ``som``: replace the samples that are neither labeled nor constrained by the
     reference vectors of a SOM (thesis 3.3.2, :func:`ssfs.som.som_compress`) and score
     on labeled + prototypes (not with ``graph``).
+    ``knn_edges``: "all" (kNN edges between any samples) or "unlabeled" (eq. 2 literally:
+    kNN edges only among the samples in no constraint, X_U; constrained samples are joined
+    only by must-link edges). ``denominator``: "variance" (above) or "cannot_link" (eq. 1/3
+    literally: j runs over samples in a cannot-link pair only, so the alpha = mu case never
+    occurs and only the CL terms remain; without cannot-link pairs the variance form is
+    used). README "Reproducing the papers" reports what each reading does on the benchmarks.
     """
+    _check_cls_options(knn_edges, denominator)
     if som:
         if graph is not None:
             raise ValueError("cls: som and a precomputed graph cannot be combined")
@@ -77,8 +85,23 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidt
         X, index = compress_unlabeled(X, keep, rng)
         if len(constraints):
             constraints = Constraints(index[constraints.ml], index[constraints.cl])
-    S, _ = constrained_graph(X, constraints, k=k, bandwidth=bandwidth, precomputed=graph)
-    return cls_from_graph(S, X, constraints, mean=mean)
+    among = None if knn_edges == "all" else _unconstrained(X.shape[0], constraints)
+    S, _ = constrained_graph(X, constraints, k=k, bandwidth=bandwidth, precomputed=graph, knn_among=among)
+    return cls_from_graph(S, X, constraints, mean=mean, denominator=denominator)
+
+
+def _check_cls_options(knn_edges: str, denominator: str) -> None:
+    if knn_edges not in ("all", "unlabeled"):
+        raise MethodError(f"cls: knn_edges must be 'all' or 'unlabeled', got {knn_edges!r}")
+    if denominator not in ("variance", "cannot_link"):
+        raise MethodError(f"cls: denominator must be 'variance' or 'cannot_link', got {denominator!r}")
+
+
+def _unconstrained(n: int, constraints) -> np.ndarray:
+    """Boolean mask of the samples in no constraint (X_U when constraints come from labels)."""
+    free = np.ones(n, dtype=bool)
+    free[constraints.samples()] = False
+    return free
 
 
 def _group_sums(G: sparse.csr_matrix, M) -> np.ndarray:
@@ -99,7 +122,8 @@ def _group_indicator(groups, n: int):
     return ind, g, n_groups
 
 
-def cls_from_graph(S, X, constraints, *, mean: str = "uniform", groups=None) -> np.ndarray:
+def cls_from_graph(S, X, constraints, *, mean: str = "uniform", groups=None,
+                   denominator: str = "variance") -> np.ndarray:
     """CLS (EnsCLS paper eq. 1-3, the sum form of :func:`constrained_laplacian_score`)
     from an already built constrained graph ``S`` (e.g. :func:`ssfs.graph.constrained_graph`).
 
@@ -109,6 +133,7 @@ def cls_from_graph(S, X, constraints, *, mean: str = "uniform", groups=None) -> 
     alone, "uniform"/"degree" means taken within the group). EnsCLS stacks its
     members' subspace matrices this way so thousands of small CLS problems cost one
     sparse product. Without ``groups`` the result is the length-p score vector.
+    ``denominator``: "variance" or "cannot_link" (:func:`constrained_laplacian_score`).
     """
     n = X.shape[0]
     ind, g, n_groups = _group_indicator(groups, n)
@@ -117,20 +142,33 @@ def cls_from_graph(S, X, constraints, *, mean: str = "uniform", groups=None) -> 
     d = degree(S)
     SX = S @ X
     XSX = SX.multiply(X) if sparse.issparse(SX) else np.asarray(SX) * (X.toarray() if sparse.issparse(X) else X)
-    num = 2.0 * (_group_sums(ind(d), X2) - _group_sums(ind(np.ones(n)), XSX))
-    free = np.ones(n, dtype=bool)
-    free[constraints.samples()] = False
-    den = cls_denominator(X, d, free, constraints.cl, mean=mean, groups=groups)
+    if denominator == "cannot_link":
+        # exact edge sums (S symmetric): with ML-only degrees of labeled samples the weights
+        # span many orders of magnitude and the expansion d f^2 - f S f cancelled to < 0
+        E = sparse.triu(S, 1).tocoo()
+        num = 2.0 * _pair_sums(X, np.column_stack([E.row, E.col]).astype(np.int64), E.data, g[E.row], n_groups)
+    else:
+        num = 2.0 * (_group_sums(ind(d), X2) - _group_sums(ind(np.ones(n)), XSX))
+    free = _unconstrained(n, constraints)
+    if denominator == "cannot_link" and len(constraints.cl):  # per group: only where CL pairs exist
+        free[np.isin(g, g[np.asarray(constraints.cl)[:, 0]])] = False
+    # the CL-only denominator sums terms whose D_ii can differ by many orders of magnitude
+    # (ML-only degrees under a small bandwidth): summed pair by pair, not by the expansion,
+    # which cancelled to negative values on leukemia (min-max, bandwidth 0.1)
+    den = cls_denominator(X, d, free, constraints.cl, mean=mean, groups=groups,
+                          exact_pairs=denominator == "cannot_link")
     out = num / den
     return out[0] if groups is None else out
 
 
 def cls_denominator(X, d: np.ndarray, free: np.ndarray, cl: np.ndarray, *, mean: str = "uniform",
-                    groups=None) -> np.ndarray:
+                    groups=None, exact_pairs: bool = False) -> np.ndarray:
     """Denominator of CLS (EnsCLS eq. 1 with alpha of eq. 3) and CSFS (thesis eq. 3.18, 3.21):
     sum over ``free`` samples of (f_i - mu)^2 D_ii plus, for every ordered cannot-link pair
     (i, j) in ``cl``, (f_i - f_j)^2 D_ii. ``mean``: "uniform" (mu = 1/n sum f) or "degree"
-    (D-weighted). ``groups`` as in :func:`cls_from_graph` (result G x p, else length p)."""
+    (D-weighted). ``groups`` as in :func:`cls_from_graph` (result G x p, else length p).
+    ``exact_pairs``: the CL part as a sum of (d_i + d_j)(f_i - f_j)^2 over blocks of pairs
+    instead of the expansion sum d f^2 - 2 f W f (no cancellation; more memory per block)."""
     n = X.shape[0]
     ind, g, n_groups = _group_indicator(groups, n)
 
@@ -145,7 +183,10 @@ def cls_denominator(X, d: np.ndarray, free: np.ndarray, cl: np.ndarray, *, mean:
         raise MethodError(f"mean must be 'uniform' or 'degree', got {mean!r}")
     den = (_group_sums(ind(wu), X2) - 2 * mu * _group_sums(ind(wu), X)
            + mu**2 * np.bincount(g, weights=wu, minlength=n_groups)[:, None])
-    if len(cl):
+    if len(cl) and exact_pairs:
+        cl = np.asarray(cl, dtype=np.int64)
+        den = den + _pair_sums(X, cl, d[cl[:, 0]] + d[cl[:, 1]], g[cl[:, 0]], n_groups)
+    elif len(cl):
         W = _ordered_pair_matrix(np.asarray(cl), n, d)
         rows = np.asarray(W.sum(axis=1)).ravel()
         cols = np.asarray(W.sum(axis=0)).ravel()
@@ -153,3 +194,18 @@ def cls_denominator(X, d: np.ndarray, free: np.ndarray, cl: np.ndarray, *, mean:
         XWX = WX.multiply(X) if sparse.issparse(WX) else np.asarray(WX) * (X.toarray() if sparse.issparse(X) else X)
         den = den + _group_sums(ind(rows + cols), X2) - 2.0 * _group_sums(ind(np.ones(n)), XWX)
     return den[0] if groups is None else den
+
+
+def _pair_sums(X, pairs: np.ndarray, w: np.ndarray, pair_group: np.ndarray, n_groups: int,
+               block: int = 4096) -> np.ndarray:
+    """(n_groups x p) sums over pairs (i, j) of w * (f_i - f_j)^2, by group of the pair,
+    in blocks of pairs (bounded memory)."""
+    out = np.zeros((n_groups, X.shape[1]))
+    for s in range(0, len(pairs), block):
+        a, b = pairs[s:s + block, 0], pairs[s:s + block, 1]
+        diff = X[a] - X[b]
+        sq = diff.multiply(diff) if sparse.issparse(diff) else diff * diff
+        G = sparse.csr_matrix((w[s:s + block], (pair_group[s:s + block], np.arange(a.size))),
+                              shape=(n_groups, a.size))
+        out += _group_sums(G, sq)
+    return out
