@@ -16,9 +16,8 @@ def test_peak_of_a_freed_allocation_is_measured_per_block():
         a = np.ones((200, 1024, 128))  # 200 MiB, touched
         del a
     with PeakMemory() as small:  # the earlier peak does not leak into this block
-        b = np.ones((10, 1024, 128))  # 10 MiB
+        b = np.ones((10, 1024, 128))  # 10 MiB (may reuse pages the allocator kept: 0 is possible)
         del b
     assert 150 <= big.mib <= 400
-    # a 10 MiB block: well below the earlier 200 MiB peak, so the mark was reset in between
-    # (loose bounds: the allocator may keep or return pages of other work in the process)
-    assert 2 <= small.mib <= 100
+    # well below the earlier 200 MiB peak, so the high-water mark was reset in between
+    assert 0 <= small.mib <= 60
