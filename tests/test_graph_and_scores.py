@@ -287,3 +287,21 @@ def test_cls_literal_reading_is_exact_when_weights_span_many_orders():
     ref = direct_cls_literal(X, y, 3, 0.05)
     assert (ref > 0).all()
     np.testing.assert_allclose(got, ref, rtol=1e-7)
+
+
+def test_weighted_pair_sums_against_pair_loop():
+    """graph.weighted_pair_sums (shared by BCS and the literal CLS) = the pair-by-pair sum,
+    for dense / sparse data and weights and with blocks of a single pair."""
+    from ssfs.graph import weighted_pair_sums
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(9, 5)) * (rng.random((9, 5)) < 0.6)
+    pairs = np.array([[0, 1], [2, 5], [3, 8], [1, 7], [4, 6]])
+    W = rng.random((3, 5)) * (rng.random((3, 5)) < 0.7)
+    want = np.array([[sum(W[r, k] * (X[i, f] - X[j, f]) ** 2 for k, (i, j) in enumerate(pairs))
+                      for f in range(5)] for r in range(3)])
+    for Xv in (X, sparse.csr_matrix(X)):
+        for Wv in (W, sparse.csr_matrix(W)):
+            for block in (8, 64 * 1024**2):  # 8 bytes: one pair per block
+                np.testing.assert_allclose(weighted_pair_sums(Xv, pairs, Wv, block_bytes=block), want, rtol=1e-12)
+    assert weighted_pair_sums(X, np.zeros((0, 2)), np.zeros((2, 0))).shape == (2, 5)

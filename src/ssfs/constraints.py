@@ -58,6 +58,12 @@ class Constraints:
         """Sorted indices of the samples involved in any constraint."""
         return np.unique(np.concatenate([self.ml.ravel(), self.cl.ravel()]))
 
+    def unconstrained(self, n: int) -> np.ndarray:
+        """Boolean mask of the n samples in no constraint (X_U when constraints come from labels)."""
+        free = np.ones(int(n), dtype=bool)
+        free[self.samples()] = False
+        return free
+
     def validate(self, n: int) -> "Constraints":
         """Check indices are within ``0..n-1`` and that no pair is both ML and CL."""
         for kind, arr in (("must-link", self.ml), ("cannot-link", self.cl)):

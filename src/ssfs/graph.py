@@ -249,6 +249,26 @@ def weighted_sums(X, w: np.ndarray) -> np.ndarray:
     return w @ X
 
 
+def weighted_pair_sums(X, pairs: np.ndarray, W, block_bytes: int = 64 * 1024**2) -> np.ndarray:
+    """``sum_k W[r, k] (f_{i_k} - f_{j_k})^2`` for every row r of the R x n_pairs weights
+    ``W`` (dense or sparse) and every feature: an R x p array, summed from the
+    differences themselves (unlike :func:`laplacian_quad`'s expansion d f^2 - f S f, it
+    cannot cancel when the weights span many orders of magnitude), in blocks of pairs
+    whose differences take at most ``block_bytes``."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    W = sparse.csc_matrix(W) if sparse.issparse(W) else np.asarray(W, dtype=float)
+    p = X.shape[1]
+    out = np.zeros((W.shape[0], p))
+    step = max(1, block_bytes // (8 * max(p, 1)))
+    for s in range(0, len(pairs), step):
+        a, b = pairs[s:s + step, 0], pairs[s:s + step, 1]
+        diff = X[a] - X[b]
+        sq = diff.multiply(diff) if sparse.issparse(diff) else diff * diff
+        part = W[:, s:s + step] @ sq
+        out += part.toarray() if sparse.issparse(part) else np.asarray(part)
+    return out
+
+
 def laplacian_quad(S: sparse.spmatrix, X) -> np.ndarray:
     """``sum_ij S_ij (f_i - f_j)^2 = 2 f^T L f`` for every feature (thesis eq. 3.6).
     Only the samples with an edge take part (constraint graphs touch few rows)."""

@@ -4,32 +4,11 @@ the EnsCLS paper), lower is better."""
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from ..errors import MethodError, SupervisionError
+from ..graph import weighted_pair_sums
 from ..ranking import rank_matrix
 from ..registry import SelectionResult, register
-
-#: memory budget of one block of per-pair squared differences (bytes)
-_BLOCK_BYTES = 64 * 1024**2
-
-
-def _bag_pair_sums(X, pairs: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """B x p matrix: for every bag b, sum over pairs of counts[b, pair] (f_i - f_j)^2.
-    One dense product per block of features; memory bounded by _BLOCK_BYTES."""
-    p = X.shape[1]
-    out = np.zeros((counts.shape[0], p))
-    if len(pairs) == 0:
-        return out
-    step = max(1, _BLOCK_BYTES // (8 * len(pairs)))
-    for s in range(0, p, step):
-        Xb = X[:, s:s + step]
-        diff = Xb[pairs[:, 0]] - Xb[pairs[:, 1]]
-        if sparse.issparse(diff):
-            diff = diff.toarray()
-        out[:, s:s + step] = counts @ (np.asarray(diff) ** 2)
-    return out
-
 
 def _bootstrap_counts(k: int, n_bags: int, rng: np.random.Generator) -> np.ndarray:
     """n_bags x k multiplicities of a bootstrap sample of k items (with replacement)."""
@@ -66,8 +45,8 @@ def bagging_constraint_score(X, y, constraints, rng, *, n_bags: int = 100, base:
     n_bags = int(n_bags)
     c_ml = _bootstrap_counts(constraints.n_ml, n_bags, rng)
     c_cl = _bootstrap_counts(constraints.n_cl, n_bags, rng)
-    ml = _bag_pair_sums(X, constraints.ml, c_ml)
-    cl = _bag_pair_sums(X, constraints.cl, c_cl)
+    ml = weighted_pair_sums(X, constraints.ml, c_ml)
+    cl = weighted_pair_sums(X, constraints.cl, c_cl)
     with np.errstate(divide="ignore", invalid="ignore"):
         bag_scores = ml / cl if base == "cs1" else ml - lam * cl
     return SelectionResult(scores=_mean_rank(bag_scores), extra={"n_bags": n_bags, "base": base})

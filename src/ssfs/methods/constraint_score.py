@@ -4,7 +4,6 @@ and C4/SC4 of Kalakech et al. (2011)."""
 
 from __future__ import annotations
 
-import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
@@ -37,8 +36,7 @@ def within_class_graph(X, constraints, *, k: int = 10, gamma: float = 100.0):
     touching at least one unconstrained sample; 0 otherwise."""
     n = X.shape[0]
     A = knn_graph(X, k=k).tocoo()
-    free = np.ones(n, dtype=bool)
-    free[constraints.samples()] = False
+    free = constraints.unconstrained(n)
     W = sparse.csr_matrix(((free[A.row] | free[A.col]).astype(float), (A.row, A.col)), shape=(n, n))
     if constraints.n_ml:
         M = pairs_matrix(constraints.ml, n)

@@ -16,6 +16,7 @@ from ..graph import (
     laplacian_quad,
     pair_weights,
     pairs_matrix,
+    weighted_pair_sums,
     weighted_sq_sums,
     weighted_sums,
 )
@@ -85,7 +86,7 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidt
         X, index = compress_unlabeled(X, keep, rng)
         if len(constraints):
             constraints = Constraints(index[constraints.ml], index[constraints.cl])
-    among = None if knn_edges == "all" else _unconstrained(X.shape[0], constraints)
+    among = None if knn_edges == "all" else constraints.unconstrained(X.shape[0])
     S, _ = constrained_graph(X, constraints, k=k, bandwidth=bandwidth, precomputed=graph, knn_among=among)
     return cls_from_graph(S, X, constraints, mean=mean, denominator=denominator)
 
@@ -95,13 +96,6 @@ def _check_cls_options(knn_edges: str, denominator: str) -> None:
         raise MethodError(f"cls: knn_edges must be 'all' or 'unlabeled', got {knn_edges!r}")
     if denominator not in ("variance", "cannot_link"):
         raise MethodError(f"cls: denominator must be 'variance' or 'cannot_link', got {denominator!r}")
-
-
-def _unconstrained(n: int, constraints) -> np.ndarray:
-    """Boolean mask of the samples in no constraint (X_U when constraints come from labels)."""
-    free = np.ones(n, dtype=bool)
-    free[constraints.samples()] = False
-    return free
 
 
 def _group_sums(G: sparse.csr_matrix, M) -> np.ndarray:
@@ -149,7 +143,7 @@ def cls_from_graph(S, X, constraints, *, mean: str = "uniform", groups=None,
         num = 2.0 * _pair_sums(X, np.column_stack([E.row, E.col]).astype(np.int64), E.data, g[E.row], n_groups)
     else:
         num = 2.0 * (_group_sums(ind(d), X2) - _group_sums(ind(np.ones(n)), XSX))
-    free = _unconstrained(n, constraints)
+    free = constraints.unconstrained(n)
     if denominator == "cannot_link" and len(constraints.cl):  # per group: only where CL pairs exist
         free[np.isin(g, g[np.asarray(constraints.cl)[:, 0]])] = False
     # the CL-only denominator sums terms whose D_ii can differ by many orders of magnitude
@@ -196,16 +190,7 @@ def cls_denominator(X, d: np.ndarray, free: np.ndarray, cl: np.ndarray, *, mean:
     return den[0] if groups is None else den
 
 
-def _pair_sums(X, pairs: np.ndarray, w: np.ndarray, pair_group: np.ndarray, n_groups: int,
-               block: int = 4096) -> np.ndarray:
-    """(n_groups x p) sums over pairs (i, j) of w * (f_i - f_j)^2, by group of the pair,
-    in blocks of pairs (bounded memory)."""
-    out = np.zeros((n_groups, X.shape[1]))
-    for s in range(0, len(pairs), block):
-        a, b = pairs[s:s + block, 0], pairs[s:s + block, 1]
-        diff = X[a] - X[b]
-        sq = diff.multiply(diff) if sparse.issparse(diff) else diff * diff
-        G = sparse.csr_matrix((w[s:s + block], (pair_group[s:s + block], np.arange(a.size))),
-                              shape=(n_groups, a.size))
-        out += _group_sums(G, sq)
-    return out
+def _pair_sums(X, pairs: np.ndarray, w: np.ndarray, pair_group: np.ndarray, n_groups: int) -> np.ndarray:
+    """(n_groups x p) sums over pairs (i, j) of w * (f_i - f_j)^2, by group of the pair."""
+    G = sparse.csr_matrix((w, (pair_group, np.arange(len(pairs)))), shape=(n_groups, len(pairs)))
+    return weighted_pair_sums(X, pairs, G)
