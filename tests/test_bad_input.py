@@ -25,11 +25,11 @@ from scipy import io as sio
 from scipy import sparse
 
 from ssfs import Constraints, run_method
-from ssfs.config import load_schema, validate_config
+from ssfs._validation import dense
 from ssfs.errors import ConfigError, InputError, MethodError, SupervisionError
+from ssfs.experiment.splits import make_split
 from ssfs.io import prepare_dataset
-from ssfs.select import dense
-from ssfs.splits import make_split
+from ssfs.workflow.config import load_schema, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -298,7 +298,7 @@ def test_small_sparse_input_is_densified_with_identical_result():
 
 def test_more_neighbours_than_samples_is_clamped_to_n_minus_1():
     """Decision: k > n - 1 is clamped silently to the complete graph (documented in
-    ssfs.graph; ensembles build many small graphs, a warning per graph would flood logs)."""
+    ssfs.methods._shared.graph; ensembles build many small graphs, a warning per graph would flood logs)."""
     X = np.random.default_rng(4).normal(size=(8, 5))
     a = run_method("laplacian", X, k=50).scores
     b = run_method("laplacian", X, k=7).scores

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssfs import Constraints, SSFSError, get_method, list_methods, run_method
-from ssfs.select import constant_features
+from ssfs._validation import constant_features
 
 #: settings that keep each call in milliseconds; ensembles draw every feature (subspace = p)
 SMALL = {

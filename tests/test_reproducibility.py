@@ -19,10 +19,10 @@ import sys
 
 import numpy as np
 import pytest
+from workflow_helpers import SCORE_TARGETS, config, reference_run, snakemake, tables
 
 from ssfs import Constraints, get_method, list_methods, run_method
 from ssfs.seeding import derive_rng
-from workflow_helpers import SCORE_TARGETS, config, reference_run, snakemake, tables
 
 # ----------------------------------------------------------------------------- workflow
 

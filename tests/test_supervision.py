@@ -5,8 +5,8 @@ import pytest
 
 from ssfs import Constraints, SupervisionError
 from ssfs.errors import InputError
+from ssfs.experiment.splits import make_split, partial_labels
 from ssfs.seeding import derive_rng
-from ssfs.splits import make_split, partial_labels
 
 Y = np.repeat([0, 1, 2], [30, 20, 10])
 

@@ -3,7 +3,7 @@
 from .constraints import Constraints
 from .errors import ConfigError, InputError, MethodError, SSFSError, SupervisionError
 from .registry import SelectionResult, get_method, list_methods, register
-from .select import run_method
+from .runner import run_method
 
 __version__ = "0.1.0"
 

@@ -42,12 +42,12 @@ def cmd_methods(args) -> int:
 
 
 def cmd_rank(args) -> int:
-    from .atomic import write_tsv
     from .constraints import Constraints
+    from .experiment.splits import draw_labeled
     from .io import prepare_dataset
     from .ranking import ranking_table
-    from .select import run_method
-    from .splits import draw_labeled
+    from .runner import run_method
+    from .workflow.atomic import write_tsv
 
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):

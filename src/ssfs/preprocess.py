@@ -31,7 +31,7 @@ Applied by :func:`preprocess` in this order (config keys of a dataset entry):
 Sparse (CSR) input stays sparse for ``none``, ``top_variable`` and ``log2`` with
 ``log_offset: 1`` (log2(1 + x) maps stored zeros to zero, so only stored values
 change); every other normalisation, and median imputation, densify through
-:func:`ssfs.select.dense`, which refuses matrices too large for memory.
+:func:`ssfs.runner.dense`, which refuses matrices too large for memory.
 Constant features are kept (ssfs methods rank them last) with a warning giving
 their count.
 """
@@ -46,8 +46,8 @@ from anndata import AnnData
 from scipy import sparse
 from scipy.stats import rankdata
 
+from ._validation import constant_features, dense
 from .errors import ConfigError, InputError
-from .select import constant_features, dense
 
 MISSING = ("refuse", "median")
 NORMALIZATIONS = ("none", "microarray", "log2", "quantile", "minmax", "zscore")

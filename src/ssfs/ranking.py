@@ -3,7 +3,7 @@
 Ties are broken by feature index (lower index first) so a ranking is a
 deterministic function of the scores. Infinite scores are ordered as numbers (a
 perfect separator's Fisher score is +inf and ranks first); NaN (undefined) ranks
-last. :func:`ssfs.select.run_method` replaces undefined scores by the worst value
+last. :func:`ssfs.runner.run_method` replaces undefined scores by the worst value
 (-inf when higher is better, +inf when lower is better), so published rankings
 never hold NaN.
 """

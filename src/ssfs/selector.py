@@ -15,7 +15,7 @@ from sklearn.feature_selection import SelectorMixin
 
 from .constraints import Constraints
 from .ranking import ranks_from_order
-from .select import run_method
+from .runner import run_method
 
 
 class SemiSupervisedSelector(SelectorMixin, BaseEstimator):

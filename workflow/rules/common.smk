@@ -1,7 +1,7 @@
 # Config validation (JSON schema + method registry), wildcards and helpers.
 import sys
 
-from ssfs.config import supervision_for, validate_config, load_schema, variants
+from ssfs.workflow.config import supervision_for, validate_config, load_schema, variants
 from ssfs.errors import SSFSError
 
 try:

@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from ssfs.report import run_aggregate
-from ssfs.scripting import run_step
+from ssfs.report.build import run_aggregate
+from ssfs.workflow.scripting import run_step
 
 
 def main(sm):

@@ -1,5 +1,5 @@
-from ssfs.pipeline import run_combine
-from ssfs.scripting import run_step
+from ssfs.workflow.pipeline import run_combine
+from ssfs.workflow.scripting import run_step
 
 
 def main(sm):

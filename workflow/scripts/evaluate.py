@@ -1,5 +1,5 @@
-from ssfs.evaluation import run_evaluation
-from ssfs.scripting import run_step
+from ssfs.experiment.evaluation import run_evaluation
+from ssfs.workflow.scripting import run_step
 
 
 def main(sm):

@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from ssfs.report import run_report
-from ssfs.scripting import run_step
+from ssfs.report.build import run_report
+from ssfs.workflow.scripting import run_step
 
 
 def main(sm):

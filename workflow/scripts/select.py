@@ -1,5 +1,5 @@
-from ssfs.pipeline import run_select_reps
-from ssfs.scripting import run_step
+from ssfs.workflow.pipeline import run_select_reps
+from ssfs.workflow.scripting import run_step
 
 
 def main(sm):

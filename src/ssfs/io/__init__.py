@@ -69,7 +69,14 @@ warning.
 """
 
 from .h5ad import write_prepared
-from .prepare import ENTRY_KEYS, FORMATS, check_labels, guess_format, prepare_dataset, read_dataset
+from .prepare import (
+    ENTRY_KEYS,
+    FORMATS,
+    check_labels,
+    guess_format,
+    prepare_dataset,
+    read_dataset,
+)
 
 __all__ = [
     "ENTRY_KEYS",

@@ -12,8 +12,8 @@ import anndata
 import numpy as np
 from anndata import AnnData
 
-from ..atomic import atomic_path
 from ..errors import InputError, SupervisionError
+from ..workflow.atomic import atomic_path
 from .common import examples, make_adata
 
 

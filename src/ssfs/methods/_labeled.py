@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from .._validation import dense
 from ..errors import SupervisionError
-from ..select import dense
 
 
 def labeled(X, y, *, method: str, keep_sparse: bool = False):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MethodError, SupervisionError
-from ..graph import weighted_pair_sums
 from ..ranking import rank_matrix
 from ..registry import SelectionResult, register
+from ._shared.graph import weighted_pair_sums
+
 
 def _bootstrap_counts(k: int, n_bags: int, rng: np.random.Generator) -> np.ndarray:
     """n_bags x k multiplicities of a bootstrap sample of k items (with replacement)."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 from scipy import sparse
 
 from ..errors import MethodError
-from ..graph import knn_graph, laplacian_quad, pairs_matrix
 from ..registry import register
+from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
 from .spectral import laplacian_score
 
 

@@ -18,7 +18,8 @@ from scipy.spatial.distance import squareform
 
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
-from ..graph import (
+from ..registry import SelectionResult, register
+from ._shared.graph import (
     as_float_matrix,
     degree,
     heat_kernel_graph,
@@ -28,8 +29,7 @@ from ..graph import (
     resolve_bandwidth,
     sparse_if_mostly_zero,
 )
-from ..registry import SelectionResult, register
-from ..som import compress_unlabeled
+from ._shared.som import compress_unlabeled
 from .spectral import cls_denominator
 
 #: the adaptive neighbourhood needs all pairwise distances: refused above this many samples
@@ -234,7 +234,7 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: str = "adaptive", k: in
 
     1. coherent constraint subset (Algorithm 9) unless ``select_constraints`` is false;
     2. with ``som``, the samples that are neither labeled nor constrained are replaced
-       by SOM prototypes (thesis 3.3.2, :func:`ssfs.som.som_compress`);
+       by SOM prototypes (thesis 3.3.2, :func:`ssfs.methods._shared.som.som_compress`);
     3. neighbours: same cluster of the Davies-Bouldin-cut Ward clustering
        (``neighbourhood="adaptive"``, thesis 3.4.4) or the k nearest neighbours
        (``"knn"``), heat-kernel weights w (eq. 3.19);

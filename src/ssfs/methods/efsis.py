@@ -24,7 +24,7 @@ Splitting one large ensemble (e.g. across cluster jobs): ``efsis`` and
 ``bootstrap_rank`` register a :class:`ssfs.registry.Members` protocol (resamples
 planned from the rng by :func:`plan_bootstraps`, any slice of them scored by
 :func:`bootstrap_chunk`, combined in resample order), so
-:func:`ssfs.select.run_member_chunk` / :func:`ssfs.select.combine_member_chunks`
+:func:`ssfs.runner.run_member_chunk` / :func:`ssfs.runner.combine_member_chunks`
 and the workflow's ``execution.member_chunks`` give the ranking of one call.
 
 Thresholds: the paper weights the rankers per threshold t; ``top_percent`` given
@@ -39,18 +39,25 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.stats import rankdata
 
-from ..aggregation import (
+from ..constraints import Constraints
+from ..errors import InputError, MethodError
+from ..experiment.stability import efsis_stability, n_top
+from ..registry import (
+    Members,
+    SelectionResult,
+    check_params,
+    get_method,
+    register,
+    run_members,
+)
+from ._labeled import labeled
+from ._shared.aggregation import (
     aggregate_ranks,
     log_rank_product,
     order_from_aggregate,
     rank_rows,
     ranks_from_aggregate,
 )
-from ..constraints import Constraints
-from ..errors import InputError, MethodError
-from ..registry import Members, SelectionResult, check_params, get_method, register, run_members
-from ..stability import efsis_stability, n_top
-from ._labeled import labeled
 
 EFSIS_RANKERS = ("sam", "geode", "relieff", "infogain")
 

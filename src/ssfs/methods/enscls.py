@@ -22,7 +22,7 @@ Speed. Every member's randomness is drawn up front from ``rng``
 committee can be split into chunks (:func:`enscls_chunk`, e.g. one per workflow
 job) and recombined (:func:`combine_enscls`) with bit-identical results, whatever
 the chunking. Inside a chunk, members are stacked block-diagonally: one kNN search
-per member (:func:`ssfs.graph.knn_search`), then one graph construction and one
+per member (:func:`ssfs.methods._shared.graph.knn_search`), then one graph construction and one
 CLS evaluation for a whole batch of members. Each member's block is scaled by
 1/sqrt(t_i) (t_i its own bandwidth) so a single bandwidth of 1 serves the batch;
 CLS is invariant to scaling a feature, so the scores are those of the member alone.
@@ -36,11 +36,11 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import threadpool_limits
 
-from ..committee import draw_subspaces, resolve_members
 from ..constraints import Constraints
 from ..errors import InputError
-from ..graph import constrained_graph, knn_search, resolve_bandwidth
 from ..registry import Members, register, run_members
+from ._shared.committee import draw_subspaces, resolve_members
+from ._shared.graph import constrained_graph, knn_search, resolve_bandwidth
 from .spectral import _check_cls_options, cls_from_graph
 
 #: memory budget of one batch of stacked members (bytes)
@@ -90,7 +90,7 @@ def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootst
     XL = cols[boot]
     XU = cols[plan.unlabeled]
     if som and XU.shape[0] >= 2:
-        from ..som import som_compress  # optional step, imported when used
+        from ._shared.som import som_compress  # optional step, imported when used
 
         XU, _ = som_compress(XU, np.random.default_rng(int(plan.seeds[i])), max_nodes=som_nodes)
     return np.vstack([XL, XU]), y[boot]

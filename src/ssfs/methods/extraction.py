@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from .._validation import dense
 from ..errors import MethodError
-from ..graph import pairs_matrix
 from ..registry import SelectionResult, register
-from ..select import dense
+from ._shared.graph import pairs_matrix
 
 #: above this many features SSDR works in the row space of X (economy SVD) instead of p x p
 _SSDR_MAX_DENSE_P = 2000

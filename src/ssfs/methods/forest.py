@@ -25,9 +25,9 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from ..committee import committee_size
+from .._validation import dense
 from ..registry import register
-from ..select import dense
+from ._shared.committee import committee_size
 
 try:  # scikit-learn's Cython tree builder, the estimator's fit without its per-call checks
     from sklearn.tree._criterion import Gini
@@ -45,7 +45,7 @@ class SplitterSeed:
     The splitter takes exactly one ``randint(0, RAND_R_MAX)`` from its random_state per fit
     (sklearn/tree/_splitter.pyx, ``Splitter.init``); it is drawn once from
     ``RandomState(seed)`` and replayed, so refitting with the same seed skips seeding a
-    Mersenne Twister (70 us of a 100-150 us SSFI tree fit). tests/test_ssfi.py checks the
+    Mersenne Twister (70 us of a 100-150 us SSFI tree fit). tests/methods/test_ssfi.py checks the
     trees against ``DecisionTreeClassifier(random_state=seed)``."""
 
     __slots__ = ("_args", "_draw", "seed")

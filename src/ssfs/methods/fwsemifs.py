@@ -35,9 +35,9 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier
 
+from .._validation import dense
 from ..errors import InputError
 from ..registry import SelectionResult, register
-from ..select import dense
 from .forest import SplitterSeed, fit_tree, tree_predict
 
 CLASSIFIERS = ("tree", "nb", "knn")

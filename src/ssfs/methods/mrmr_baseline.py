@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import dense
 from ..errors import MethodError
 from ..registry import SelectionResult, register
-from ..select import dense
 
 
 @register("mrmr", higher_is_better=True, kind="subset", needs=("labels",), requires="mrmr")

@@ -1,6 +1,6 @@
 """Graph-based (spectral) scores: Laplacian score and Constrained Laplacian Score.
 
-Both use the shared sparse graph of :mod:`ssfs.graph` and are vectorized over
+Both use the shared sparse graph of :mod:`ssfs.methods._shared.graph` and are vectorized over
 features: one sparse product ``S @ X`` per score, no loop over features or pairs.
 """
 
@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from ..graph import (
+from ..errors import MethodError
+from ..registry import register
+from ._shared.graph import (
     constrained_graph,
     degree,
     heat_kernel_graph,
@@ -20,8 +22,6 @@ from ..graph import (
     weighted_sq_sums,
     weighted_sums,
 )
-from ..errors import MethodError
-from ..registry import register
 
 
 @register("laplacian", higher_is_better=False)
@@ -65,7 +65,7 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidt
     ``mean``: "uniform" (mu = 1/n sum f, thesis eq. 2.7) or "degree" (eq. 3.9).
     Without constraints CLS reduces to the Laplacian score (eq. 2.7).
     ``som``: replace the samples that are neither labeled nor constrained by the
-    reference vectors of a SOM (thesis 3.3.2, :func:`ssfs.som.som_compress`) and score
+    reference vectors of a SOM (thesis 3.3.2, :func:`ssfs.methods._shared.som.som_compress`) and score
     on labeled + prototypes (not with ``graph``).
     ``knn_edges``: "all" (kNN edges between any samples) or "unlabeled" (eq. 2 literally:
     kNN edges only among the samples in no constraint, X_U; constrained samples are joined
@@ -79,7 +79,7 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidt
         if graph is not None:
             raise ValueError("cls: som and a precomputed graph cannot be combined")
         from ..constraints import Constraints
-        from ..som import compress_unlabeled
+        from ._shared.som import compress_unlabeled
 
         keep = y >= 0
         keep[constraints.samples()] = True
@@ -119,7 +119,7 @@ def _group_indicator(groups, n: int):
 def cls_from_graph(S, X, constraints, *, mean: str = "uniform", groups=None,
                    denominator: str = "variance") -> np.ndarray:
     """CLS (EnsCLS paper eq. 1-3, the sum form of :func:`constrained_laplacian_score`)
-    from an already built constrained graph ``S`` (e.g. :func:`ssfs.graph.constrained_graph`).
+    from an already built constrained graph ``S`` (e.g. :func:`ssfs.methods._shared.graph.constrained_graph`).
 
     ``groups`` (int array, one id 0..G-1 per sample) scores G independent problems at
     once: ``S`` must be block diagonal by group and every constraint must join samples

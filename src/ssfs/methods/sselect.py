@@ -6,14 +6,14 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..graph import (
+from ..registry import register
+from ._shared.graph import (
     degree,
     heat_kernel_graph,
     laplacian_quad,
     weighted_sq_sums,
     weighted_sums,
 )
-from ..registry import register
 
 
 def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:

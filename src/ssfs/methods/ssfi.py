@@ -47,10 +47,10 @@ import numbers
 
 import numpy as np
 
-from ..committee import draw_subspaces, resolve_members
+from .._validation import dense
 from ..errors import InputError
 from ..registry import SelectionResult, register
-from ..select import dense
+from ._shared.committee import draw_subspaces, resolve_members
 from .forest import FlatForest, SplitterSeed, fit_tree
 
 _BLOCK = 1 << 18  # (member, sample) pairs handled at once: bounds the temporary arrays

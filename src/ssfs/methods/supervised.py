@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from ..graph import weighted_sq_sums, weighted_sums
 from ..registry import register
+from ._shared.graph import weighted_sq_sums, weighted_sums
 
 
 def column_variance(X, w=None) -> np.ndarray:

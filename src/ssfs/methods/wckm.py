@@ -13,7 +13,7 @@ Choices (the thesis leaves them open):
   sum_{p != q} a_rp = 1 - a_rq), times ``penalty`` (1 in eq. 4.4). Eq. 4.15 keeps
   sum_q a_iq = 1 but can leave [0, 1]; memberships are clipped to [0, 1] and
   renormalised.
-- Eq. 4.23 is implemented as written (see :func:`ssfs.clustering.dispersion_weights`):
+- Eq. 4.23 is implemented as written (see :func:`ssfs.experiment.clustering.dispersion_weights`):
   with beta < 0, w_j grows with the within-cluster dispersion E_j, contrary to the
   thesis's prose. On the raw Wave data this puts the noise features last, as in the
   thesis's Fig. 4.1 (the signal features have the larger raw dispersion); z-scoring
@@ -32,11 +32,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..clustering import dispersion_weights, initial_centres, powered, standardize, violations, weighted_sq_dists
+from .._validation import dense
 from ..errors import InputError, SupervisionError
-from ..graph import pairs_matrix
+from ..experiment.clustering import (
+    dispersion_weights,
+    initial_centres,
+    powered,
+    standardize,
+    violations,
+    weighted_sq_dists,
+)
 from ..registry import SelectionResult, register
-from ..select import dense
+from ._shared.graph import pairs_matrix
 
 
 def n_clusters_from_labels(y, n_clusters, method: str) -> int:

@@ -1,0 +1,86 @@
+"""Input checks shared by the runner, the methods, preprocessing and metrics
+(as scikit-learn's ``utils.validation``): nothing here imports the runner."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from .errors import InputError, SupervisionError
+
+#: a dense copy of a sparse matrix larger than this is refused (bytes)
+DENSE_LIMIT_BYTES = 4 * 1024**3
+
+
+def check_matrix(X, *, where: str = "X"):
+    """Float matrix without NaN/inf, with at least 2 samples and 1 feature."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        if not np.issubdtype(X.dtype, np.number):
+            raise InputError(f"{where} is not numeric (dtype {X.dtype})")
+        X = X.astype(np.float64)
+        vals = X.data
+    else:
+        X = np.asarray(X)
+        if X.dtype == object or not np.issubdtype(X.dtype, np.number):
+            raise InputError(f"{where} is not numeric (dtype {X.dtype})")
+        X = X.astype(np.float64, copy=False)
+        vals = X
+    if X.ndim != 2:
+        raise InputError(f"{where} must be 2-dimensional (samples x features), got shape {X.shape}")
+    n, p = X.shape
+    if n < 2 or p < 1:
+        raise InputError(f"{where} has shape {n} x {p}: need at least 2 samples and 1 feature")
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        if sparse.issparse(X):
+            coo = X.tocoo()
+            r, c = coo.row[bad][0], coo.col[bad][0]
+        else:
+            r, c = np.argwhere(bad)[0]
+        raise InputError(
+            f"{where} holds {int(bad.sum())} missing or infinite value(s), first at sample {r}, feature {c}; "
+            "impute them (prepare: missing: median) or remove them"
+        )
+    return X
+
+
+def check_labels(y, n: int) -> np.ndarray:
+    if y is None:
+        return np.full(n, -1, dtype=np.int64)
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise SupervisionError(f"labels have shape {y.shape}, expected ({n},)")
+    if not np.issubdtype(y.dtype, np.integer):
+        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+        else:
+            raise SupervisionError("labels must be integer class codes with -1 for unlabeled samples")
+    if (y < -1).any():
+        raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
+    return y.astype(np.int64)
+
+
+def dense(X, *, method: str = "this method"):
+    """Dense float array; converts sparse input when it fits, refuses with an estimate otherwise."""
+    if not sparse.issparse(X):
+        return np.asarray(X, dtype=np.float64)
+    need = X.shape[0] * X.shape[1] * 8
+    if need > DENSE_LIMIT_BYTES:
+        raise InputError(
+            f"{method} needs a dense matrix; densifying {X.shape[0]} x {X.shape[1]} would take "
+            f"{need / 1024**3:.1f} GiB (limit {DENSE_LIMIT_BYTES / 1024**3:.0f} GiB): "
+            "select fewer features first (prepare: top_variable) or use a graph-based score"
+        )
+    return X.toarray()
+
+
+def constant_features(X) -> np.ndarray:
+    """Boolean mask of features with zero variance."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        return (sq - mean**2) <= 1e-12 * np.maximum(1.0, sq)
+    X = np.asarray(X, dtype=float)
+    return np.ptp(X, axis=0) == 0

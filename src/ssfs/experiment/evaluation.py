@@ -1,0 +1,238 @@
+"""Evaluation protocols of a ranking: the tidy long table ``n_features, metric, value``
+(the caller adds dataset, variant, method, rep).
+
+For each number of features i of the grid, the top-i features of the ranking are
+scored by every requested metric:
+
+- ``accuracy``, ``auc``: a classifier (linear SVM, 1-NN or decision tree) trained on
+  the training part restricted to the top-i features, scored on the test part
+  (EnsCLS paper Alg. 3, SSFI paper Alg. 5, EFSIS paper Section 3.2). AUC is binary
+  or one-vs-rest macro.
+- ``semisupervised_accuracy``: the constraint-score paper's semi-supervised protocol
+  (Section 3.2): COP-KMeans on all training samples in the top-i space with the
+  repetition's constraints only, Hungarian matching of clusters to classes
+  (``matching``, default the paper's "training samples"), 1-NN on the test part
+  (:func:`ssfs.experiment.metrics.semisupervised_accuracy`). ``train_on`` does not apply.
+- ``rand``, ``ari``: k-means (``kmeans_init`` = 20 restarts, best objective) on the
+  top-i features of all samples, Rand / adjusted Rand index against the classes
+  (thesis Tables 3.5 / 4.2; :func:`ssfs.experiment.metrics.clustering_quality`).
+- ``red``: redundancy rate (thesis eq. 3.33) of the top-i features on the training
+  part (NaN for i = 1); lower is better.
+
+Choices (parameters): features are scaled (``scale``, default min-max as Weka's SMO
+does, which the papers used) before the classifier and the clusterings, fitted on
+the training part (classifier, COP-KMeans) or on all clustered samples (k-means);
+``train_on: all`` trains the classifier on all training samples with their true
+labels (the papers' protocol), ``labeled`` only on the labeled ones. Every random
+choice of size i derives from ``(seed, i)``, so a result does not depend on the
+other sizes of the grid, and all methods of a repetition share the same draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from sklearn.metrics import accuracy_score, roc_auc_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+
+from ..errors import ConfigError, SupervisionError
+from ..ranking import RankingOrders, read_ranking
+
+CLASSIFIERS = ("svm", "knn1", "tree")
+CLASSIFIER_METRICS = ("accuracy", "auc")
+CLUSTER_METRICS = ("rand", "ari")
+METRICS = CLASSIFIER_METRICS + ("semisupervised_accuracy",) + CLUSTER_METRICS + ("red",)
+LOWER_IS_BETTER = frozenset({"red"})
+SCALERS = {"minmax": MinMaxScaler, "standard": StandardScaler, "maxabs": MaxAbsScaler}
+
+
+def higher_is_better(metric: str) -> bool:
+    """Direction of a metric (``red`` and rank sums: lower is better)."""
+    return metric not in LOWER_IS_BETTER and not str(metric).startswith("rank_sum")
+
+
+def make_classifier(name: str, seed: int = 0, scale: str = "minmax"):
+    if name == "svm":
+        clf = SVC(kernel="linear", C=1.0)
+    elif name == "knn1":
+        clf = KNeighborsClassifier(n_neighbors=1)
+    elif name == "tree":
+        clf = DecisionTreeClassifier(random_state=seed)
+    else:
+        raise ConfigError(f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}")
+    if scale == "none":
+        return clf
+    _check_scale(scale)
+    return make_pipeline(SCALERS[scale](), clf)
+
+
+def _check_scale(scale: str) -> None:
+    if scale != "none" and scale not in SCALERS:
+        raise ConfigError(f"unknown scale {scale!r}; choose none, minmax, standard or maxabs")
+
+
+def _scaled(fit, *others, scale: str = "minmax"):
+    """``fit`` and ``others`` scaled by a scaler fitted on ``fit`` (dense arrays)."""
+    if scale == "none":
+        return (fit, *others)
+    sc = SCALERS[scale]().fit(fit)
+    return tuple(sc.transform(a) for a in (fit, *others))
+
+
+def macro_auc(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray) -> float:
+    """Binary AUC, or one-vs-rest macro AUC over the classes present in ``y_true``."""
+    if classes.size == 2:
+        s = scores if scores.ndim == 1 else scores[:, 1]
+        if np.unique(y_true).size < 2:
+            return float("nan")
+        return float(roc_auc_score(y_true == classes[1], s))
+    aucs = []
+    for c_idx, c in enumerate(classes):
+        pos = y_true == c
+        if 0 < pos.sum() < pos.size:
+            aucs.append(roc_auc_score(pos, scores[:, c_idx]))
+    return float(np.mean(aucs)) if aucs else float("nan")
+
+
+def _scores_for_auc(model, X):
+    if hasattr(model, "decision_function"):
+        try:
+            return model.decision_function(X)
+        except AttributeError:
+            pass
+    return model.predict_proba(X)
+
+
+def n_features_grid(p: int, max_features=None, n_features=None, percent=None) -> list[int]:
+    """The numbers of features to evaluate: an explicit list, 1..max_features, or
+    percentages of p (rounded, at least 1), clipped to p and de-duplicated."""
+    if n_features:
+        grid = [int(v) for v in n_features]
+    elif percent:
+        grid = [max(1, int(round(p * float(q) / 100.0))) for q in percent]
+    else:
+        grid = list(range(1, int(max_features or 20) + 1))
+    return sorted({min(g, p) for g in grid if g >= 1})
+
+
+def evaluate_order(
+    X,
+    y: np.ndarray,
+    split: dict,
+    order: np.ndarray,
+    grid: list[int],
+    *,
+    classifier: str = "svm",
+    metrics=("accuracy",),
+    train_on: str = "all",
+    scale: str = "minmax",
+    seed: int = 0,
+    constraints=None,
+    matching: str = "train",
+    cop_kmeans_init: int = 10,
+    kmeans_init: int = 20,
+    red_absolute: bool = False,
+) -> pd.DataFrame:
+    """Every metric of ``metrics`` on the top-i features of ``order`` for every i in ``grid``.
+
+    ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
+    first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used; ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
+    ``len(order)`` (subset methods) are skipped. ``constraints``
+    (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
+    ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
+    COP-KMeans finds an assignment satisfying them the value is NaN (certain with
+    contradictory noisy constraints; possible with correct ones too, since COP-KMeans
+    assigns greedily and can dead-end: more restarts make it rarer).
+    """
+    from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
+
+    metrics = list(dict.fromkeys(metrics))
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
+    _check_scale(scale)
+    if "semisupervised_accuracy" in metrics and constraints is None:
+        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    train_all = np.asarray(split["train"], dtype=np.int64)
+    train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
+    test = np.asarray(split["test"], dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    classes = np.unique(y[train])
+    n_classes = int(y.max()) + 1
+    cons_train = constraints.subset(train_all) if constraints is not None else None
+    rows = []
+    orders = order if isinstance(order, RankingOrders) else RankingOrders(order)
+    for i in grid:
+        if i > orders.size:
+            continue
+        cols = orders.at(i)[:i]
+        Xi = X[:, cols]
+        Xi = Xi.toarray() if sparse.issparse(Xi) else np.asarray(Xi, dtype=np.float64)
+        if any(m in CLASSIFIER_METRICS for m in metrics):
+            model = make_classifier(classifier, seed=seed, scale=scale).fit(Xi[train], y[train])
+            if "accuracy" in metrics:
+                rows.append((i, "accuracy", float(accuracy_score(y[test], model.predict(Xi[test])))))
+            if "auc" in metrics:
+                rows.append((i, "auc", macro_auc(y[test], _scores_for_auc(model, Xi[test]), classes)))
+        if "semisupervised_accuracy" in metrics:
+            Xtr, Xte = _scaled(Xi[train_all], Xi[test], scale=scale)
+            try:
+                acc = semisupervised_accuracy(Xtr, cons_train, Xte, y[test], n_classes,
+                                              np.random.default_rng([seed, 1, i]), y_train=y[train_all],
+                                              matching=matching, n_init=cop_kmeans_init)
+            except SupervisionError:
+                acc = float("nan")  # no COP-KMeans assignment satisfies the (noisy) constraints
+            rows.append((i, "semisupervised_accuracy", acc))
+        if any(m in CLUSTER_METRICS for m in metrics):
+            (Xs,) = _scaled(Xi, scale=scale)
+            q = clustering_quality(Xs, y, np.random.default_rng([seed, 2, i]), n_init=kmeans_init)
+            rows += [(i, m, q[m]) for m in CLUSTER_METRICS if m in metrics]
+        if "red" in metrics:
+            rows.append((i, "red", redundancy_rate(Xi[train_all], absolute=red_absolute)))
+    return pd.DataFrame(rows, columns=["n_features", "metric", "value"])
+
+
+def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_paths: list | None,
+                   constraint_paths: list | None, out, ev: dict, seed: int, dataset: str, variant: str,
+                   label: str, reps: list[int]) -> None:
+    """The workflow's evaluate step: :func:`evaluate_order` on every repetition's ranking
+    (or extraction components), written as the tidy table ``dataset, variant, method,
+    rep, n_features, metric, value``."""
+    from ..constraints import Constraints
+    from ..seeding import derive_rng
+    from ..workflow.atomic import write_tsv
+    from ..workflow.pipeline import read_prepared
+    from .splits import read_split
+
+    X, y, _, _, _ = read_prepared(prepared)
+    grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
+    frames = []
+    for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths)):
+        ranking = read_ranking(rp)
+        Xe = X
+        if component_paths:
+            Z = np.load(component_paths[i])
+            if Z.size:
+                Xe = Z
+        cons = Constraints.from_tsv(constraint_paths[i]) if constraint_paths else None
+        df = evaluate_order(
+            Xe, y, read_split(sp), ranking, grid,
+            classifier=ev["classifier"], metrics=ev["metrics"], train_on=ev["train_on"], scale=ev["scale"],
+            # shared by all methods of a repetition (paired comparisons)
+            seed=int(derive_rng(seed, dataset, "classifier", rep).integers(2**31)),
+            constraints=cons, matching=ev.get("matching", "train"),
+            cop_kmeans_init=ev.get("cop_kmeans_init", 10), kmeans_init=ev.get("kmeans_init", 20),
+            red_absolute=ev.get("red_absolute", False),
+        )
+        df.insert(0, "rep", rep)
+        frames.append(df)
+    res = pd.concat(frames, ignore_index=True)
+    res.insert(0, "method", label)
+    res.insert(0, "variant", variant)
+    res.insert(0, "dataset", dataset)
+    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], out)

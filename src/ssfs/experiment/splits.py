@@ -1,0 +1,127 @@
+"""Supervision: train/test splits and the labeled subset of the training part.
+
+Protocols
+---------
+``holdout`` (EnsCLS paper Alg. 3, SSFI paper Alg. 5): stratified train/test split
+(2/3 : 1/3 by default), then ``labeled_per_class`` samples of each class drawn
+from the training part; the other training samples are unlabeled. Repeated R
+times with independent draws.
+
+``kfold`` (EFSIS paper Section 3.2): stratified K-fold; repetition r uses fold r
+as the test part; the labeled subset is drawn from the training folds
+(``labeled_per_class: all`` labels the whole training part).
+
+A split is a small dict (stored as JSON) of global sample indices.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
+from ..errors import SupervisionError
+from ..workflow.atomic import atomic_write_text
+
+
+def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1) -> None:
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size < 2:
+        raise SupervisionError(f"{dataset} has {classes.size} class(es); at least 2 are needed")
+    small = classes[counts < min_per_class]
+    if small.size:
+        raise SupervisionError(
+            f"{dataset}: class(es) {', '.join(map(str, small))} have fewer than {min_per_class} samples"
+        )
+
+
+def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Generator,
+                 *, dataset: str = "dataset", small_classes: str = "refuse") -> np.ndarray:
+    """``per_class`` samples of every class drawn from ``pool`` (indices), sorted.
+    ``per_class = "all"`` labels the whole pool. A class with fewer members in the pool
+    is refused (``small_classes="refuse"``) or labeled entirely (``"all"``, with a
+    warning; for datasets such as lymphoma and nci9 whose smallest classes have 2 samples)."""
+    if per_class == "all":
+        return np.sort(pool)
+    per_class = int(per_class)
+    if per_class < 1:
+        raise SupervisionError(f"labeled_per_class must be >= 1, got {per_class}")
+    out = []
+    for c in np.unique(y):
+        members = pool[y[pool] == c]
+        if members.size < per_class and small_classes == "all":
+            warnings.warn(f"{dataset}: class {c} has only {members.size} training sample(s); all are labeled")
+            out.append(members)
+            continue
+        if members.size < per_class:
+            raise SupervisionError(
+                f"{dataset}: class {c} has {members.size} training sample(s), fewer than "
+                f"labeled_per_class = {per_class}; lower labeled_per_class or use a larger training part"
+            )
+        out.append(rng.choice(members, size=per_class, replace=False))
+    return np.sort(np.concatenate(out))
+
+
+def make_split(
+    y: np.ndarray,
+    rep: int,
+    rng_split: np.random.Generator,
+    rng_labels: np.random.Generator,
+    *,
+    protocol: str = "holdout",
+    test_size: float = 1 / 3,
+    n_folds: int = 10,
+    labeled_per_class=3,
+    small_classes: str = "refuse",
+    dataset: str = "dataset",
+) -> dict:
+    """One repetition's split. For ``kfold`` all repetitions must be given the same
+    ``rng_split`` (the fold assignment is shared) and ``rep`` picks the fold."""
+    y = np.asarray(y)
+    n = y.size
+    check_classes(y, dataset=dataset, min_per_class=2)
+    seed = int(rng_split.integers(0, 2**31 - 1))
+    if protocol == "holdout":
+        sss = StratifiedShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
+        train, test = next(sss.split(np.zeros(n), y))
+    elif protocol == "kfold":
+        counts = np.unique(y, return_counts=True)[1]
+        if counts.min() < n_folds:
+            raise SupervisionError(
+                f"{dataset}: the smallest class has {counts.min()} samples, fewer than n_folds = {n_folds}"
+            )
+        if not 0 <= rep < n_folds:
+            raise SupervisionError(f"kfold: repetition {rep} outside 0..{n_folds - 1}")
+        skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+        train, test = list(skf.split(np.zeros(n), y))[rep]
+    else:
+        raise SupervisionError(f"unknown protocol {protocol!r} (holdout or kfold)")
+    labeled = draw_labeled(y, np.sort(train), labeled_per_class, rng_labels, dataset=dataset,
+                           small_classes=small_classes)
+    return {
+        "protocol": protocol,
+        "rep": int(rep),
+        "train": sorted(int(i) for i in train),
+        "test": sorted(int(i) for i in test),
+        "labeled": [int(i) for i in labeled],
+    }
+
+
+def partial_labels(y: np.ndarray, split: dict) -> np.ndarray:
+    """Labels of the training part with -1 for its unlabeled samples (train order)."""
+    train = np.asarray(split["train"])
+    yl = np.full(train.size, -1, dtype=np.int64)
+    pos = np.searchsorted(train, np.asarray(split["labeled"], dtype=np.int64))
+    yl[pos] = np.asarray(y)[split["labeled"]]
+    return yl
+
+
+def write_split(split: dict, path) -> None:
+    atomic_write_text(path, json.dumps(split, indent=1) + "\n")
+
+
+def read_split(path) -> dict:
+    with open(path) as fh:
+        return json.load(fh)

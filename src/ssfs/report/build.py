@@ -1,0 +1,434 @@
+"""Aggregation of the tidy score tables and the self-contained HTML report.
+
+Tables (``results/tables``): ``summary`` (mean ± sd per dataset x variant x method x
+number of features x metric), ``top_k`` (the papers' "averaged over the top K
+features": per repetition the mean over the evaluated sizes, then mean ± sd over
+repetitions), ``stability`` (:mod:`ssfs.report.stability`), ``stats_*``
+(:mod:`ssfs.report.statistics`), ``runtime`` (seconds and peak memory of every
+selection run), ``datasets`` and ``paper_comparison`` (:mod:`ssfs.report.papers`).
+summary, top_k and stability are also written as .md and .tex.
+
+Figures (``results/figures``, .png and .pdf, listed with their captions in
+``figures/index.tsv``): metric vs number of features per dataset x metric
+(``curve__*``), metric vs swept value (``sweep__*``), stability vs number of
+features (``stability__*``), CD diagrams and win/tie/loss heat maps (``cd__*``,
+``wtl__*``), run-time / memory bars (``runtime``).
+
+The report (:func:`run_report`) is one HTML page with every figure embedded as a
+data URI; the tables' "best" cell is bold (lowest for ``red`` and rank sums).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import importlib.metadata
+import platform
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..experiment.evaluation import higher_is_better
+from ..workflow.atomic import atomic_write_text, write_tsv
+from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
+
+KEYS = ["dataset", "variant", "method"]
+STAT_TABLES = ("per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss")
+SECTIONS = ("curves", "sweeps", "stability", "statistics", "runtime")
+
+
+# ------------------------------------------------------------------------ tables
+def summarize(scores: pd.DataFrame) -> pd.DataFrame:
+    g = scores.groupby(KEYS + ["metric", "n_features"], sort=True)["value"]
+    out = g.agg(mean="mean", sd="std", n="count").reset_index()
+    out["sd"] = out["sd"].fillna(0.0)
+    return out
+
+
+def top_k(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean over the evaluated numbers of features per repetition, then mean ± sd over repetitions."""
+    per_rep = scores.groupby(KEYS + ["metric", "rep"], sort=True)["value"].mean().reset_index()
+    out = per_rep.groupby(KEYS + ["metric"], sort=True)["value"].agg(mean="mean", sd="std", n="count").reset_index()
+    out["sd"] = out["sd"].fillna(0.0)
+    k = scores.groupby(KEYS + ["metric"], sort=True)["n_features"].max().reset_index(name="max_features")
+    return out.merge(k, on=KEYS + ["metric"])
+
+
+def read_timings(paths) -> pd.DataFrame:
+    """In-process seconds and peak traced memory (MiB) of every selection run, from
+    ``results/{dataset}/{variant}/timing/{method}/{rep}.tsv``."""
+    frames = []
+    for p in paths:
+        parts = Path(p).parts
+        t = pd.read_csv(p, sep="\t")
+        t.insert(0, "method", parts[-2])
+        t.insert(0, "variant", parts[-4])
+        t.insert(0, "dataset", parts[-5])
+        frames.append(t)
+    cols = KEYS + ["rep", "seconds", "peak_mb"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+
+
+def pm_table(df: pd.DataFrame, index, columns="method", digits=3, best="auto") -> pd.DataFrame:
+    """Wide table of "mean ± sd" strings; the best cell of each row is marked with **.
+
+    ``best``: ``"max"``, ``"min"`` or ``"auto"`` (by the row's ``metric``: lowest for
+    ``red`` and rank sums, highest otherwise)."""
+    index = index if isinstance(index, list) else [index]
+    rows = []
+    for key, sub in df.groupby(index, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(index, key))
+        direction = best
+        if best == "auto":
+            direction = "max" if higher_is_better(row.get("metric", "")) else "min"
+        finite = sub["mean"].dropna()
+        top = (finite.max() if direction == "max" else finite.min()) if len(finite) else np.nan
+        for _, r in sub.iterrows():
+            cell = f"{r['mean']:.{digits}f}{PM}{r['sd']:.{digits}f}"
+            row[r[columns]] = f"**{cell}**" if np.isclose(r["mean"], top) else cell
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _write_all(df: pd.DataFrame, wide: pd.DataFrame, stem: Path) -> None:
+    write_tsv(df, stem.with_suffix(".tsv"))
+    atomic_write_text(stem.with_suffix(".md"), to_markdown(wide))
+    atomic_write_text(stem.with_suffix(".tex"), to_latex(wide))
+
+
+def _drop_base(df: pd.DataFrame) -> pd.DataFrame:
+    """Leave out the ``variant`` column when the experiment has no sweeps."""
+    if "variant" in df.columns and set(df["variant"].unique()) <= {"base"}:
+        return df.drop(columns="variant")
+    return df
+
+
+# ------------------------------------------------------------- sweep variants
+def sweep_columns(scores: pd.DataFrame, cfg: dict) -> tuple[pd.DataFrame, list[str]]:
+    """``scores`` with one column per swept key (values of each row's variant) and
+    the list of those keys. Values come from :func:`ssfs.workflow.config.variants`; variant
+    names not in the config are parsed (``key-value`` joined by ``__``)."""
+    from ..workflow.config import variants
+
+    over = variants(cfg)
+    keys = sorted(cfg.get("sweeps") or {})
+    if not keys:
+        return scores, []
+    vals = {}
+    for v in scores["variant"].unique():
+        o = over.get(v)
+        if o is None:
+            o = {}
+            for part in str(v).split("__"):
+                k, _, val = part.partition("-")
+                try:
+                    o[k] = float(val) if "." in val else int(val)
+                except ValueError:
+                    o[k] = val
+        vals[v] = o
+    out = scores.copy()
+    for k in keys:
+        out[k] = out["variant"].map(lambda v, k=k: vals[v].get(k))
+    return out, keys
+
+
+# ----------------------------------------------------------------------- figures
+def _protocol(cfg: dict, n_reps: int) -> str:
+    sup = cfg["supervision"]
+    if sup["protocol"] == "kfold":
+        how = f"{n_reps} fold(s) of a stratified {sup['n_folds']}-fold cross-validation"
+    else:
+        how = f"{n_reps} repetition(s) of a stratified holdout split ({1 - sup['test_size']:.0%} training)"
+    return f"{how}, {sup['labeled_per_class']} labeled sample(s) per class"
+
+
+def _metric_text(metric: str, ev: dict) -> str:
+    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree"}[ev["classifier"]]
+    train = "all training samples" if ev["train_on"] == "all" else "the labeled training samples"
+    return {
+        "accuracy": f"test accuracy of a {clf} trained on {train}",
+        "auc": f"test AUC of a {clf} trained on {train}",
+        "semisupervised_accuracy": "test accuracy of 1-NN on the COP-KMeans clusters of the training samples "
+                                   "(constraints only; clusters named by Hungarian matching)",
+        "rand": f"Rand index of k-means ({ev.get('kmeans_init', 20)} restarts) on all samples vs the classes",
+        "ari": f"adjusted Rand index of k-means ({ev.get('kmeans_init', 20)} restarts) on all samples vs the classes",
+        "red": "redundancy rate RED of the selected features on the training part (lower is better)",
+    }.get(metric, metric)
+
+
+def _short_metric(metric: str, ev: dict) -> str:
+    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree"}[ev["classifier"]]
+    return {"accuracy": f"test accuracy ({clf})", "auc": f"test AUC ({clf})",
+            "semisupervised_accuracy": "semi-supervised test accuracy (COP-KMeans + 1-NN)",
+            "rand": "Rand index (k-means)", "ari": "adjusted Rand index (k-means)",
+            "red": "redundancy rate RED"}.get(metric, metric)
+
+
+def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame, cfg: dict, figdir: Path,
+                 colors) -> list[dict]:
+    """Curves, sweep curves, stability and run-time figures; returns index entries."""
+    from .figures import (
+        curve_vs_features,
+        curve_vs_parameter,
+        runtime_bars,
+        stability_vs_features,
+    )
+    from .stability import stability_long
+
+    ev = cfg["evaluation"]
+    n_reps = scores["rep"].nunique()
+    figs = []
+    multi = scores["variant"].nunique() > 1
+    for ds in sorted(scores["dataset"].unique()):
+        for metric in sorted(scores["metric"].unique()):
+            d = scores[(scores["dataset"] == ds) & (scores["metric"] == metric)].copy()
+            if d.empty:
+                continue
+            if multi:  # one panel per variant
+                d["dataset"] = d["variant"]
+            stem = f"curve__{ds}__{metric}"
+            curve_vs_features(d, metric, figdir / stem, colors=colors)
+            figs.append(dict(stem=stem, section="curves", caption=(
+                f"{ds}: {_short_metric(metric, ev)} on the top-i features vs i; mean ± 1 sd over {n_reps} "
+                f"{'folds' if cfg['supervision']['protocol'] == 'kfold' else 'repetitions'}"
+                + ("; one panel per variant." if multi else "."))))
+    sw, keys = sweep_columns(scores, cfg)
+    for param in keys:
+        others = [k for k in keys if k != param]
+        groups = sw.groupby(others, sort=True) if others else [((), sw)]
+        for okey, g in groups:
+            okey = okey if isinstance(okey, tuple) else (okey,)
+            suffix = "".join(f"__{k}-{v}" for k, v in zip(others, okey))
+            fixed = ", ".join(f"{k} = {v}" for k, v in zip(others, okey))
+            for metric in sorted(g["metric"].unique()):
+                stem = f"sweep__{param}__{metric}{suffix}"
+                curve_vs_parameter(g, param, metric, figdir / stem, colors=colors)
+                figs.append(dict(stem=stem, section="sweeps", caption=(
+                    f"{_metric_text(metric, ev)}, averaged over the evaluated numbers of selected features, "
+                    f"vs {param}{' (' + fixed + ')' if fixed else ''}; mean over {n_reps} repetition(s), "
+                    "band = ±1 sd; one panel per dataset.")))
+    if len(stab):
+        long = stability_long(stab)
+        for var in sorted(long["variant"].unique()):
+            stem = f"stability__{var}"
+            stability_vs_features(long[long["variant"] == var], figdir / stem, colors=colors, ncols=4)
+            figs.append(dict(stem=stem, section="stability", caption=(
+                f"Stability of the top-t features across the {int(stab['n_runs'].max())} repetitions"
+                f"{'' if not multi else ' (variant ' + var + ')'} vs t: EFSIS measure (eq. 1), Kuncheva index, "
+                f"mean pairwise Jaccard index, Nogueira's estimator (band = its "
+                f"{1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval); one row per dataset.")))
+    if len(timings):
+        long = timings.melt(id_vars=KEYS + ["rep"], value_vars=["seconds", "peak_mb"], var_name="metric")
+        runtime_bars(long, figdir / "runtime", time_metric="seconds", memory_metric="peak_mb")
+        figs.append(dict(stem="runtime", section="runtime", caption=(
+            f"Run time (in-process wall clock, s) and peak traced memory (MiB) of one selection run, mean ± sd "
+            f"over the {len(timings) // max(1, timings.groupby(['dataset', 'method']).ngroups)} run(s) of each "
+            "dataset and method (all variants).")))
+    return figs
+
+
+# ------------------------------------------------------------------ entry points
+def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, tables_dir, figures_dir, cfg: dict,
+                  papers_dir=None) -> None:
+    """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
+    from ..experiment.evaluation import n_features_grid
+    from ..registry import get_method
+    from ..workflow.pipeline import dataset_summary
+    from .figures import method_colors
+    from .papers import OUT_COLUMNS, compare, load_paper
+    from .stability import compact, read_orders, stability_table
+    from .statistics import statistics
+
+    tables_dir, figdir = Path(tables_dir), Path(figures_dir)
+    figdir.mkdir(parents=True, exist_ok=True)
+    scores = pd.concat([pd.read_csv(p, sep="\t") for p in score_paths], ignore_index=True)
+    write_tsv(scores, tables_dir / "scores.tsv")
+    summ = summarize(scores)
+    _write_all(summ, _drop_base(pm_table(summ, ["dataset", "variant", "metric", "n_features"])),
+               tables_dir / "summary")
+    tk = top_k(scores)
+    _write_all(tk, _drop_base(pm_table(tk, ["dataset", "variant", "metric"])), tables_dir / "top_k")
+    timings = read_timings(bench_paths)
+    write_tsv(timings, tables_dir / "runtime.tsv")
+    ds = pd.DataFrame([{"dataset": Path(p).parent.name, **dataset_summary(p)} for p in prepared_paths])
+    ds["class_counts"] = ds["class_counts"].map(lambda d: ":".join(str(v) for v in d.values()))
+    write_tsv(ds, tables_dir / "datasets.tsv")
+    p_of = dict(zip(ds["dataset"], ds["n_features"].astype(int)))
+
+    # stability across repetitions
+    ev = cfg["evaluation"]
+    grid = {d: n_features_grid(p, ev["max_features"], ev["n_features"], ev["percent"]) for d, p in p_of.items()}
+    extraction = {lab for lab, m in cfg["methods"].items() if get_method(m["method"]).kind == "extraction"}
+    orders = read_orders(ranking_paths, max_rows=max(max(g) for g in grid.values()))
+    stab = stability_table(orders, p_of, grid, alpha=cfg["report"].get("alpha", 0.05), skip_methods=extraction)
+    _write_all(stab, _drop_base(compact(stab)), tables_dir / "stability")
+
+    colors = method_colors(sorted(scores["method"].unique()))
+    figs = make_figures(scores, stab, timings, cfg, figdir, colors)
+    stat_tables, fragment, stat_figs = statistics(scores, cfg, figdir)
+    for name in STAT_TABLES:
+        write_tsv(stat_tables[name], tables_dir / f"stats_{name}.tsv")
+    atomic_write_text(tables_dir / "stats.html", fragment)
+    write_tsv(pd.DataFrame(figs + stat_figs, columns=["stem", "section", "caption"]), figdir / "index.tsv")
+
+    # published numbers beside ours
+    comp = pd.DataFrame(columns=OUT_COLUMNS)
+    name = cfg["report"].get("paper")
+    if name and papers_dir is not None and (Path(papers_dir) / f"{name}.tsv").exists():
+        comp = compare(load_paper(Path(papers_dir) / f"{name}.tsv"), scores, p_of, cfg)
+    write_tsv(comp, tables_dir / "paper_comparison.tsv")
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for pkg in ("ssfs", "numpy", "scipy", "pandas", "scikit-learn", "anndata", "scanpy", "snakemake", "matplotlib"):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
+    agg = rt.groupby(["dataset", "method"]).agg(s=("seconds", "mean"), sd=("seconds", "std"),
+                                                mb=("peak_mb", "max")).reset_index()
+    agg["cell"] = [f"{s:.3g}{NBSP}s, {mb:.3g}{NBSP}MiB" for s, mb in zip(agg["s"], agg["mb"])]
+    return agg.pivot(index="dataset", columns="method", values="cell").reset_index().rename_axis(columns=None)
+
+
+def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
+    from .papers import available
+
+    name = cfg["report"].get("paper")
+    if not name:
+        return ""
+    out = [f"<h2 id='paper'>Published numbers: {html.escape(name)}</h2>"]
+    path = Path(papers_dir) / f"{name}.tsv" if papers_dir is not None else None
+    if path is None or not path.exists():
+        have = ", ".join(available(papers_dir)) if papers_dir is not None else ""
+        return out[0] + (f"<p>No published table <code>resources/papers/{html.escape(name)}.tsv</code>"
+                         f"{'; available: ' + html.escape(have) if have else ''}.</p>")
+    header = [ln[1:].strip() for ln in path.read_text().splitlines() if ln.startswith("#")]
+    src = " ".join(h for h in header if not h.startswith(("columns:", "features =", "setting =", "ssfs_",
+                                                           "metric =", "value,", "the rank-sum")))
+    comp = pd.read_csv(tables_dir / "paper_comparison.tsv", sep="\t", dtype=str, keep_default_na=False)
+    out.append(f"<p class='note'>{html.escape(src)}</p>")
+    if comp.empty:
+        out.append("<p>None of the published rows matches a dataset, method and setting of this run (datasets "
+                   "are matched by name or the table's <code>ssfs_dataset</code> aliases).</p>")
+        return "\n".join(out)
+    out.append("<p>Our value is computed as the paper's: the same metric and numbers of features, mean ± sd over "
+               "our repetitions (<i>runs</i>); rank sums T are over our runs and the methods of the table present "
+               "in this run. Full table: <code>tables/paper_comparison.tsv</code>.</p>")
+    show = pd.DataFrame({
+        "dataset": [a if a == b else f"{a} → {b}" for a, b in zip(comp["paper_dataset"], comp["dataset"])],
+        "method": [f"{a} → {b}" for a, b in zip(comp["paper_method"], comp["method"])],
+        "metric": comp["metric"], "features": comp["features"],
+        "setting": comp["setting"].where(comp["variant"] == "base", comp["setting"] + " (" + comp["variant"] + ")"),
+        "published": comp["published"], "ours": comp["ours"], "runs": comp["n_runs"], "note": comp["note"]})
+    shared = [c for c in ("metric", "features", "setting", "note") if show[c].nunique() == 1]
+    if shared:
+        out.append("<p>" + "; ".join(f"{c}: <code>{html.escape(str(show[c].iloc[0]))}</code>" for c in shared
+                                     if str(show[c].iloc[0])) + "</p>")
+    out.append(html_table(show.drop(columns=shared)))
+    return "\n".join(out)
+
+
+def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None:
+    """Write the self-contained HTML report ``out`` from the aggregate outputs."""
+    from .stability import compact
+
+    tables_dir, figdir = Path(tables_dir), Path(figures_dir)
+    tk = pd.read_csv(tables_dir / "top_k.tsv", sep="\t")
+    ds = pd.read_csv(tables_dir / "datasets.tsv", sep="\t")
+    rt = pd.read_csv(tables_dir / "runtime.tsv", sep="\t")
+    scores = pd.read_csv(tables_dir / "scores.tsv", sep="\t")
+    stab = pd.read_csv(tables_dir / "stability.tsv", sep="\t")
+    index = pd.read_csv(figdir / "index.tsv", sep="\t")
+    captions = dict(zip(index["stem"], index["caption"]))
+    ev, sup = cfg["evaluation"], cfg["supervision"]
+    n_reps = scores["rep"].nunique()
+
+    def section_figs(section):
+        return "\n".join(figure_html(figdir, r.stem, r.caption) for r in index.itertuples() if r.section == section)
+
+    title = html.escape(cfg["report"]["title"])
+    parts = [f"<h1>{title}</h1>"]
+    nav = [("datasets", "Datasets"), ("topk", "Top-K table"), ("paper", "Published"), ("curves", "Curves"),
+           ("sweeps", "Sweeps"), ("stability", "Stability"), ("statistics", "Statistics"), ("runtime", "Run time"),
+           ("config", "Configuration")]
+    has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),
+           "stability": len(stab) > 0, "runtime": len(rt) > 0}
+    parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
+    meta = {
+        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "seed": cfg["seed"],
+        "protocol": f"{_protocol(cfg, n_reps)}; constraints: {sup['constraints']['mode']}"
+                    + (f" ({sup['constraints']['n_ml']} must-link + {sup['constraints']['n_cl']} cannot-link)"
+                       if sup["constraints"]["mode"] == "random" else " (all pairs of labeled samples)")
+                    + (f", {sup['constraints']['noise']:.0%} flipped" if sup["constraints"]["noise"] else ""),
+        "evaluation": "; ".join(_metric_text(m, ev) for m in ev["metrics"])
+                      + f"; features scaled: {ev['scale']}",
+        "numbers of features": _grid_text(ev),
+        "sweeps": ", ".join(f"{k} = {v}" for k, v in (cfg.get("sweeps") or {}).items()) or "none",
+        "versions": ", ".join(f"{k} {v}" for k, v in _versions().items()),
+    }
+    parts.append("<div class='tw'><table class='meta'>" + "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in meta.items())
+        + "</table></div>")
+    parts.append("<h2 id='datasets'>Datasets</h2>" + html_table(ds))
+    parts.append("<h2 id='topk'>Averaged over the top features</h2><p>Mean ± sd over the repetitions of each "
+                 "metric averaged over all evaluated numbers of selected features (the papers' \"top-K\" "
+                 "average); the best method of each row is in bold (lowest for <code>red</code>). Also in "
+                 "<code>tables/top_k.{tsv,md,tex}</code>; per number of features in <code>tables/summary.*</code>."
+                 "</p>")
+    parts.append(html_table(_drop_base(pm_table(tk, ["dataset", "variant", "metric"]))))
+    parts.append(_paper_section(cfg, tables_dir, papers_dir))
+    parts.append("<h2 id='curves'>Metric vs number of selected features</h2>"
+                 f"<p>For each repetition ({_protocol(cfg, n_reps)}), each method ranks the features on the "
+                 "training part; the metric is computed on the top-i features for every evaluated i. Lines: mean "
+                 "over the repetitions; bands: ±1 sd.</p>"
+                 # one-panel figures side by side; several variants = several panels: full width
+                 + (f"<div class='grid'>{section_figs('curves')}</div>" if scores["variant"].nunique() == 1
+                    else section_figs("curves")))
+    if has["sweeps"]:
+        parts.append("<h2 id='sweeps'>Metric vs swept setting</h2>" + section_figs("sweeps"))
+    if has["stability"]:
+        parts.append("<h2 id='stability'>Stability across repetitions</h2><p>Agreement of the top-t feature sets "
+                     f"of the {int(stab['n_runs'].max())} repetitions (each selects on its own training part), "
+                     "at the largest evaluated t below the number of features (column <i>n_features</i>); every "
+                     "t in <code>tables/stability.tsv</code> and the figure. EFSIS: mean relative selection "
+                     "frequency of the features selected at least once; Jaccard: mean pairwise |A∩B|/|A∪B|; "
+                     "Kuncheva and Nogueira are corrected for chance (0 = random, 1 = identical sets); Nogueira "
+                     f"± half-width of its {1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval. Most "
+                     "stable method in bold.</p>")
+        parts.append(html_table(_drop_base(compact(stab))) + section_figs("stability"))
+    stats_html = (tables_dir / "stats.html").read_text() if (tables_dir / "stats.html").exists() else ""
+    parts.append("<div class='statistics'>" + re.sub(
+        r"<!--figure:([^>]+?)-->", lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")),
+        stats_html) + "</div>")
+    if has["runtime"]:
+        parts.append("<h2 id='runtime'>Run time of the selection methods</h2><p>Mean in-process wall-clock "
+                     "seconds of one selection run (one repetition, data already loaded) and the peak "
+                     "memory it added (resident memory above what the process held before the run, MiB, "
+                     "maximum over runs). Snakemake's per-job benchmark files (with process start-up) are under "
+                     "<code>results/*/*/benchmarks/</code>.</p>")
+        parts.append(html_table(_runtime_table(rt)) + section_figs("runtime"))
+    parts.append("<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False))
+                 + "</pre>")
+    doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
+           "content='width=device-width, initial-scale=1'><title>" + title +
+           f"</title><style>{CSS}</style></head><body>" + "\n".join(p for p in parts if p) + "</body></html>\n")
+    atomic_write_text(out, doc)
+
+
+def _grid_text(ev: dict) -> str:
+    if ev.get("n_features"):
+        return ", ".join(map(str, ev["n_features"]))
+    if ev.get("percent"):
+        return ", ".join(f"{q:g}%" for q in ev["percent"]) + " of the features"
+    return f"1..{ev['max_features']}"

@@ -1,0 +1,217 @@
+"""The statistics section of the report: Friedman + Nemenyi CD diagram, Holm-Wilcoxon
+against a control method, and the paired t-test win/tie/loss matrix with the sign test
+(Demšar 2006; EnsCLS paper Section 5.2, Table 3), per variant and metric.
+
+The value of a method on a dataset is its "top-K average": per repetition the mean
+of the metric over the evaluated numbers of features, then the mean over
+repetitions (:func:`ssfs.experiment.stats.summary_matrix`, EnsCLS Table 2).
+
+Choices (documented in the report):
+- Friedman/Nemenyi need >= 2 methods and >= 2 datasets; datasets where a method has
+  no value (a subset method that selected too few features) are left out.
+- Holm-Wilcoxon vs ``report.control``: over the datasets when there are at least
+  ``report.wilcoxon_min_datasets`` (default 5: with fewer, no two-sided test can reach
+  p < 0.05), otherwise within each dataset over the repetitions (paired by
+  repetition: same split and supervision); the latter speaks about that dataset only.
+- Win/tie/loss: paired t-test over the repetitions at ``report.wtl_alpha`` (EnsCLS:
+  0.1); the sign test at the same level gives the critical number of wins.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from ..errors import InputError
+from ..experiment import stats as st
+from ..experiment.evaluation import higher_is_better
+from .render import html_table
+
+FRIEDMAN_COLS = ["variant", "metric", "n_methods", "n_datasets", "chi2", "p_value", "iman_davenport",
+                 "iman_davenport_p", "cd", "alpha"]
+RANK_COLS = ["variant", "metric", "method", "avg_rank"]
+WILCOXON_COLS = ["variant", "metric", "scope", "control", "method", "n_datasets", "wins", "ties", "losses",
+                 "mean_diff", "statistic", "p_value", "p_holm", "reject"]
+PER_SIZE_COLS = ["variant", "metric", "dataset", "n_features", "method", "mean", "sd", "best", "p_value",
+                 "worse"]
+WTL_COLS = ["variant", "metric", "method", "opponent", "wins", "ties", "losses", "n_datasets", "significant",
+            "critical_wins", "alpha"]
+
+
+def _html_df(df: pd.DataFrame, digits: int = 4) -> str:
+    return html_table(df.round(digits) if len(df) else df)
+
+
+def _figure_slot(stem: str) -> str:
+    """Placeholder the report replaces with the embedded figure and its caption."""
+    return f"<!--figure:{stem}-->"
+
+
+def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list[dict]]:
+    """Tables ``{"friedman", "ranks", "wilcoxon", "win_tie_loss"}``, the HTML fragment and
+    the figure index entries (stem, section, caption) of the statistics section."""
+    from .figures import cd_diagram, win_tie_loss_heatmap
+
+    rep_cfg = cfg["report"]
+    alpha = float(rep_cfg.get("alpha", 0.05))
+    wtl_alpha = float(rep_cfg.get("wtl_alpha", 0.1))
+    min_ds = int(rep_cfg.get("wilcoxon_min_datasets", 5))
+    control = rep_cfg.get("control")
+    fr, rk, wx, wt, figs = [], [], [], [], []
+    parts = ["<h2 id='statistics'>Statistics</h2>"]
+    n_methods = scores["method"].nunique()
+    if n_methods < 2:
+        parts.append("<p>Only one method: no comparison.</p>")
+    else:
+        parts.append(
+            "<p>Value of a method on a dataset: its test metric averaged over the evaluated numbers of selected "
+            "features, then over the repetitions (the top-K average of the table above). "
+            f"Friedman test over the datasets with the Nemenyi post-hoc test at &alpha; = {alpha:g} "
+            "(Demšar 2006); Holm-corrected Wilcoxon signed-rank tests against the control method "
+            f"<code>{html.escape(str(control))}</code> over the datasets when there are at least {min_ds}, "
+            "otherwise within each dataset over the repetitions; paired t-test win/tie/loss counts over the "
+            f"repetitions at p = {wtl_alpha:g} with the sign-test critical number of wins (EnsCLS paper, "
+            "Table 3).</p>")
+    variants = sorted(scores["variant"].unique())
+    for var in variants if n_methods >= 2 else []:
+        dv = scores[scores["variant"] == var]
+        for metric in sorted(dv["metric"].unique()):
+            d = dv[dv["metric"] == metric]
+            if d["method"].nunique() < 2:
+                continue
+            hib = higher_is_better(metric)
+            tag = f"{metric}" if len(variants) == 1 else f"{metric}, {var}"
+            parts.append(f"<h3>{html.escape(tag)}</h3>")
+            mat = st.summary_matrix(d, metric).dropna(axis=1)
+            n_ds = mat.shape[1]
+            # --- Friedman + Nemenyi
+            if n_ds >= 2:
+                f = st.friedman(mat, higher_is_better=hib)
+                cd = st.nemenyi_cd(f.n_methods, n_ds, alpha)
+                fr.append(dict(variant=var, metric=metric, n_methods=f.n_methods, n_datasets=n_ds, chi2=f.statistic,
+                               p_value=f.p_value, iman_davenport=f.iman_davenport,
+                               iman_davenport_p=f.iman_davenport_p, cd=cd, alpha=alpha))
+                rk += [dict(variant=var, metric=metric, method=m, avg_rank=r) for m, r in f.avg_ranks.items()]
+                stem = f"cd__{var}__{metric}"
+                cd_diagram(f.avg_ranks, cd, figdir / stem)
+                figs.append(dict(stem=stem, section="statistics", caption=(
+                    f"Critical-difference diagram, {tag}: average rank of each method over {n_ds} datasets "
+                    f"(1 = best, on the right); methods joined by a bar are not significantly different "
+                    f"(Nemenyi, α = {alpha:g}, CD = {cd:.3f}).")))
+                verdict = "rejects" if f.p_value < alpha else "does not reject"
+                parts.append(
+                    f"<p>Friedman: χ²<sub>F</sub> = {f.statistic:.3f}, p = {f.p_value:.3g} (Iman-Davenport "
+                    f"F<sub>F</sub> = {f.iman_davenport:.3f}, p = {f.iman_davenport_p:.3g}) over {n_ds} datasets "
+                    f"and {f.n_methods} methods: {verdict} equal performance at α = {alpha:g}. "
+                    f"Nemenyi critical difference CD = {cd:.3f}.</p>")
+                parts.append(_html_df(pd.DataFrame({"method": f.avg_ranks.index,
+                                                    "average rank": f.avg_ranks.to_numpy()})))
+                parts.append(_figure_slot(stem))
+            else:
+                parts.append("<p>One dataset: no Friedman test (it ranks the methods over datasets).</p>")
+            # --- Holm-Wilcoxon vs control
+            if control is not None and control in set(d["method"]):
+                if n_ds >= min_ds:
+                    tables = [("over datasets", mat)]
+                else:
+                    pr = st.per_rep_values(d, metric)
+                    tables = [(f"{ds}: over repetitions",
+                               g.pivot(index="method", columns="rep", values="value").dropna(axis=1))
+                              for ds, g in pr.groupby("dataset", sort=True)]
+                wrows = []
+                for scope, tab in tables:
+                    if tab.shape[1] < 2 or control not in tab.index or tab.shape[0] < 2:
+                        continue
+                    w = st.wilcoxon_holm(tab, control, higher_is_better=hib, alpha=alpha)
+                    w.insert(0, "control", control)
+                    w.insert(0, "scope", scope)
+                    wrows.append(w)
+                if wrows:
+                    w = pd.concat(wrows, ignore_index=True)
+                    wx += [dict(variant=var, metric=metric, **r) for r in w.to_dict("records")]
+                    unit = "datasets" if n_ds >= min_ds else "repetitions"
+                    parts.append(f"<p>Wilcoxon signed-rank tests against <b>{html.escape(control)}</b> over the "
+                                 f"{unit} (Holm-corrected, α = {alpha:g}); wins/ties/losses of the method against "
+                                 "the control.</p>")
+                    show = w.rename(columns={"n_datasets": "n"})[
+                        ["scope", "method", "n", "wins", "ties", "losses", "mean_diff", "p_value", "p_holm", "reject"]]
+                    parts.append(_html_df(show))
+            # --- win / tie / loss
+            n_reps = d.groupby(["dataset", "method"])["rep"].nunique().min()
+            if n_reps >= 2:
+                try:
+                    w = st.win_tie_loss(d, metric, alpha=wtl_alpha, higher_is_better=hib)
+                except InputError as e:
+                    parts.append(f"<p>No win/tie/loss matrix: {html.escape(str(e))}</p>")
+                    continue
+                crit = st.sign_test_critical(n_ds if n_ds else 1, wtl_alpha)
+                wt += [dict(variant=var, metric=metric, critical_wins=crit, alpha=wtl_alpha, **r)
+                       for r in w.to_dict("records")]
+                stem = f"wtl__{var}__{metric}"
+                win_tie_loss_heatmap(w, figdir / stem)
+                figs.append(dict(stem=stem, section="statistics", caption=(
+                    f"Win/tie/loss, {tag}: cell (row i, column j) = number of datasets where method i is "
+                    f"significantly better / not different / significantly worse than j (paired t-test over the "
+                    f"repetitions, p = {wtl_alpha:g}); bold = significant by the sign test.")))
+                wide = st.win_tie_loss_table(w)
+                sig = {(r.method, r.opponent) for r in w.itertuples() if r.significant}
+                for a, b in sig:
+                    wide.loc[a, b] = f"**{wide.loc[a, b]}**"
+                parts.append(
+                    f"<p>Paired t-test win/tie/loss (row vs column) over {int(n_reps)}+ repetitions per dataset, "
+                    f"p = {wtl_alpha:g}; in bold where the row method wins significantly by the sign test "
+                    f"(critical number of wins for {n_ds} dataset(s): {crit}"
+                    f"{', unreachable' if crit > n_ds else ''}).</p>")
+                parts.append(_html_df(wide.reset_index(names="method")))
+                parts.append(_figure_slot(stem))
+    ps = []
+    if rep_cfg.get("per_size_table") and n_methods >= 2:
+        ps_frame, ps_html = per_size_table(scores, alpha)
+        ps = ps_frame.to_dict("records")
+        parts.append(ps_html)
+    tables = {
+        "per_size": pd.DataFrame(ps, columns=PER_SIZE_COLS),
+        "friedman": pd.DataFrame(fr, columns=FRIEDMAN_COLS),
+        "ranks": pd.DataFrame(rk, columns=RANK_COLS),
+        "wilcoxon": pd.DataFrame(wx, columns=WILCOXON_COLS),
+        "win_tie_loss": pd.DataFrame(wt, columns=WTL_COLS),
+    }
+    return tables, "\n".join(parts) + "\n", figs
+
+
+def per_size_table(scores: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, str]:
+    """EFSIS paper Table 2 layout: mean ± sd of the metric per dataset x method x number of
+    features; per (dataset, size) the best method is marked "+" and every method whose
+    values over the repetitions/folds are significantly worse than the best one's by a
+    two-sided Wilcoxon signed-rank test (paired by repetition, p < alpha) is marked "*"."""
+    from scipy.stats import wilcoxon
+
+    rows = []
+    for (var, metric, ds, k), g in scores.groupby(["variant", "metric", "dataset", "n_features"], sort=True):
+        hib = higher_is_better(metric)
+        wide = g.pivot_table(index="rep", columns="method", values="value")
+        means = wide.mean()
+        best = means.idxmax() if hib else means.idxmin()
+        for m in wide.columns:
+            p = float("nan")
+            if m != best:
+                a, b = wide[best], wide[m]
+                ok = a.notna() & b.notna()
+                diff = (a[ok] - b[ok]).to_numpy()
+                if ok.sum() >= 2 and (diff != 0).any():
+                    p = float(wilcoxon(a[ok], b[ok], zero_method="zsplit").pvalue)
+            worse = bool(p < alpha and ((means[m] < means[best]) if hib else (means[m] > means[best])))
+            rows.append(dict(variant=var, metric=metric, dataset=ds, n_features=int(k), method=m,
+                             mean=float(means[m]), sd=float(wide[m].std()), best=m == best, p_value=p, worse=worse))
+    df = pd.DataFrame(rows, columns=PER_SIZE_COLS)
+    parts = ["<h3>Per number of features (EFSIS Table 2 layout)</h3>",
+             f"<p>Mean ± sd over the repetitions/folds; + = best method at that size, * = significantly worse "
+             f"than the best (two-sided Wilcoxon signed-rank test over the repetitions, p &lt; {alpha:g}).</p>"]
+    for (var, metric), g in df.groupby(["variant", "metric"], sort=True):
+        cell = g.apply(lambda r: f"{r['mean']:.2f}±{r['sd']:.2f}" + ("+" if r["best"] else "")
+                       + ("*" if r["worse"] else ""), axis=1)
+        wide = g.assign(cell=cell).pivot(index=["dataset", "method"], columns="n_features", values="cell")
+        parts.append(f"<p><b>{html.escape(metric)}</b>{'' if var == 'base' else ', ' + html.escape(var)}</p>")
+        parts.append(_html_df(wide.reset_index()))
+    return df, "\n".join(parts)

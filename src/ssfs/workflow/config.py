@@ -1,0 +1,153 @@
+"""Loading and validating the workflow configuration.
+
+The JSON schema (``workflow/schemas/config.schema.yaml``) checks structure and
+types and refuses unknown keys; this module fills the schema's defaults, turns
+schema errors into one-line messages naming the offending key, checks method
+names and parameters against the registry, and expands ``sweeps`` into variants.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from ..errors import ConfigError, MethodError
+from ..registry import check_params, get_method
+
+BASE_VARIANT = "base"
+
+
+def _fill_defaults(node, schema):
+    """Fill ``default`` values of object properties, recursively (like Snakemake's validate)."""
+    if not isinstance(node, dict) or schema.get("type") not in ("object", ["object", "null"]):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in node and "default" in sub:
+            node[key] = copy.deepcopy(sub["default"])
+        if key in node:
+            _fill_defaults(node[key], sub)
+
+
+def _key_path(err) -> str:
+    return ".".join(str(p) for p in err.absolute_path) or "<top level>"
+
+
+def _message(err) -> str:
+    where = _key_path(err)
+    if err.validator == "additionalProperties":
+        return f"config: unknown key(s) under {where}: {err.message.split('(')[-1].rstrip(')')}"
+    if "propertyNames" in err.schema_path or err.validator == "propertyNames":
+        return (f"config: name {err.instance!r} under {where} is not allowed: use letters, digits, "
+                "'_', '.', '+', '-' (no spaces, slashes or leading dots)")
+    if err.validator == "required":
+        return f"config: {where}: {err.message}"
+    return f"config key {where}: {err.message}"
+
+
+def load_schema(path) -> dict:
+    with open(path) as fh:
+        return yaml.safe_load(fh)
+
+
+def validate_config(config: dict, schema: dict) -> dict:
+    """Validated copy of ``config`` with defaults filled. Raises :class:`ConfigError`."""
+    if not isinstance(config, dict):
+        raise ConfigError("config: the configuration must be a mapping of keys to values")
+    cfg = copy.deepcopy(config)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(cfg), key=lambda e: (len(list(e.absolute_path)), str(e.message)))
+    if errors:
+        # the deepest, most specific error first (oneOf/allOf wrap the useful one)
+        err = max(errors, key=lambda e: len(list(e.absolute_path)))
+        if err.context:
+            err = max(err.context, key=lambda e: len(list(e.absolute_path)))
+        raise ConfigError(_message(err))
+    _fill_defaults(cfg, schema)
+    # dataset entries are passed to ssfs.io.prepare_dataset as written: it applies its
+    # own defaults and refuses keys that do not apply to the entry's source/format
+    cfg["methods"] = {label: method_entry(label, entry) for label, entry in cfg["methods"].items()}
+    from ..datasets import (
+        BUILTINS,  # unknown builtin names stop the run here, not in the prepare job
+    )
+
+    for label, entry in cfg["datasets"].items():
+        if entry.get("source") == "builtin" and entry.get("name") not in BUILTINS:
+            raise ConfigError(
+                f"config key datasets.{label}.name: unknown builtin {entry.get('name')!r}; "
+                f"builtins: {', '.join(BUILTINS)}"
+            )
+    sup = cfg["supervision"]
+    if sup["protocol"] == "kfold" and sup["repetitions"] > sup["n_folds"]:
+        raise ConfigError(
+            f"config key supervision.repetitions: {sup['repetitions']} folds requested but n_folds is {sup['n_folds']}"
+        )
+    if "n_constraints" in cfg["sweeps"] and sup["constraints"]["mode"] != "random":
+        raise ConfigError("config key sweeps.n_constraints needs supervision.constraints.mode: random")
+    for label, n in cfg["execution"]["member_chunks"].items():
+        key = f"config key execution.member_chunks.{label}"
+        if label not in cfg["methods"]:
+            raise ConfigError(f"{key}: {label!r} is not one of the configured methods")
+        name = cfg["methods"][label]["method"]
+        if n > 1 and get_method(name).members is None:
+            from ..registry import list_methods
+
+            ok = [m for m in list_methods() if get_method(m).members is not None]
+            raise ConfigError(f"{key}: method {name!r} cannot be split into member chunks; "
+                              f"splittable methods: {', '.join(ok)}")
+    ctrl = cfg["report"]["control"]
+    if ctrl is not None and ctrl not in cfg["methods"]:
+        raise ConfigError(f"config key report.control: {ctrl!r} is not one of the configured methods")
+    return cfg
+
+
+def method_entry(label: str, entry) -> dict:
+    """``{"method": registered name, "params": {...}}`` for a config method entry."""
+    params = dict(entry or {})
+    name = params.pop("method", label)
+    try:
+        spec = get_method(name)
+        check_params(spec, params)
+    except MethodError as e:
+        raise ConfigError(f"config key methods.{label}: {e}") from None
+    return {"method": name, "params": params}
+
+
+def load_config_file(path, schema_path) -> dict:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
+    return validate_config(raw, load_schema(schema_path))
+
+
+def variants(cfg: dict) -> dict[str, dict]:
+    """Variant name -> overrides, the cartesian product of ``sweeps`` (``{"base": {}}`` if none)."""
+    sweeps = cfg.get("sweeps") or {}
+    if not sweeps:
+        return {BASE_VARIANT: {}}
+    keys = sorted(sweeps)
+    out = {}
+    for combo in itertools.product(*(sweeps[k] for k in keys)):
+        over = dict(zip(keys, combo))
+        name = "__".join(f"{k}-{v}" for k, v in over.items())
+        out[name] = over
+    return out
+
+
+def supervision_for(cfg: dict, variant_overrides: dict) -> dict:
+    """The supervision settings of one variant (sweep values applied)."""
+    sup = copy.deepcopy(cfg["supervision"])
+    if "labeled_per_class" in variant_overrides:
+        sup["labeled_per_class"] = variant_overrides["labeled_per_class"]
+    if "n_constraints" in variant_overrides:
+        sup["constraints"]["n_ml"] = sup["constraints"]["n_cl"] = variant_overrides["n_constraints"]
+    if "noise" in variant_overrides:
+        sup["constraints"]["noise"] = variant_overrides["noise"]
+    return sup

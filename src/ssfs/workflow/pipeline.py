@@ -1,0 +1,212 @@
+"""The steps of the workflow as library functions (the Snakemake scripts are thin
+wrappers around these), so every step can also be run and tested without Snakemake.
+
+Randomness: each step derives its generator from ``(seed, dataset, step, ...,
+rep)`` (see :mod:`ssfs.seeding`); no step depends on another job's random state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..constraints import Constraints
+from ..errors import InputError
+from ..experiment.splits import make_split, partial_labels, read_split, write_split
+from ..ranking import ranking_table
+from ..runner import run_method
+from ..seeding import derive_rng
+from .atomic import atomic_path, write_tsv
+
+
+# ----------------------------------------------------------------------------- data
+def read_prepared(path):
+    """(X, y codes, class names, feature names, AnnData) of a prepared .h5ad."""
+    import anndata as ad
+
+    try:
+        adata = ad.read_h5ad(path)
+    except Exception as e:  # truncated / not HDF5
+        raise InputError(f"cannot read prepared data {path}: {e}") from None
+    if "label" not in adata.obs:
+        raise InputError(f"{path} has no obs['label'] column")
+    classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
+    return adata.X, y.astype(np.int64), classes, np.asarray(adata.var_names), adata
+
+
+def run_prepare(name: str, entry: dict, data_dir, out) -> None:
+    from ..io import prepare_dataset, write_prepared
+
+    adata = prepare_dataset(name, entry, data_dir)
+    write_prepared(adata, out)
+
+
+# ------------------------------------------------------------------------ supervision
+def run_split(prepared, outs: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
+    _, y, _, _, _ = read_prepared(prepared)
+    for rep, out in zip(reps, outs):
+        if sup["protocol"] == "kfold":
+            rng_split = derive_rng(seed, dataset, "folds")
+        else:
+            rng_split = derive_rng(seed, dataset, "split", rep)
+        rng_lab = derive_rng(seed, dataset, "labeled", str(sup["labeled_per_class"]), rep)
+        split = make_split(
+            y, rep, rng_split, rng_lab,
+            protocol=sup["protocol"], test_size=sup["test_size"], n_folds=sup["n_folds"],
+            labeled_per_class=sup["labeled_per_class"], small_classes=sup["small_classes"], dataset=dataset,
+        )
+        write_split(split, out)
+
+
+def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset: str, rep: int) -> Constraints:
+    """Constraints among the labeled training samples (global sample indices)."""
+    yl = np.full(y.size, -1, dtype=np.int64)
+    yl[split["labeled"]] = y[split["labeled"]]
+    if csup["mode"] == "all_pairs":
+        c = Constraints.from_labels(yl)
+    else:
+        rng = derive_rng(seed, dataset, "constraints", csup["n_ml"], csup["n_cl"], rep)
+        c = Constraints.sample(yl, csup["n_ml"], csup["n_cl"], rng)
+    if csup["closure"]:
+        c = c.transitive_closure(y.size)
+    if csup["noise"] > 0:
+        c = c.with_noise(csup["noise"], derive_rng(seed, dataset, "noise", str(csup["noise"]), rep))
+    return c
+
+
+def run_constraints(prepared, split_paths: list, outs: list, sup: dict, seed: int, dataset: str,
+                    reps: list[int]) -> None:
+    _, y, _, _, _ = read_prepared(prepared)
+    for rep, sp, out in zip(reps, split_paths, outs):
+        c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep)
+        with atomic_path(out) as tmp:
+            c.to_tsv(tmp)
+
+
+# ---------------------------------------------------------------------------- select
+def _timed(fn):
+    """(fn(), wall-clock seconds, peak resident memory added in MiB; :mod:`ssfs.workflow.peak_memory`)."""
+    import time
+
+    from .peak_memory import PeakMemory
+
+    with PeakMemory() as pm:
+        t0 = time.perf_counter()
+        out = fn()
+        seconds = time.perf_counter() - t0
+    return out, seconds, pm.mib
+
+
+def _write_timing(rep: int, seconds: float, peak: float, out) -> None:
+    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak]}), out)
+
+
+def run_select_reps(prepared, split_paths, constraints_paths, outs, component_outs, timing_outs, method: dict,
+                    seed: int, dataset: str, label: str, reps: list[int]) -> None:
+    """Run one method on several repetitions in one process (saves the start-up cost),
+    recording each repetition's in-process time and peak memory."""
+    data = read_prepared(prepared)
+    for rep, sp, cp, out, comp, tout in zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs):
+        _, seconds, peak = _timed(lambda: run_select(data, sp, cp, out, method, seed, dataset, label, rep,
+                                                     components_out=comp))
+        _write_timing(rep, seconds, peak, tout)
+
+
+def _training(prepared, split_path, constraints_path):
+    """(X, training X, partial training labels, training constraints, feature names) of one repetition."""
+    X, y, _, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
+    split = read_split(split_path)
+    train = np.asarray(split["train"], dtype=np.int64)
+    cons = Constraints.from_tsv(constraints_path).subset(train)
+    return X, X[train], partial_labels(y, split), cons, names
+
+
+def _select_rng(seed, dataset, label, rep):
+    return derive_rng(seed, dataset, "select", label, rep)
+
+
+def run_select(prepared, split_path, constraints_path, out, method: dict, seed: int, dataset: str,
+               label: str, rep: int, components_out=None) -> None:
+    """Run one method on the training part of one repetition and write its ranking.
+
+    The ranking's ``index`` column indexes the dataset's features. Extraction methods
+    (PCA, SSDR) also write the components of every sample (fitted on the training
+    part only) to ``components_out`` (.npy). ``prepared`` is a path or the tuple
+    returned by :func:`read_prepared`.
+    """
+    X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
+    ranked = run_method(method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep),
+                        **method["params"])
+    _write_ranked(ranked, X, names, out, components_out)
+
+
+def _write_ranked(ranked, X, names, out, components_out=None) -> None:
+    if ranked.kind == "extraction":
+        Z = np.asarray(ranked.result.transform(X), dtype=float)
+        if components_out is not None:
+            save_npy(Z, components_out)
+        table = pd.DataFrame({"feature": [f"component{i + 1}" for i in range(Z.shape[1])],
+                              "index": np.arange(Z.shape[1]), "score": np.nan,
+                              "rank": np.arange(1, Z.shape[1] + 1)})
+    else:
+        table = ranking_table(names, ranked.scores, ranked.order, selected_only=ranked.result.selected is not None,
+                              by_size=ranked.by_size)
+    if components_out is not None and ranked.kind != "extraction":
+        save_npy(np.zeros((0, 0)), components_out)
+    write_tsv(table, out)
+
+
+def run_member_chunk(prepared, split_path, constraints_path, out, method: dict, seed: int, dataset: str,
+                     label: str, rep: int, chunk: int, n_chunks: int) -> None:
+    """One chunk of the members of an ensemble method on one repetition (``.npz`` of its
+    arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see :func:`run_combine`."""
+    from ..runner import run_member_chunk as member_chunk
+
+    X, Xtr, ytr, cons, _ = _training(prepared, split_path, constraints_path)
+    parts, seconds, peak = _timed(lambda: member_chunk(
+        method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), chunk=chunk,
+        n_chunks=n_chunks, **method["params"]))
+    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, _seconds=seconds, _peak_mb=peak, **parts)
+
+
+def run_combine(prepared, split_path, constraints_path, chunk_paths: list, out, components_out, timing_out,
+                method: dict, seed: int, dataset: str, label: str, rep: int) -> None:
+    """The ranking of an ensemble from its member chunks (in chunk order): identical to
+    :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
+    combination's, peak = the largest of the chunks' and the combination's."""
+    from ..runner import combine_member_chunks
+
+    X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
+    parts, seconds, peaks = [], 0.0, []
+    for cp in chunk_paths:
+        with np.load(cp) as z:
+            parts.append({k: z[k] for k in z.files if not k.startswith("_")})
+            seconds += float(z["_seconds"])
+            peaks.append(float(z["_peak_mb"]))
+    ranked, sec, peak = _timed(lambda: combine_member_chunks(
+        method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), parts=parts,
+        **method["params"]))
+    _write_ranked(ranked, X, names, out, components_out)
+    known = [v for v in peaks + [peak] if np.isfinite(v)]
+    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing_out)
+
+
+def dataset_summary(prepared) -> dict:
+    X, y, classes, _, _ = read_prepared(prepared)
+    counts = np.bincount(y)
+    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
+            "class_counts": {str(c): int(k) for c, k in zip(classes, counts)}}
+
+
+def save_npy(arr, path) -> None:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:  # a file handle: np.save would append ".npy"
+        np.save(fh, arr)
+
+
+def write_json(obj, path) -> None:
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(obj, indent=1, default=str) + "\n")

@@ -1,0 +1,260 @@
+"""CSFS (thesis 3.4) and CSFSR (thesis 3.5): coherence, score phi, adaptive
+neighbourhood, redundancy elimination, and the waveform validation case."""
+
+import numpy as np
+import pytest
+
+from ssfs import Constraints, run_method
+from ssfs.methods.csfs import (
+    adaptive_neighbourhood,
+    cluster_graph,
+    coherent_constraints,
+    constraint_coherence,
+    davies_bouldin_from_gram,
+)
+from ssfs.methods.csfsr import gaussian_mutual_information, redundancy_elimination
+
+
+# ----------------------------------------------------------------- coherence
+def _overlap_direct(a0, a1, b0, b1):
+    """Overlap of segment a with the projection of segment b on a's line (Davidson et al.)."""
+    d = a1 - a0
+    L = np.linalg.norm(d)
+    if L == 0:
+        return 0.0
+    u = d / L
+    t = sorted([(b0 - a0) @ u, (b1 - a0) @ u])
+    return max(0.0, min(t[1], L) - max(t[0], 0.0))
+
+
+def _coherence_direct(X, C, tol=1e-9):
+    ml, cl = C.ml, C.cl
+    z_ml = np.zeros(len(ml))
+    z_cl = np.zeros(len(cl))
+    both = 0
+    for p, (i, j) in enumerate(ml):
+        for q, (a, b) in enumerate(cl):
+            o_qp = _overlap_direct(X[a], X[b], X[i], X[j])  # ML p projected on CL q
+            o_pq = _overlap_direct(X[i], X[j], X[a], X[b])
+            z1 = o_qp <= tol * np.linalg.norm(X[b] - X[a])
+            z2 = o_pq <= tol * np.linalg.norm(X[j] - X[i])
+            z_ml[p] += z1
+            z_cl[q] += z2
+            both += z1 and z2
+    return z_ml / len(cl), z_cl / len(ml), both / (len(ml) * len(cl))
+
+
+def test_coherence_hand_example():
+    # ML 0-1 along the x axis; CL 2-3 vertical above its middle (orthogonal: coherent);
+    # CL 4-5 parallel to and overlapping the ML segment (incoherent)
+    X = np.array([[0, 0], [2, 0], [1, 1], [1, 3], [0.5, 0.2], [1.5, 0.3]], dtype=float)
+    C = Constraints(np.array([[0, 1]]), np.array([[2, 3], [4, 5]]))
+    coh_ml, coh_cl, coh = constraint_coherence(X, C)
+    np.testing.assert_allclose(coh_ml, [0.5])  # zero overlap with CL 2-3 only
+    np.testing.assert_allclose(coh_cl, [1.0, 0.0])
+    assert coh == 0.5
+    kept, _coh = coherent_constraints(X, C)
+    np.testing.assert_array_equal(kept.ml, [[0, 1]])
+    np.testing.assert_array_equal(kept.cl, [[2, 3]])
+
+
+def test_coherence_matches_direct_loops():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    y = np.array([0, 1, 2, 0, 1, 2, 0, 1, -1, -1, -1, -1])
+    C = Constraints.from_labels(y)  # shares endpoints between ML and CL pairs
+    got = constraint_coherence(X, C)
+    exp = _coherence_direct(X, C)
+    for g, e in zip(got, exp):
+        np.testing.assert_allclose(g, e)
+    assert 0 < got[2] < 1
+
+
+# ---------------------------------------------------------------- phi score
+def _phi_direct(X, C, k, t):
+    """eq. 3.18-3.21 with the kNN neighbourhood, by loops over sample pairs."""
+    n = X.shape[0]
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    w = np.exp(-d2 / t)
+    knn = [set([j for j in np.argsort(d2[i], kind="stable") if j != i][:k]) for i in range(n)]
+    nbr = lambda i, j: j in knn[i] or i in knn[j]
+    ml = {tuple(p) for p in C.ml.tolist()}
+    cl = {tuple(p) for p in C.cl.tolist()}
+    S = np.array([[w[i, j] if i != j and nbr(i, j) else 0.0 for j in range(n)] for i in range(n)])
+    D = S.sum(1)
+    in_cl = {i for p in cl for i in p}
+    mu = X.mean(0)
+    num = np.zeros(X.shape[1])
+    den = np.zeros(X.shape[1])
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            key = (min(i, j), max(i, j))
+            N = 0.0
+            if key in ml:
+                N = -w[i, j] if nbr(i, j) else w[i, j] ** 2
+            elif key in cl and nbr(i, j):
+                N = w[i, j] ** 2
+            num += (X[i] - X[j]) ** 2 * (S[i, j] + N)
+            if key in cl:  # alpha_ij = f_j (eq. 3.21)
+                den += (X[i] - X[j]) ** 2 * D[i]
+        if i not in in_cl:  # alpha = mu
+            den += (X[i] - mu) ** 2 * D[i]
+    return num / den
+
+
+def _labeled_toy(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(18, 4))
+    y = np.full(18, -1)
+    y[:7] = [0, 0, 1, 1, 2, 2, 0]
+    X[:7, 1] += 2.5 * y[:7]
+    return X, y
+
+
+@pytest.mark.parametrize("select", [False, True])
+def test_phi_matches_direct_pair_sums(select):
+    X, y = _labeled_toy(1)
+    C = Constraints.from_labels(y)
+    r = run_method("csfs", X, y, neighbourhood="knn", k=4, bandwidth=3.0, select_constraints=select)
+    Ck = coherent_constraints(X, C)[0] if select else C
+    np.testing.assert_allclose(r.scores, _phi_direct(X, Ck, 4, 3.0), rtol=1e-10)
+    assert r.result.extra["n_constraints_kept"] == len(Ck)
+    assert (len(Ck) < len(C)) == select
+
+
+def test_phi_without_constraints_is_laplacian_like():
+    """No constraints: phi = sum S (fi - fj)^2 / sum (fi - mu)^2 D_ii (eq. 3.27)."""
+    X, _ = _labeled_toy(2)
+    y = np.full(X.shape[0], -1)
+    r = run_method("csfs", X, y, neighbourhood="knn", k=5, bandwidth=2.0)
+    np.testing.assert_allclose(r.scores, _phi_direct(X, Constraints.empty(), 5, 2.0), rtol=1e-10)
+
+
+# ---------------------------------------------------- adaptive neighbourhood
+def test_adaptive_neighbourhood_finds_blobs_and_links_within_clusters():
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(20, 3)) + c for c in ([0, 0, 0], [10, 0, 0], [0, 10, 0])])
+    lab = adaptive_neighbourhood(X)
+    truth = np.repeat([0, 1, 2], 20)
+    assert np.unique(lab).size == 3
+    for c in range(3):
+        assert np.unique(lab[truth == c]).size == 1
+    S, _t = cluster_graph(X, lab, bandwidth=5.0)
+    S = S.toarray()
+    i, j = 2, 7  # same blob
+    assert S[i, j] == pytest.approx(np.exp(-np.sum((X[i] - X[j]) ** 2) / 5.0))
+    assert S[2, 25] == 0.0 and np.all(np.diag(S) == 0)
+    assert (S[:20, :20] > 0).sum() == 20 * 19
+
+
+def test_davies_bouldin_from_gram_matches_sklearn():
+    from sklearn.metrics import davies_bouldin_score
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 5))
+    X[:15] += 4
+    G = X @ X.T
+    # Error analysis: a squared distance from the Gram, G_ii + G_jj - 2 G_ij, carries an
+    # absolute rounding error of a few eps * max G_ii; its square root, a distance near 0
+    # (the singleton cluster's own scatter), then errs by up to sqrt(8 eps max G_ii)
+    # (about 3e-7 here), which BLAS kernels of other CPUs do reach. Nothing smaller is
+    # a property of the formula.
+    tol = np.sqrt(8 * np.finfo(float).eps * G.diagonal().max())
+    for labels in (np.repeat([0, 1], 20), rng.integers(0, 4, 40), np.r_[np.zeros(39, int), 1]):
+        got = davies_bouldin_from_gram(G, labels)
+        assert got == pytest.approx(davies_bouldin_score(X, labels), rel=1e-12, abs=tol)
+
+
+# ------------------------------------------------------------------- CSFSR
+def _max_spanning_weight(I):
+    """Prim's algorithm (Algorithm 11) from vertex 0, by plain loops."""
+    h = I.shape[0]
+    inside, total = {0}, 0.0
+    while len(inside) < h:
+        best = max((I[a, b], a, b) for a in inside for b in range(h) if b not in inside)
+        total += best[0]
+        inside.add(best[2])
+    return total
+
+
+def test_redundancy_elimination_on_tree():
+    rng = np.random.default_rng(4)
+    I = rng.random((7, 7))
+    I = (I + I.T) / 2
+    np.fill_diagonal(I, 0)
+    sel, edges = redundancy_elimination(I)
+    assert len(edges) == 6
+    assert I[edges[:, 0], edges[:, 1]].sum() == pytest.approx(_max_spanning_weight(I))
+    adj = {(a, b) for a, b in edges} | {(b, a) for a, b in edges}
+    assert sel[0] == 0
+    # no two selected features are tree neighbours; every removed one has a selected neighbour
+    assert not any((a, b) in adj for a in sel for b in sel)
+    for f in set(range(7)) - set(sel.tolist()):
+        assert any((f, s) in adj for s in sel)
+
+
+def test_gaussian_mutual_information_formula():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(50, 3))
+    X[:, 2] = 0.0  # constant: no information
+    I = gaussian_mutual_information(X)
+    rho = np.corrcoef(X[:, 0], X[:, 1])[0, 1]
+    assert I[0, 1] == pytest.approx(-0.5 * np.log(1 - rho**2))
+    assert I[0, 2] == 0 and I[1, 1] == 0
+
+
+def test_csfsr_drops_duplicated_features():
+    X, y = _labeled_toy(6)
+    X = np.hstack([X, X[:, [1]] * 2.0 + 0.01 * np.random.default_rng(0).normal(size=(18, 1))])
+    r = run_method("csfsr", X, y, neighbourhood="knn", k=4, h=5)
+    assert r.kind == "subset" and len(r.order) < 5
+    assert not {1, 4} <= set(r.order.tolist())  # a near-copy is redundant
+    top = np.argsort(r.scores)[:5]
+    assert set(r.order.tolist()) <= set(top.tolist())
+    assert r.result.extra["h"] == 5
+
+
+# ------------------------------------------------------------ waveform case
+def waveform(n, rng):
+    """Breiman's waveform: 21 relevant features (convex mixtures of two of three
+    triangular waves plus N(0,1) noise) and 19 N(0,1) noise features."""
+    i = np.arange(1, 22)
+    h1 = np.maximum(6 - np.abs(i - 7), 0)
+    h2 = np.maximum(6 - np.abs(i - 15), 0)
+    h3 = np.maximum(6 - np.abs(i - 11), 0)
+    y = rng.integers(0, 3, n)
+    u = rng.uniform(size=(n, 1))
+    A = np.array([h1, h1, h2])[y]
+    B = np.array([h2, h3, h3])[y]
+    X = np.hstack([u * A + (1 - u) * B + rng.normal(size=(n, 21)), rng.normal(size=(n, 19))])
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def wave():
+    X, Y = waveform(1000, np.random.default_rng(0))
+    y = np.full(1000, -1)
+    for c in range(3):
+        idx = np.flatnonzero(Y == c)[:3]
+        y[idx] = c
+    return X, y
+
+
+@pytest.mark.parametrize("neighbourhood", ["adaptive", "knn"])
+def test_waveform_csfs_detects_noise_with_fewer_constraints(wave, neighbourhood):
+    X, y = wave
+    r = run_method("csfs", X, y, neighbourhood=neighbourhood, k=10)
+    n_cls = len(Constraints.from_labels(y))  # CLS uses every pair: 9 * 8 / 2
+    assert n_cls == 36
+    assert r.result.extra["n_constraints_kept"] < n_cls
+    worst = r.order[-21:]
+    assert np.sum(worst >= 21) >= 15
+
+
+def test_waveform_csfsr_subset_is_relevant(wave):
+    X, y = wave
+    r = run_method("csfsr", X, y, neighbourhood="knn", k=10)
+    assert 0 < len(r.order) < 40
+    assert np.mean(r.order[:5] < 21) >= 0.8

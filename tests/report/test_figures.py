@@ -1,0 +1,179 @@
+"""ssfs.report.figures: files are written (.png at dpi 120 and .pdf) and the drawn data are
+the numbers of the input tables (inspected on the returned figure's artists)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.collections import PolyCollection
+from PIL import Image
+
+from ssfs.experiment import stats as S
+from ssfs.report import figures as F
+
+DATASETS = ["colon", "wine"]
+METHODS = ["cls", "cs1", "enscls"]
+
+
+@pytest.fixture
+def tidy():
+    rows = []
+    for di, d in enumerate(DATASETS):
+        for mi, m in enumerate(METHODS):
+            for rep in range(3):
+                for nf in range(1, 6):
+                    rows.append(dict(dataset=d, method=m, rep=rep, n_features=nf, metric="accuracy",
+                                     value=0.5 + 0.1 * mi + 0.01 * nf + 0.02 * rep + 0.05 * di,
+                                     n_constraints=(4, 10, 40)[rep]))
+    return pd.DataFrame(rows)
+
+
+def _check_files(base):
+    png, pdf = base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")
+    assert png.stat().st_size > 1000 and pdf.stat().st_size > 1000
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    with Image.open(png) as im:
+        assert im.format == "PNG"
+        assert im.info["dpi"] == pytest.approx((120, 120), abs=0.1)
+        w, h = im.size
+    return w, h
+
+
+def _method_lines(ax):
+    return {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+
+
+def test_curve_vs_features(tmp_path, tidy):
+    fig = F.curve_vs_features(tidy, "accuracy", tmp_path / "acc")
+    w, h = _check_files(tmp_path / "acc")
+    assert w <= 1400  # 3 panels per row at most: fits a report page
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == DATASETS
+    lines = _method_lines(axes[1])  # wine
+    assert sorted(lines) == METHODS
+    x, y = lines["cs1"].get_data()
+    assert list(x) == [1, 2, 3, 4, 5]
+    # mean over reps 0, 1, 2: 0.5 + 0.1 + 0.01 nf + 0.02 + 0.05
+    np.testing.assert_allclose(y, 0.67 + 0.01 * np.arange(1, 6))
+    bands = [c for c in axes[1].collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 3
+    # band of ±1 sd (sd over reps of 0, 0.02, 0.04 = 0.02)
+    ys = bands[1].get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(0.68 - 0.02) and ys.max() == pytest.approx(0.72 + 0.02)
+
+
+def test_curve_vs_parameter(tmp_path, tidy):
+    fig = F.curve_vs_parameter(tidy, "n_constraints", "accuracy", tmp_path / "sweep.png")
+    _check_files(tmp_path / "sweep")
+    ax = fig.axes[0]
+    x, y = _method_lines(ax)["enscls"].get_data()
+    assert list(x) == [4, 10, 40]
+    # colon, enscls, rep r (n_constraints (4, 10, 40)[r]): mean over nf 1..5 of 0.7 + 0.01 nf + 0.02 r
+    np.testing.assert_allclose(y, 0.73 + 0.02 * np.arange(3))
+    fig3 = F.curve_vs_parameter(tidy, "n_constraints", "accuracy", tmp_path / "sweep3", n_features=3)
+    np.testing.assert_allclose(_method_lines(fig3.axes[0])["enscls"].get_data()[1], 0.73 + 0.02 * np.arange(3))
+
+
+def test_stability_vs_features_with_confidence_band(tmp_path):
+    rows = []
+    for d in DATASETS:
+        for m in METHODS:
+            for meas in ("jaccard", "nogueira"):
+                for nf in (2, 4, 8):
+                    v = 0.1 * nf / 8 + (0.2 if m == "enscls" else 0.0)
+                    rows.append(dict(dataset=d, method=m, rep=0, n_features=nf, metric=meas, value=v,
+                                     ci_low=v - 0.05, ci_high=v + 0.05))
+    df = pd.DataFrame(rows)
+    fig = F.stability_vs_features(df, tmp_path / "stab")
+    _check_files(tmp_path / "stab")
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 4
+    assert [(ax.get_title(), ax.get_ylabel()) for ax in axes] == [
+        ("colon", "jaccard"), ("colon", "nogueira"), ("wine", "jaccard"), ("wine", "nogueira")]
+    band = [c for c in axes[0].collections if isinstance(c, PolyCollection)][2]  # enscls
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(0.2 + 0.025 - 0.05) and ys.max() == pytest.approx(0.3 + 0.05)
+
+
+DEMSAR_RANKS = {"C4.5": 3.143, "C4.5+m": 2.000, "C4.5+cf": 2.893, "C4.5+m+cf": 1.964}
+
+
+def _groups(fig):
+    return {ln.get_gid(): tuple(ln.get_xdata()) for ln in fig.axes[0].get_lines()
+            if (ln.get_gid() or "").startswith("group:")}
+
+
+def test_cd_diagram_draws_demsar_groups(tmp_path):
+    cd = S.nemenyi_cd(4, 14, 0.10)  # 1.12
+    fig = F.cd_diagram(DEMSAR_RANKS, cd, tmp_path / "cd")
+    _check_files(tmp_path / "cd")
+    groups = _groups(fig)
+    # Demšar Fig. 1a: {C4.5+m+cf, C4.5+m, C4.5+cf} and {C4.5+cf, C4.5} are joined
+    assert groups == {"group:C4.5+m+cf|C4.5+m|C4.5+cf": (1.964, 2.893), "group:C4.5+cf|C4.5": (2.893, 3.143)}
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "C4.5 (3.14)" in texts and "CD = 1.12" in texts
+    # best rank on the right: x axis reversed
+    lo, hi = fig.axes[0].get_xlim()
+    assert lo > hi
+    cd_line = [ln for ln in fig.axes[0].get_lines() if ln.get_gid() == "cd"][0]
+    assert np.ptp(cd_line.get_xdata()) == pytest.approx(cd)
+    # nothing joined when the CD is tiny; everything joined when it is huge
+    assert _groups(F.cd_diagram(DEMSAR_RANKS, 0.01, tmp_path / "cd2")) == {}
+    assert list(_groups(F.cd_diagram(DEMSAR_RANKS, 5.0, tmp_path / "cd3"))) == [
+        "group:C4.5+m+cf|C4.5+m|C4.5+cf|C4.5"]
+
+
+def test_win_tie_loss_heatmap(tmp_path, tidy):
+    wtl = S.win_tie_loss(tidy, "accuracy")
+    fig = F.win_tie_loss_heatmap(wtl, tmp_path / "wtl")
+    _check_files(tmp_path / "wtl")
+    ax = fig.axes[0]
+    img = ax.get_images()[0].get_array()
+    # methods ordered cls, cs1, enscls; each beats the ones before it on both datasets
+    # (constant differences across reps -> significant)
+    expected = np.array([[np.nan, -2, -2], [2, np.nan, -2], [2, 2, np.nan]])
+    np.testing.assert_array_equal(np.ma.filled(img.astype(float), np.nan), expected)
+    cells = {t.get_text(): t.get_fontweight() for t in ax.texts}
+    # 2 wins of 2 datasets is not significant by the sign test (P = 1/4 > 0.1): not bold
+    assert not wtl["significant"].any()
+    assert cells["2/0/0"] in ("normal", 400)
+    # EnsCLS Table 3 cell: EnsCLS vs SSFI 5/4/0 is significant -> bold
+    hand = pd.DataFrame([dict(method="EnsCLS", opponent="SSFI", wins=5, ties=4, losses=0,
+                              significant=S.sign_test(5, 4, 0, alpha=0.1)),
+                         dict(method="SSFI", opponent="EnsCLS", wins=0, ties=4, losses=5,
+                              significant=S.sign_test(0, 4, 5, alpha=0.1))])
+    fig2 = F.win_tie_loss_heatmap(hand, tmp_path / "wtl2")
+    cells2 = {t.get_text(): t.get_fontweight() for t in fig2.axes[0].texts}
+    assert cells2["5/4/0"] in ("bold", 700) and cells2["0/4/5"] in ("normal", 400)
+    assert fig2.axes[0].get_images()[0].get_array()[0, 1] == 5  # EnsCLS row, SSFI column
+
+
+def test_runtime_bars(tmp_path):
+    rows = []
+    for d in DATASETS:
+        for mi, m in enumerate(METHODS):
+            for rep in range(2):
+                rows.append(dict(dataset=d, method=m, rep=rep, n_features=0, metric="runtime_s",
+                                 value=100.0 ** mi * (1 + rep)))
+                rows.append(dict(dataset=d, method=m, rep=rep, n_features=0, metric="max_rss_mb",
+                                 value=100.0 + 10 * mi))
+    fig = F.runtime_bars(pd.DataFrame(rows), tmp_path / "rt")
+    _check_files(tmp_path / "rt")
+    t_ax, m_ax = fig.axes[:2]
+    assert t_ax.get_xscale() == "log"  # 1.5 s .. 15000 s spans > 100x -> log
+    assert m_ax.get_xscale() == "linear"
+    bars = [p for p in t_ax.patches if p.get_gid() == "runtime_s:colon"]
+    np.testing.assert_allclose(sorted(b.get_width() for b in bars), [1.5, 150.0, 15000.0])
+    assert [t.get_text() for t in t_ax.get_yticklabels()] == METHODS
+    with pytest.raises(Exception, match="no rows"):
+        F.runtime_bars(pd.DataFrame(rows).assign(metric="x"), tmp_path / "none")
+
+
+def test_method_colors_consistent():
+    a = F.method_colors(["b", "a", "c"])
+    b = F.method_colors(["c", "b", "a", "a"])
+    assert a == b and len(set(a.values())) == 3
+
+
+def test_missing_metric_is_a_clear_error(tmp_path, tidy):
+    with pytest.raises(Exception, match="no rows for metric 'auc'"):
+        F.curve_vs_features(tidy, "auc", tmp_path / "x")
