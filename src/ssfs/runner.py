@@ -40,7 +40,7 @@ class Ranked:
 def _validated(name: str, X, y, constraints, rng, params: dict):
     """(spec, X, y, constraints, rng) after every input check of :func:`run_method`."""
     spec: MethodSpec = get_method(name)
-    check_params(spec, params)
+    params.update(check_params(spec, params))
     if spec.requires:
         try:
             __import__(spec.requires)

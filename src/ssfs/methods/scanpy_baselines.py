@@ -14,12 +14,15 @@ genes scanpy gives no score (constant, alone in their mean-expression bin for
 
 from __future__ import annotations
 
+from typing import Literal
+
 import warnings
 
 import numpy as np
 from scipy import sparse
 
 from ..errors import InputError, SupervisionError
+from ..params import PosInt
 from ..registry import register
 
 
@@ -32,7 +35,8 @@ def _anndata(X, obs=None):
 
 
 @register("scanpy_hvg", higher_is_better=True, requires="scanpy")
-def scanpy_hvg(X, y, constraints, rng, *, flavor: str = "seurat", n_bins: int = 20):
+def scanpy_hvg(X, y, constraints, rng, *, flavor: Literal["seurat", "cell_ranger"] = "seurat",
+               n_bins: PosInt = 20):
     """scanpy highly-variable genes: normalized dispersion per gene (unsupervised).
 
     ``flavor``: "seurat" (log data; expm1 inside) or "cell_ranger" (scanpy's options
@@ -53,7 +57,9 @@ def scanpy_hvg(X, y, constraints, rng, *, flavor: str = "seurat", n_bins: int = 
 
 
 @register("scanpy_rank_genes", higher_is_better=True, needs=("labels",), requires="scanpy")
-def scanpy_rank_genes(X, y, constraints, rng, *, method: str = "t-test", tie_correct: bool = False):
+def scanpy_rank_genes(X, y, constraints, rng, *,
+                      method: Literal["t-test", "t-test_overestim_var", "wilcoxon"] = "t-test",
+                      tie_correct: bool = False):
     """scanpy rank_genes_groups on the labeled cells: max over classes of the
     one-vs-rest score (t statistic for "t-test"/"t-test_overestim_var", z score for
     "wilcoxon"). Deterministic.
