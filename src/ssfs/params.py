@@ -225,8 +225,13 @@ def _try(alt: ParamType, v):
 
 
 def coerce(alts: tuple[ParamType, ...], value):
-    """``value`` converted to the first alternative it fits; :class:`ParamValueError` otherwise."""
-    for alt in alts:
+    """``value`` converted to the first alternative it fits; :class:`ParamValueError` otherwise.
+    An integer value never falls back on a float alternative when the parameter also
+    takes integers (``min_samples_split=1`` is not the fraction 1.0)."""
+    tried = alts
+    if _is_int(value) and any(a.kind == "int" for a in alts):
+        tried = tuple(a for a in alts if a.kind != "float")
+    for alt in tried:
         ok, out = _try(alt, value)
         if ok:
             return out
