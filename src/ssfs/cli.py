@@ -67,6 +67,12 @@ def cmd_rank(args) -> int:
     from .workflow.atomic import write_tsv
 
     params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
+    if args.output != "-":
+        from pathlib import Path
+
+        folder = Path(args.output).parent
+        if not folder.is_dir():
+            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
         val = getattr(args, key)
@@ -79,7 +85,8 @@ def cmd_rank(args) -> int:
     if args.labeled_per_class == "all":
         yl = y
     else:
-        lab = draw_labeled(y, np.arange(y.size), int(args.labeled_per_class), rng, dataset=args.input)
+        lab = draw_labeled(y, np.arange(y.size), int(args.labeled_per_class), rng, dataset=args.input,
+                           class_names=classes)
         yl = np.full(y.size, -1)
         yl[lab] = y[lab]
     cons = Constraints.from_tsv(args.constraints) if args.constraints else None
@@ -88,6 +95,10 @@ def cmd_rank(args) -> int:
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     table = ranking_table(adata.var_names, ranked.scores, ranked.order,
                           selected_only=ranked.result.selected is not None)
+    if ranked.n_tied and ranked.result.selected is None:
+        print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
+              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
+              "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
     if args.output == "-":
         table.to_csv(sys.stdout, sep="\t", index=False)
     else:

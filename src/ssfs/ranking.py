@@ -173,3 +173,14 @@ def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:
     R = np.empty(S.shape, dtype=np.int64)
     np.put_along_axis(R, order, np.broadcast_to(np.arange(1, S.shape[1] + 1), S.shape), axis=1)
     return R
+
+
+def tied_cuts(path, sizes) -> list[int]:
+    """The sizes t among ``sizes`` whose top t in the ranking file ``path`` is decided by
+    ties (rows t and t + 1 share their score; files without a ``ties`` column: none)."""
+    head = pd.read_csv(path, sep="\t", nrows=0).columns
+    if "ties" not in head or "score" not in head:
+        return []
+    t = pd.read_csv(path, sep="\t", usecols=["score", "ties"])
+    s, n = t["score"].to_numpy(float), t["ties"].to_numpy(np.int64)
+    return [int(k) for k in sizes if 0 < int(k) < s.size and n[k - 1] > 1 and s[k - 1] == s[k]]

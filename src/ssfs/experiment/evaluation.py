@@ -30,6 +30,8 @@ other sizes of the grid, and all methods of a repetition share the same draws.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import sparse
@@ -41,7 +43,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from ..errors import ConfigError, SupervisionError
-from ..ranking import RankingOrders, read_ranking
+from ..ranking import RankingOrders, read_ranking, tied_cuts
 
 CLASSIFIERS = ("svm", "knn1", "tree")
 CLASSIFIER_METRICS = ("accuracy", "auc")
@@ -214,6 +216,10 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
     frames = []
     for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths)):
         ranking = read_ranking(rp)
+        cuts = tied_cuts(rp, grid)
+        if cuts:
+            warnings.warn(f"{dataset}/{variant}/{label} rep {rep}: the top t for t = {cuts} is decided by ties "
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
         Xe = X
         if component_paths:
             Z = np.load(component_paths[i])

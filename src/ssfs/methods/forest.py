@@ -18,9 +18,8 @@ directly, and ``FlatForest`` predicts (tree, sample) pairs of many trees at once
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 import numbers
+from typing import Annotated, Literal
 from math import ceil
 
 import numpy as np

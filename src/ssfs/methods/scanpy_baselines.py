@@ -14,9 +14,8 @@ genes scanpy gives no score (constant, alone in their mean-expression bin for
 
 from __future__ import annotations
 
-from typing import Literal
-
 import warnings
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
@@ -46,6 +45,11 @@ def scanpy_hvg(X, y, constraints, rng, *, flavor: Literal["seurat", "cell_ranger
 
     if flavor not in ("seurat", "cell_ranger"):
         raise InputError(f"scanpy_hvg flavor must be 'seurat' or 'cell_ranger', got {flavor!r}")
+    vals = X.data if sparse.issparse(X) else np.asarray(X)
+    if vals.size and vals.min() < 0:
+        raise InputError(f"scanpy_hvg needs non-negative expression (counts, normalised and log1p-transformed): "
+                         f"X has {int((vals < 0).sum())} negative value(s), minimum {vals.min():.4g}; "
+                         "use a score that accepts centred data (e.g. variance)")
     adata = _anndata(X)
     try:
         with warnings.catch_warnings():

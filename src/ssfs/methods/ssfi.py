@@ -43,9 +43,8 @@ the order of the member-by-member algorithm, so the scores are bit-identical to 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 import numbers
+from typing import Annotated, Literal
 
 import numpy as np
 
