@@ -83,6 +83,7 @@ def _data():
     X = rng.normal(size=(n, p))
     X[:, 0] += 2.0 * yt
     X[:, 5] += 1.0 * (yt == 2)
+    X -= X.min()  # non-negative, as expression (scanpy_hvg refuses negative values)
     y = np.full(n, -1)
     y[:12] = yt[:12]
     return X, y, Constraints.from_labels(y)
