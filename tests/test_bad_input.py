@@ -445,6 +445,7 @@ def test_small_sparse_input_is_densified_with_identical_result():
     for name in ("wckm", "relieff", "fisher", "laplacian"):
         a = run_method(name, X, y, rng=0)
         b = run_method(name, sparse.csr_matrix(X), y, rng=0)
+        # sparse and dense sums differ in order only: tests/tolerances.py class 2
         np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, err_msg=name)
         np.testing.assert_array_equal(a.order, b.order, err_msg=name)
     np.testing.assert_array_equal(dense(sparse.csr_matrix(X)), X)
@@ -466,7 +467,7 @@ def test_cls_without_constraints_falls_back_to_laplacian_score():
     X = np.random.default_rng(5).normal(size=(25, 6))
     ls = run_method("laplacian", X, k=5).scores
     cls = run_method("cls", X, None, Constraints.empty(), k=5, mean="degree").scores
-    np.testing.assert_allclose(cls, 2.0 * ls, rtol=1e-10)
+    np.testing.assert_allclose(cls, 2.0 * ls, rtol=1e-10)  # same sums, other order: tolerances.py class 2
     # the default (uniform mean) still ranks without constraints, no error
     assert np.isfinite(run_method("cls", X, None, Constraints.empty(), k=5).scores).all()
 
