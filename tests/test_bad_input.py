@@ -301,6 +301,14 @@ ISSUE19 = [
      _p("infogain", "n_bins", "1", "an integer >= 2")),
     ("api unknown and typed together", method("cls", X6, Y6, kk=1, k="x"), MethodError,
      ["method 'cls' got unknown parameter(s) kk"]),
+    ("api efsis ranker_params nested type", method("efsis", X6, Y6, ranker_params={"relieff": {"k": "abc"}}),
+     MethodError, ["method 'efsis' parameter ranker_params: method 'relieff' parameter k: expected", "'abc'"]),
+    ("api efsis ranker_params unknown ranker", method("efsis", X6, Y6, ranker_params={"relief": {}}),
+     MethodError, ["method 'efsis' parameter ranker_params: unknown method 'relief'"]),
+    ("api bootstrap_rank base_params nested", method("bootstrap_rank", X6, Y6, base="fisher", base_params={"k": 1}),
+     MethodError, ["method 'bootstrap_rank' parameter base_params: method 'fisher' got unknown parameter(s) k"]),
+    ("config efsis ranker_params nested", config(methods={"efsis": {"ranker_params": {"sam": {"s0": -1}}}}),
+     ConfigError, ["config key methods.efsis", "parameter ranker_params: method 'sam' parameter s0", "got -1"]),
     # the command line's --param (values typed as on a shell)
     ("cli k=abc", cli_params("cls", "k=abc"), MethodError, _p("cls", "k", "'abc'")),
     ("cli k=2.5", cli_params("laplacian", "k=2.5"), MethodError, _p("laplacian", "k", "2.5")),
@@ -418,6 +426,10 @@ BAD_WORKFLOW_CONFIGS = {
     "dotdot": ({"../x": {"source": "builtin", "name": "wine"}}, {"fisher": {}}, "name '../x' under datasets"),
     "space": ({"a b": {"source": "builtin", "name": "wine"}}, {"fisher": {}}, "name 'a b' under datasets"),
     "unknown method": ({"wine": {"source": "builtin", "name": "wine"}}, {"fishr": {}}, "unknown method 'fishr'"),
+    "typed parameter": ({"wine": {"source": "builtin", "name": "wine"}}, {"cls": {"k": "abc"}},
+                        "method 'cls' parameter k: expected an integer >= 1, got 'abc'"),
+    "reserved dataset name": ({"tables": {"source": "builtin", "name": "wine"}}, {"fisher": {}},
+                              "dataset name 'tables' is reserved"),
 }
 
 

@@ -34,7 +34,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import numpy as np
 
-__all__ = ["Range", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction", "OpenFraction",
+__all__ = ["Range", "MethodParams", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction", "OpenFraction",
            "Percent", "ParamType", "param_types", "coerce", "ParamValueError", "json_schema", "Literal"]
 
 
@@ -67,6 +67,15 @@ def _num(v) -> str:
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
+@dataclass(frozen=True)
+class MethodParams:
+    """Marks a mapping of another registered method's parameters, checked against that
+    method's signature too: of the method named by parameter ``by`` (``base_params`` of
+    ``base``), or, with ``by=None``, method name -> its parameters (``ranker_params``)."""
+
+    by: str | None = None
+
+
 #: common ranges, for signatures
 PosInt = Annotated[int, Range(1)]
 NonNegInt = Annotated[int, Range(0)]
@@ -87,6 +96,7 @@ class ParamType:
     range: Range | None = None
     choices: tuple = ()
     item: tuple = ()
+    nested: MethodParams | None = None
 
     def text(self) -> str:
         if self.kind == "int":
@@ -126,7 +136,9 @@ def _alternatives(hint) -> tuple[ParamType, ...]:
     if origin is Annotated:
         base, *meta = args
         rng = next((m for m in meta if isinstance(m, Range)), None)
-        return tuple(ParamType(a.kind, rng if a.kind in ("int", "float") else a.range, a.choices, a.item)
+        nested = next((m for m in meta if isinstance(m, MethodParams)), None)
+        return tuple(ParamType(a.kind, rng if a.kind in ("int", "float") else a.range, a.choices, a.item,
+                               nested if a.kind == "mapping" else a.nested)
                      for a in _alternatives(base))
     if origin in (Union, types.UnionType):
         out = []

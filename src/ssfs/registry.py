@@ -228,4 +228,18 @@ def check_params(spec: MethodSpec, params: dict) -> dict:
             out[k] = coerce(spec.types[k], v)
         except ParamValueError as e:
             raise MethodError(f"method {spec.name!r} parameter {k}: {e}") from None
+    for k, v in list(out.items()):  # parameters of other methods (ensembles of rankers)
+        nested = next((a.nested for a in spec.types[k] if a.nested is not None), None)
+        if nested is None or v is None:
+            continue
+        by_name = v if nested.by is None else {out.get(nested.by, spec.defaults.get(nested.by)): v}
+        checked = {}
+        for name, p in by_name.items():
+            try:
+                if not isinstance(p, dict):
+                    raise MethodError(f"expected a mapping of parameters of {name!r}, got {p!r}")
+                checked[name] = check_params(get_method(name), p)
+            except MethodError as e:
+                raise MethodError(f"method {spec.name!r} parameter {k}: {e}") from None
+        out[k] = checked if nested.by is None else next(iter(checked.values()))
     return out

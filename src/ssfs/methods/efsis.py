@@ -34,7 +34,7 @@ as a list computes every threshold's final list from the same resamples
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from dataclasses import dataclass, field
 
@@ -44,7 +44,7 @@ from scipy.stats import rankdata
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..experiment.stability import efsis_stability, n_top
-from ..params import Percent, PosInt
+from ..params import MethodParams, Percent, PosInt
 from ..registry import (
     Members,
     SelectionResult,
@@ -338,7 +338,7 @@ EFSIS_MEMBERS = Members(plan=_plan, size=_size, run=_run, combine=_combine)
 def efsis_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RANKERS, n_boot: PosInt = 50,
                  top_percent: Percent | list[Percent] = 1.0,
                  weights: Literal["paper", "stability_rank", "none"] = "paper", stratified: bool = True,
-                 ranker_params: dict | None = None, n_jobs: PosInt = 1):
+                 ranker_params: Annotated[dict, MethodParams()] | None = None, n_jobs: PosInt = 1):
     """EFSIS (Zhang & Jonassen): bootstrap rank products per ranker, stability-weighted product (eq. 1-3).
 
     ``top_percent``: the threshold t (percent of the features) of the stability weights;
@@ -353,7 +353,7 @@ def efsis_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RAN
 
 @register("efsis_basic", higher_is_better=False, needs=("labels",))
 def efsis_basic_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RANKERS,
-                       ranker_params: dict | None = None):
+                       ranker_params: Annotated[dict, MethodParams()] | None = None):
     """Basic function perturbation: rankers on the full training data, unweighted rank product (EFSIS 2.3)."""
     XL, codes, _ = labeled(X, y, method="efsis_basic", keep_sparse=True)
     seed = rng.integers(0, 2**63 - 1)
@@ -390,7 +390,8 @@ BOOTSTRAP_MEMBERS = Members(plan=_br_plan, size=_size, run=_br_run, combine=_br_
 def bootstrap_rank_method(X, y, constraints, rng, *, base: str = "relieff", n_boot: PosInt = 50,
                           aggregate: Literal["product", "mean", "median", "min"] = "product",
                           top_percent: Percent = 1.0, stratified: bool = True,
-                          base_params: dict | None = None, n_jobs: PosInt = 1):
+                          base_params: Annotated[dict, MethodParams("base")] | None = None,
+                          n_jobs: PosInt = 1):
     """Data-perturbation ensemble of one ranker: bootstrap rankings aggregated (rank product by default)."""
     return run_members(BOOTSTRAP_MEMBERS, X, y, constraints, rng, base=base, n_boot=n_boot, aggregate=aggregate,
                        top_percent=top_percent, stratified=stratified, base_params=base_params, n_jobs=n_jobs)
