@@ -13,6 +13,7 @@ with a warning, median imputation).
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -507,3 +508,47 @@ def test_p1_and_n2_run():
     assert list(run_method("fisher", X, np.arange(10) % 2).order) == [0]
     r = run_method("laplacian", np.array([[0.0, 1.0], [1.0, 3.0]]))
     assert sorted(r.order) == [0, 1]
+
+
+# ------------------------------------------------ the command line: one line, no traceback
+CLI_CASES = {
+    "param k=abc": (["--param", "k=abc"], 1, "method 'cls' parameter k: expected an integer >= 1, got 'abc'"),
+    "param k=2.5": (["--method", "laplacian", "--param", "k=2.5"], 1, "got 2.5 (a float is never truncated"),
+    "param n_boot=abc": (["--method", "efsis", "--param", "n_boot=abc"], 1, "method 'efsis' parameter n_boot"),
+    "labeled-per-class abc": (["--labeled-per-class", "abc"], 2,
+                              "argument --labeled-per-class: expected a positive integer or 'all', got 'abc'"),
+    "labeled-per-class 0": (["--labeled-per-class", "0"], 2, "expected a positive integer or 'all', got '0'"),
+    "output into a missing folder": (["-o", "nowhere/r.tsv"], 1, "output folder 'nowhere' of -o nowhere/r.tsv "
+                                                                 "does not exist"),
+    "class smaller than labeled-per-class": (["--labeled-per-class", "3"], 1,
+                                             "class 'a' has 2 training sample(s)"),
+}
+
+
+@pytest.mark.parametrize("key", list(CLI_CASES))
+def test_cli_refuses_in_one_line(key, tmp_path, monkeypatch, capsys):
+    from ssfs.cli import main
+
+    args, code, fragment = CLI_CASES[key]
+    _write(tmp_path, "d.csv", GOOD)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) if code == 2 else contextlib.nullcontext():
+        rc = main(["rank", "d.csv", "--label-column", "label", *args])
+        assert rc == code
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if fragment in ln]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_cli_reads_float_spellings_of_integers(tmp_path, monkeypatch, capsys):
+    """`--param k=1e3` is the integer 1000 (clamped to n - 1 like any k), not a traceback."""
+    from ssfs.cli import main
+
+    _write(tmp_path, "d.csv", GOOD)
+    monkeypatch.chdir(tmp_path)
+    assert main(["rank", "d.csv", "--label-column", "label", "--labeled-per-class", "all", "--method", "laplacian",
+                 "--param", "k=1e3", "-o", "r.tsv"]) == 0
+    table = pd.read_csv(tmp_path / "r.tsv", sep="\t")
+    assert list(table.columns) == ["feature", "index", "score", "rank", "ties"]
