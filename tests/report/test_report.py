@@ -114,7 +114,7 @@ def test_statistics_section(tmp_path):
     assert (f["n_methods"], f["n_datasets"]) == (3, 3)
     # every dataset ranks a < b < c: chi2_F = 12N/(k(k+1)) [sum R^2 - k(k+1)^2/4] = 6
     assert f["chi2"] == pytest.approx(12 * 3 / 12 * (1 + 4 + 9 - 3 * 16 / 4))
-    assert dict(zip(tables["ranks"].method, tables["ranks"].avg_rank)) == {"a": 1.0, "b": 2.0, "c": 3.0}
+    assert dict(zip(tables["ranks"].method, tables["ranks"].avg_rank, strict=True)) == {"a": 1.0, "b": 2.0, "c": 3.0}
     # fewer than 5 datasets: Wilcoxon over the repetitions of each dataset
     w = tables["wilcoxon"]
     assert set(w.scope) == {"d1: over repetitions", "d2: over repetitions", "d3: over repetitions"}
@@ -259,7 +259,8 @@ def test_per_size_table_marks_best_and_significantly_worse():
 
     rows = []
     for rep in range(6):
-        rows += [("d", "base", "A", rep, 5, "auc", 0.9 + 0.01 * rep), ("d", "base", "B", rep, 5, "auc", 0.7 + 0.01 * rep),
+        rows += [("d", "base", "A", rep, 5, "auc", 0.9 + 0.01 * rep),
+                 ("d", "base", "B", rep, 5, "auc", 0.7 + 0.01 * rep),
                  ("d", "base", "C", rep, 5, "auc", 0.9 + 0.01 * rep - (0.001 if rep % 2 else -0.001))]
     scores = pd.DataFrame(rows, columns=["dataset", "variant", "method", "rep", "n_features", "metric", "value"])
     df, html_ = per_size_table(scores, alpha=0.05)

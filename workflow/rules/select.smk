@@ -8,23 +8,9 @@
 # jobs per repetition (select_members) and one job combining them (combine_members);
 # the ranking is identical to the one-job run. The method wildcard of each family of
 # rules is constrained to its own labels, so every ranking has exactly one producer.
-import re
+# REP_CHUNKS, MEMBER_CHUNKS, WHOLE_METHODS, labels_regex and method_mem: rules/common.smk
 
-_RPJ = CFG["execution"]["reps_per_job"] or len(REPS)
-REP_CHUNKS = [REPS[i : i + _RPJ] for i in range(0, len(REPS), _RPJ)]
-MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n > 1}
-_WHOLE = [m for m in METHODS if m not in MEMBER_CHUNKS]
-
-
-def _labels(labels):
-    return "|".join(re.escape(m) for m in labels)
-
-
-def method_mem(wc, input):
-    return max(method_resources(wc.method)[0], int(10 * input.size_mb))
-
-
-for _chunk, _reps in enumerate(REP_CHUNKS if _WHOLE else []):
+for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
 
     rule:
         name:
@@ -40,7 +26,7 @@ for _chunk, _reps in enumerate(REP_CHUNKS if _WHOLE else []):
             ),
             timing=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/timing/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
         wildcard_constraints:
-            method=_labels(_WHOLE),
+            method=labels_regex(WHOLE_METHODS),
         params:
             method=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
@@ -70,7 +56,7 @@ if MEMBER_CHUNKS:
         output:
             temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
         wildcard_constraints:
-            method=_labels(MEMBER_CHUNKS),
+            method=labels_regex(MEMBER_CHUNKS),
             chunk=r"\d+",
         params:
             method=lambda wc: CFG["methods"][wc.method],
@@ -104,7 +90,7 @@ if MEMBER_CHUNKS:
             components=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.components.npy",
             timing=f"{RESULTS}/{{dataset}}/{{variant}}/timing/{{method}}/{{rep}}.tsv",
         wildcard_constraints:
-            method=_labels(MEMBER_CHUNKS),
+            method=labels_regex(MEMBER_CHUNKS),
         params:
             method=lambda wc: CFG["methods"][wc.method],
             seed=SEED,

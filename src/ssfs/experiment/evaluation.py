@@ -141,7 +141,8 @@ def evaluate_order(
     """Every metric of ``metrics`` on the top-i features of ``order`` for every i in ``grid``.
 
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
-    first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used; ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
+    first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used;
+    ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
     ``len(order)`` (subset methods) are skipped. ``constraints``
     (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
     ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
@@ -212,7 +213,7 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
     X, y, _, _, _ = read_prepared(prepared)
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []
-    for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths)):
+    for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths, strict=True)):
         ranking = read_ranking(rp)
         Xe = X
         if component_paths:

@@ -81,7 +81,7 @@ def pm_table(df: pd.DataFrame, index, columns="method", digits=3, best="auto") -
     rows = []
     for key, sub in df.groupby(index, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(index, key))
+        row = dict(zip(index, key, strict=True))
         direction = best
         if best == "auto":
             direction = "max" if higher_is_better(row.get("metric", "")) else "min"
@@ -202,8 +202,8 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
         groups = sw.groupby(others, sort=True) if others else [((), sw)]
         for okey, g in groups:
             okey = okey if isinstance(okey, tuple) else (okey,)
-            suffix = "".join(f"__{k}-{v}" for k, v in zip(others, okey))
-            fixed = ", ".join(f"{k} = {v}" for k, v in zip(others, okey))
+            suffix = "".join(f"__{k}-{v}" for k, v in zip(others, okey, strict=True))
+            fixed = ", ".join(f"{k} = {v}" for k, v in zip(others, okey, strict=True))
             for metric in sorted(g["metric"].unique()):
                 stem = f"sweep__{param}__{metric}{suffix}"
                 curve_vs_parameter(g, param, metric, figdir / stem, colors=colors)
@@ -257,7 +257,7 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     ds = pd.DataFrame([{"dataset": Path(p).parent.name, **dataset_summary(p)} for p in prepared_paths])
     ds["class_counts"] = ds["class_counts"].map(lambda d: ":".join(str(v) for v in d.values()))
     write_tsv(ds, tables_dir / "datasets.tsv")
-    p_of = dict(zip(ds["dataset"], ds["n_features"].astype(int)))
+    p_of = dict(zip(ds["dataset"], ds["n_features"].astype(int), strict=True))
 
     # stability across repetitions
     ev = cfg["evaluation"]
@@ -296,7 +296,7 @@ def _versions() -> dict:
 def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
     agg = rt.groupby(["dataset", "method"]).agg(s=("seconds", "mean"), sd=("seconds", "std"),
                                                 mb=("peak_mb", "max")).reset_index()
-    agg["cell"] = [f"{s:.3g}{NBSP}s, {mb:.3g}{NBSP}MiB" for s, mb in zip(agg["s"], agg["mb"])]
+    agg["cell"] = [f"{s:.3g}{NBSP}s, {mb:.3g}{NBSP}MiB" for s, mb in zip(agg["s"], agg["mb"], strict=True)]
     return agg.pivot(index="dataset", columns="method", values="cell").reset_index().rename_axis(columns=None)
 
 
@@ -325,8 +325,8 @@ def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
                "our repetitions (<i>runs</i>); rank sums T are over our runs and the methods of the table present "
                "in this run. Full table: <code>tables/paper_comparison.tsv</code>.</p>")
     show = pd.DataFrame({
-        "dataset": [a if a == b else f"{a} → {b}" for a, b in zip(comp["paper_dataset"], comp["dataset"])],
-        "method": [f"{a} → {b}" for a, b in zip(comp["paper_method"], comp["method"])],
+        "dataset": [a if a == b else f"{a} → {b}" for a, b in zip(comp["paper_dataset"], comp["dataset"], strict=True)],
+        "method": [f"{a} → {b}" for a, b in zip(comp["paper_method"], comp["method"], strict=True)],
         "metric": comp["metric"], "features": comp["features"],
         "setting": comp["setting"].where(comp["variant"] == "base", comp["setting"] + " (" + comp["variant"] + ")"),
         "published": comp["published"], "ours": comp["ours"], "runs": comp["n_runs"], "note": comp["note"]})
@@ -349,7 +349,7 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
     scores = pd.read_csv(tables_dir / "scores.tsv", sep="\t")
     stab = pd.read_csv(tables_dir / "stability.tsv", sep="\t")
     index = pd.read_csv(figdir / "index.tsv", sep="\t")
-    captions = dict(zip(index["stem"], index["caption"]))
+    captions = dict(zip(index["stem"], index["caption"], strict=True))
     ev, sup = cfg["evaluation"], cfg["supervision"]
     n_reps = scores["rep"].nunique()
 
@@ -365,7 +365,7 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
            "stability": len(stab) > 0, "runtime": len(rt) > 0}
     parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
     meta = {
-        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "seed": cfg["seed"],
         "protocol": f"{_protocol(cfg, n_reps)}; constraints: {sup['constraints']['mode']}"
                     + (f" ({sup['constraints']['n_ml']} must-link + {sup['constraints']['n_cl']} cannot-link)"

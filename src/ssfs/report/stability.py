@@ -79,8 +79,9 @@ def compact(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         return pd.DataFrame(columns=["dataset", "variant", "n_features", "measure"])
     t = table.assign(_ok=table["nogueira"].notna())
     pick = t.sort_values(["_ok", "n_features"]).groupby(["dataset", "variant"], sort=True).tail(1)
-    at = dict(zip(zip(pick["dataset"], pick["variant"]), pick["n_features"]))
-    sel = table[[at.get((d, v)) == n for d, v, n in zip(table["dataset"], table["variant"], table["n_features"])]]
+    at = dict(zip(zip(pick["dataset"], pick["variant"], strict=True), pick["n_features"], strict=True))
+    keys = zip(table["dataset"], table["variant"], table["n_features"], strict=True)
+    sel = table[[at.get((d, v)) == n for d, v, n in keys]]
     rows = []
     for (ds, var), g in sel.groupby(["dataset", "variant"], sort=True):
         for m in MEASURES:

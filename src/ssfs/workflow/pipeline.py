@@ -8,6 +8,7 @@ rep)`` (see :mod:`ssfs.seeding`); no step depends on another job's random state.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ def run_prepare(name: str, entry: dict, data_dir, out) -> None:
 # ------------------------------------------------------------------------ supervision
 def run_split(prepared, outs: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
     _, y, _, _, _ = read_prepared(prepared)
-    for rep, out in zip(reps, outs):
+    for rep, out in zip(reps, outs, strict=True):
         if sup["protocol"] == "kfold":
             rng_split = derive_rng(seed, dataset, "folds")
         else:
@@ -80,7 +81,7 @@ def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset:
 def run_constraints(prepared, split_paths: list, outs: list, sup: dict, seed: int, dataset: str,
                     reps: list[int]) -> None:
     _, y, _, _, _ = read_prepared(prepared)
-    for rep, sp, out in zip(reps, split_paths, outs):
+    for rep, sp, out in zip(reps, split_paths, outs, strict=True):
         c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep)
         with atomic_path(out) as tmp:
             c.to_tsv(tmp)
@@ -109,9 +110,10 @@ def run_select_reps(prepared, split_paths, constraints_paths, outs, component_ou
     """Run one method on several repetitions in one process (saves the start-up cost),
     recording each repetition's in-process time and peak memory."""
     data = read_prepared(prepared)
-    for rep, sp, cp, out, comp, tout in zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs):
-        _, seconds, peak = _timed(lambda: run_select(data, sp, cp, out, method, seed, dataset, label, rep,
-                                                     components_out=comp))
+    jobs = zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs, strict=True)
+    for rep, sp, cp, out, comp, tout in jobs:
+        _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, method, seed, dataset, label, rep,
+                                          components_out=comp))
         _write_timing(rep, seconds, peak, tout)
 
 
@@ -199,7 +201,7 @@ def dataset_summary(prepared) -> dict:
     X, y, classes, _, _ = read_prepared(prepared)
     counts = np.bincount(y)
     return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
-            "class_counts": {str(c): int(k) for c, k in zip(classes, counts)}}
+            "class_counts": {str(c): int(k) for c, k in zip(classes, counts, strict=True)}}
 
 
 def save_npy(arr, path) -> None:
