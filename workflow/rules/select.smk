@@ -28,7 +28,7 @@ for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
         wildcard_constraints:
             method=labels_regex(WHOLE_METHODS),
         params:
-            method=lambda wc: CFG["methods"][wc.method],
+            settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
             reps=_reps,
         benchmark:
@@ -54,12 +54,12 @@ if MEMBER_CHUNKS:
             split=f"{RESULTS}/{{dataset}}/{{variant}}/splits/{{rep}}.json",
             constraints=f"{RESULTS}/{{dataset}}/{{variant}}/constraints/{{rep}}.tsv",
         output:
-            temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
+            members=temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
         wildcard_constraints:
             method=labels_regex(MEMBER_CHUNKS),
             chunk=r"\d+",
         params:
-            method=lambda wc: CFG["methods"][wc.method],
+            settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
             n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
         benchmark:
@@ -92,7 +92,7 @@ if MEMBER_CHUNKS:
         wildcard_constraints:
             method=labels_regex(MEMBER_CHUNKS),
         params:
-            method=lambda wc: CFG["methods"][wc.method],
+            settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",

@@ -198,9 +198,9 @@ def evaluate_order(
     return pd.DataFrame(rows, columns=["n_features", "metric", "value"])
 
 
-def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_paths: list | None,
-                   constraint_paths: list | None, out, ev: dict, seed: int, dataset: str, variant: str,
-                   label: str, reps: list[int]) -> None:
+def run_evaluation(*, prepared, splits: list, rankings: list, components: list | None = None,
+                   constraints: list | None = None, scores, ev: dict, seed: int, dataset: str, variant: str,
+                   method: str, reps: list[int]) -> None:
     """The workflow's evaluate step: :func:`evaluate_order` on every repetition's ranking
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
@@ -213,14 +213,14 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
     X, y, _, _, _ = read_prepared(prepared)
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []
-    for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths, strict=True)):
+    for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
         Xe = X
-        if component_paths:
-            Z = np.load(component_paths[i])
+        if components:
+            Z = np.load(components[i])
             if Z.size:
                 Xe = Z
-        cons = Constraints.from_tsv(constraint_paths[i]) if constraint_paths else None
+        cons = Constraints.from_tsv(constraints[i]) if constraints else None
         df = evaluate_order(
             Xe, y, read_split(sp), ranking, grid,
             classifier=ev["classifier"], metrics=ev["metrics"], train_on=ev["train_on"], scale=ev["scale"],
@@ -233,7 +233,7 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
         df.insert(0, "rep", rep)
         frames.append(df)
     res = pd.concat(frames, ignore_index=True)
-    res.insert(0, "method", label)
+    res.insert(0, "method", method)
     res.insert(0, "variant", variant)
     res.insert(0, "dataset", dataset)
-    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], out)
+    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], scores)
