@@ -45,9 +45,9 @@ def cmd_rank(args) -> int:
     from .constraints import Constraints
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
+    from .io.atomic import write_tsv
     from .ranking import ranking_table
     from .runner import run_method
-    from .workflow.atomic import write_tsv
 
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):

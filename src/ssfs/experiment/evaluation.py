@@ -205,9 +205,9 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
     from ..constraints import Constraints
+    from ..io.atomic import write_tsv
+    from ..io.h5ad import read_prepared
     from ..seeding import derive_rng
-    from ..workflow.atomic import write_tsv
-    from ..workflow.pipeline import read_prepared
     from .splits import read_split
 
     X, y, _, _, _ = read_prepared(prepared)

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from ..errors import SupervisionError
-from ..workflow.atomic import atomic_write_text
+from ..io.atomic import atomic_write_text
 
 
 def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1) -> None:

@@ -32,7 +32,7 @@ import pandas as pd
 import yaml
 
 from ..experiment.evaluation import higher_is_better
-from ..workflow.atomic import atomic_write_text, write_tsv
+from ..io.atomic import atomic_write_text, write_tsv
 from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
 
 KEYS = ["dataset", "variant", "method"]
@@ -236,8 +236,8 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
                   papers_dir=None) -> None:
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
     from ..experiment.evaluation import n_features_grid
+    from ..io.h5ad import dataset_summary
     from ..registry import get_method
-    from ..workflow.pipeline import dataset_summary
     from .figures import method_colors
     from .papers import OUT_COLUMNS, compare, load_paper
     from .stability import compact, read_orders, stability_table
