@@ -51,7 +51,7 @@ LOWER_IS_BETTER = frozenset({"red"})
 SCALERS = {"minmax": MinMaxScaler, "standard": StandardScaler, "maxabs": MaxAbsScaler}
 
 
-def higher_is_better(metric: str) -> bool:
+def metric_higher_is_better(metric: str) -> bool:
     """Direction of a metric (``red`` and rank sums: lower is better)."""
     return metric not in LOWER_IS_BETTER and not str(metric).startswith("rank_sum")
 
