@@ -78,6 +78,13 @@ MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n
 WHOLE_METHODS = [m for m in METHODS if m not in MEMBER_CHUNKS]
 
 
+def per_rep(pattern, reps):
+    """The results path ``pattern`` once per repetition; every other wildcard stays a wildcard:
+    ``per_rep("{dataset}/{variant}/splits/{rep}.json", REPS)``."""
+    kept = re.sub(r"\{(?!rep\})(\w+)\}", r"{{\1}}", pattern)
+    return expand(f"{RESULTS}/{kept}", rep=reps)
+
+
 def labels_regex(labels):
     """A wildcard constraint matching exactly the given method labels."""
     return "|".join(re.escape(m) for m in labels)

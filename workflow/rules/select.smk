@@ -17,14 +17,12 @@ for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
             f"select_{_chunk}"
         input:
             prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-            splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=_reps),
-            constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=_reps),
+            splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _reps),
+            constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _reps),
         output:
-            rankings=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
-            components=expand(
-                f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.components.npy", rep=_reps
-            ),
-            timing=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/timing/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
+            rankings=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _reps),
+            components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _reps),
+            timing=per_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _reps),
         wildcard_constraints:
             method=labels_regex(WHOLE_METHODS),
         params:

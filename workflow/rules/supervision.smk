@@ -3,7 +3,7 @@ rule split:
     input:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
     output:
-        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
@@ -22,9 +22,9 @@ rule constraints:
     """Must-link / cannot-link pairs among the labeled training samples (one TSV per repetition)."""
     input:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
     output:
-        constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=REPS),
+        constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
