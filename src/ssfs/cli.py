@@ -12,6 +12,7 @@ import json
 import sys
 
 import numpy as np
+
 from .errors import SSFSError
 
 
@@ -61,10 +62,10 @@ def cmd_rank(args) -> int:
     from .constraints import Constraints
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
+    from .io.atomic import write_tsv
     from .ranking import ranking_table
-    from .runner import run_method
     from .registry import check_params, get_method
-    from .workflow.atomic import write_tsv
+    from .runner import run_method
 
     params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
     if args.output != "-":
@@ -117,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
     r.add_argument("--method", default="cls")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
-    r.add_argument("--labeled-per-class", default=3, type=_labeled_per_class, help="labels kept per class (the rest hidden), or 'all'")
+    r.add_argument("--labeled-per-class", default=3, type=_labeled_per_class,
+                   help="labels kept per class (the rest hidden), or 'all'")
     r.add_argument("--constraints", help="TSV of pairwise constraints (columns i, j, kind = ML|CL)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("-o", "--output", default="-", help="output TSV (default: standard output)")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.errors import InputError, MethodError
+from ssfs.errors import MethodError
 from ssfs.methods.fwsemifs import _folds, forward_select
 
 

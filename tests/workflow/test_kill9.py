@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from workflow_helpers import command, config, reference_run, snakemake, tables
+from workflow_helpers import command, config, reference_run, tables
 
 from ssfs.workflow.locks import OWNER_FILE, PARENT_ENV, clear_stale_locks
 

@@ -8,53 +8,37 @@
 # jobs per repetition (select_members) and one job combining them (combine_members);
 # the ranking is identical to the one-job run. The method wildcard of each family of
 # rules is constrained to its own labels, so every ranking has exactly one producer.
-import re
+# REP_CHUNKS, MEMBER_CHUNKS, WHOLE_METHODS, labels_regex and method_mem: rules/common.smk
 
-_RPJ = CFG["execution"]["reps_per_job"] or len(REPS)
-REP_CHUNKS = [REPS[i : i + _RPJ] for i in range(0, len(REPS), _RPJ)]
-MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n > 1}
-_WHOLE = [m for m in METHODS if m not in MEMBER_CHUNKS]
-
-
-def _labels(labels):
-    return "|".join(re.escape(m) for m in labels)
-
-
-def method_mem(wc, input):
-    return max(method_resources(wc.method)[0], int(10 * input.size_mb))
-
-
-for _chunk, _reps in enumerate(REP_CHUNKS if _WHOLE else []):
+for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
 
     rule:
         name:
             f"select_{_chunk}"
         input:
             prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-            splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=_reps),
-            constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=_reps),
+            splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _reps),
+            constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _reps),
         output:
-            rankings=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
-            components=expand(
-                f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.components.npy", rep=_reps
-            ),
-            timing=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/timing/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
-        wildcard_constraints:
-            method=_labels(_WHOLE),
-        params:
-            method=lambda wc: CFG["methods"][wc.method],
-            seed=SEED,
-            reps=_reps,
-        benchmark:
-            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/chunk{_chunk}.tsv"
+            rankings=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _reps),
+            components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _reps),
+            timing=per_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _reps),
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/chunk{_chunk}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/chunk{_chunk}.tsv"
+        wildcard_constraints:
+            method=labels_regex(WHOLE_METHODS),
+        conda:
+            "../../envs/select.yaml"
         threads: lambda wc: method_resources(wc.method)[2]
         resources:
             mem_mb=method_mem,
             runtime=lambda wc: method_resources(wc.method)[1] * len(_reps),
-        conda:
-            "../../envs/select.yaml"
+        params:
+            settings=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
+            reps=_reps,
         script:
             "../scripts/select.py"
 
@@ -68,24 +52,24 @@ if MEMBER_CHUNKS:
             split=f"{RESULTS}/{{dataset}}/{{variant}}/splits/{{rep}}.json",
             constraints=f"{RESULTS}/{{dataset}}/{{variant}}/constraints/{{rep}}.tsv",
         output:
-            temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
-        wildcard_constraints:
-            method=_labels(MEMBER_CHUNKS),
-            chunk=r"\d+",
-        params:
-            method=lambda wc: CFG["methods"][wc.method],
-            seed=SEED,
-            n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
-        benchmark:
-            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/rep{{rep}}_members{{chunk}}.tsv"
+            members=temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_members{{chunk}}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/rep{{rep}}_members{{chunk}}.tsv"
+        wildcard_constraints:
+            method=labels_regex(MEMBER_CHUNKS),
+            chunk=r"\d+",
+        conda:
+            "../../envs/select.yaml"
         threads: lambda wc: method_resources(wc.method)[2]
         resources:
             mem_mb=method_mem,
             runtime=lambda wc: max(1, -(-method_resources(wc.method)[1] // MEMBER_CHUNKS[wc.method])),
-        conda:
-            "../../envs/select.yaml"
+        params:
+            settings=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
+            n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
         script:
             "../scripts/select_members.py"
 
@@ -103,16 +87,16 @@ if MEMBER_CHUNKS:
             ranking=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.tsv",
             components=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.components.npy",
             timing=f"{RESULTS}/{{dataset}}/{{variant}}/timing/{{method}}/{{rep}}.tsv",
-        wildcard_constraints:
-            method=_labels(MEMBER_CHUNKS),
-        params:
-            method=lambda wc: CFG["methods"][wc.method],
-            seed=SEED,
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",
-        resources:
-            mem_mb=method_mem,
+        wildcard_constraints:
+            method=labels_regex(MEMBER_CHUNKS),
         conda:
             "../../envs/select.yaml"
+        resources:
+            mem_mb=method_mem,
+        params:
+            settings=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
         script:
             "../scripts/combine_members.py"

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from ..errors import SupervisionError
-from ..workflow.atomic import atomic_write_text
+from ..io.atomic import atomic_write_text
 
 
 def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1) -> None:
@@ -54,7 +54,8 @@ def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Gene
         members = pool[y[pool] == c]
         cname = f"class {str(class_names[c])!r}" if class_names is not None else f"class {c}"
         if members.size < per_class and small_classes == "all":
-            warnings.warn(f"{dataset}: {cname} has only {members.size} training sample(s); all are labeled")
+            msg = f"{dataset}: {cname} has only {members.size} training sample(s); all are labeled"
+            warnings.warn(msg, stacklevel=2)
             out.append(members)
             continue
         if members.size < per_class:

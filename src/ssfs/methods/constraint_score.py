@@ -4,12 +4,10 @@ and C4/SC4 of Kalakech et al. (2011)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import OpenFraction, PosFloat, PosInt
+from ..params import Bandwidth, OpenFraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
 from .spectral import laplacian_score
@@ -61,7 +59,7 @@ def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloa
 
 @register("c4", higher_is_better=False, needs=("cannot_link",))
 @register("sc4", higher_is_better=False, needs=("cannot_link",))
-def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto"):
+def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: Bandwidth = "auto"):
     """Constraint score C4 / SC4 (Kalakech et al. 2011; constraint-score paper eq. 7,
     thesis eq. 2.23): Laplacian score x C1. The Laplacian score uses the shared sparse
     heat-kernel kNN graph (He et al. 2005) rather than the dense all-pairs kernel of

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import PosFloat, PosInt
+from ..params import Bandwidth, PosInt
 from ..registry import register
 from ._shared.graph import (
     constrained_graph,
@@ -28,7 +28,7 @@ from ._shared.graph import (
 
 
 @register("laplacian", higher_is_better=False)
-def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: Bandwidth = "auto",
                     use_labels: bool = False, graph: Any = None):
     """Laplacian score (He et al. 2005; thesis eq. 2.5-2.6), lower is better.
 
@@ -54,7 +54,7 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
 
 
 @register("cls", higher_is_better=False)
-def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: Bandwidth = "auto",
                                 mean: Literal["uniform", "degree"] = "uniform", graph: Any = None,
                                 som: bool = False, knn_edges: Literal["all", "unlabeled"] = "all",
                                 denominator: Literal["variance", "cannot_link"] = "variance"):
