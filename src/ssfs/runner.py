@@ -228,4 +228,4 @@ def _check_finite(spec: MethodSpec, scores, const, y) -> None:
     shown = ", ".join(str(i) for i in idx[:5]) + (", ..." if idx.size > 5 else "")
     raise MethodError(
         f"method {spec.name!r} gave non-finite scores for all {idx.size} non-constant features (indices {shown}) "
-        "on finite input: the data's scale or supervision leaves it undefined")
+        "on finite input: too few samples, or a supervision or scale the method cannot use, leaves it undefined")
