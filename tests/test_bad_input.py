@@ -309,6 +309,10 @@ ISSUE19 = [
      MethodError, ["method 'efsis' parameter ranker_params: unknown method 'relief'"]),
     ("api bootstrap_rank base_params nested", method("bootstrap_rank", X6, Y6, base="fisher", base_params={"k": 1}),
      MethodError, ["method 'bootstrap_rank' parameter base_params: method 'fisher' got unknown parameter(s) k"]),
+    ("api efsis unknown ranker name", method("efsis", X6, Y6, rankers=["sam", "relief"]), MethodError,
+     ["method 'efsis' parameter rankers: unknown method 'relief'"]),
+    ("config bootstrap_rank unknown base", config(methods={"b": {"method": "bootstrap_rank", "base": "fishr"}}),
+     ConfigError, ["config key methods.b", "method 'bootstrap_rank' parameter base: unknown method 'fishr'"]),
     ("config efsis ranker_params nested", config(methods={"efsis": {"ranker_params": {"sam": {"s0": -1}}}}),
      ConfigError, ["config key methods.efsis", "parameter ranker_params: method 'sam' parameter s0", "got -1"]),
     # the command line's --param (values typed as on a shell)

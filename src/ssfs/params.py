@@ -34,7 +34,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import numpy as np
 
-__all__ = ["Range", "MethodParams", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction", "OpenFraction",
+__all__ = ["Range", "MethodParams", "MethodName", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction", "OpenFraction",
            "Percent", "Bandwidth", "ParamType", "param_types", "coerce", "ParamValueError", "json_schema", "Literal"]
 
 
@@ -74,6 +74,12 @@ class MethodParams:
     by: str | None = None
 
 
+@dataclass(frozen=True)
+class MethodName:
+    """Marks a string (or the strings of a list) naming registered methods, checked against
+    the registry at the door (``bootstrap_rank``'s ``base``, ``efsis``'s ``rankers``)."""
+
+
 #: common ranges, for signatures
 PosInt = Annotated[int, Range(1)]
 NonNegInt = Annotated[int, Range(0)]
@@ -96,7 +102,7 @@ class ParamType:
     range: Range | None = None
     choices: tuple = ()
     item: tuple = ()
-    nested: MethodParams | None = None
+    nested: MethodParams | MethodName | None = None
 
     def text(self) -> str:
         if self.kind == "int":
@@ -136,9 +142,9 @@ def _alternatives(hint) -> tuple[ParamType, ...]:
     if origin is Annotated:
         base, *meta = args
         rng = next((m for m in meta if isinstance(m, Range)), None)
-        nested = next((m for m in meta if isinstance(m, MethodParams)), None)
+        nested = next((m for m in meta if isinstance(m, (MethodParams, MethodName))), None)
         return tuple(ParamType(a.kind, rng if a.kind in ("int", "float") else a.range, a.choices, a.item,
-                               nested if a.kind == "mapping" else a.nested)
+                               nested if a.kind in ("mapping", "str", "list") else a.nested)
                      for a in _alternatives(base))
     if origin in (Union, types.UnionType):
         out = []
