@@ -34,8 +34,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import numpy as np
 
-__all__ = ["Range", "MethodParams", "MethodName", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction", "OpenFraction",
-           "Percent", "Bandwidth", "ParamType", "param_types", "coerce", "ParamValueError", "json_schema", "Literal"]
+__all__ = ["Range", "MethodParams", "MethodName", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction",
+           "OpenFraction", "Percent", "Bandwidth", "ParamType", "param_types", "coerce", "ParamValueError",
+           "json_schema", "Literal"]
 
 
 @dataclass(frozen=True)
