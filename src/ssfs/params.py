@@ -315,6 +315,9 @@ def json_schema(alts: tuple[ParamType, ...]) -> dict:
         return s
 
     parts = [one(a) for a in alts]
+    if any(a.kind == "int" for a in alts):  # an integer never falls back on a float alternative
+        parts = [dict(p, **{"not": {"type": "integer"}}) if a.kind == "float" else p
+                 for a, p in zip(alts, parts, strict=True)]
     if any(p == {} for p in parts):
         return {}
     return parts[0] if len(parts) == 1 else {"anyOf": parts}
