@@ -558,3 +558,21 @@ def test_cli_reads_float_spellings_of_integers(tmp_path, monkeypatch, capsys):
                  "--param", "k=1e3", "-o", "r.tsv"]) == 0
     table = pd.read_csv(tmp_path / "r.tsv", sep="\t")
     assert list(table.columns) == ["feature", "index", "score", "rank", "ties"]
+
+
+def test_every_method_parameter_declares_its_type():
+    """Issue 19: a parameter without an annotation would pass the door unchecked. Only a
+    precomputed graph (any sparse or dense matrix) is deliberately ``Any``."""
+    import inspect
+
+    from ssfs.registry import get_method, list_methods
+
+    unchecked = []
+    for name in list_methods():
+        spec = get_method(name)
+        for k, alts in spec.types.items():
+            if any(a.kind == "any" for a in alts) and k != "graph":
+                unchecked.append(f"{name}.{k}")
+        params = [p for p in inspect.signature(spec.fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
+        assert all(p.annotation is not inspect.Parameter.empty for p in params), name
+    assert not unchecked, unchecked
