@@ -10,6 +10,15 @@ try:
 except SSFSError as e:
     raise WorkflowError(str(e)) from None
 
+# kill -9 resume: a lock left by a Snakemake process that no longer runs is removed here, in
+# the main process, before Snakemake takes the lock (ssfs.workflow.locks; README "Interrupting")
+if workflow.is_main_process:
+    from ssfs.workflow.locks import clear_stale_locks
+
+    _lock_note = clear_stale_locks(Path(".snakemake"))
+    if _lock_note:
+        print(f"ssfs: {_lock_note}", file=sys.stderr)
+
 RESULTS = "results"
 SEED = CFG["seed"]
 DATASETS = sorted(CFG["datasets"])
