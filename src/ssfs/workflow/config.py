@@ -112,9 +112,9 @@ def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:
     paper = cfg["report"].get("paper")
     pdir = Path(papers_dir) if papers_dir is not None else PAPERS_DIR
     if paper is not None and pdir.is_dir() and not (pdir / f"{paper}.tsv").exists():
-        known = sorted(q.stem for q in pdir.glob("*.tsv"))
+        have = sorted(q.stem for q in pdir.glob("*.tsv"))  # the report layer is above this one
         raise ConfigError(f"config key report.paper: no published table {paper!r} ({pdir / (paper + '.tsv')}); "
-                          f"available: {', '.join(known) or 'none'}")
+                          f"available: {', '.join(have) or 'none'}")
     ctrl = cfg["report"]["control"]
     if ctrl is not None and ctrl not in cfg["methods"]:
         raise ConfigError(f"config key report.control: {ctrl!r} is not one of the configured methods")
