@@ -63,3 +63,17 @@ def test_numeric_tests_pass_with_another_openblas_kernel(kernel):
                          capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, (f"with OPENBLAS_CORETYPE={kernel} ({forced['architecture']} instead of "
                                  f"{native['architecture']}):\n{res.stdout[-4000:]}")
+
+
+def test_tight_tolerance_inventory_names_existing_tests():
+    """tests/tolerances.py lists every tolerance <= 1e-8 with its class: keep it true."""
+    import ast
+
+    from tolerances import CLASSES, TIGHT
+
+    for key, klass in TIGHT.items():
+        path, fn = key.split("::")
+        tree = ast.parse((REPO / path).read_text())
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert fn in names, f"{key}: no such test (renamed? update tests/tolerances.py)"
+        assert klass in CLASSES, key
