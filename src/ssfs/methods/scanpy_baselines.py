@@ -20,6 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import InputError, SupervisionError
+from ..labels import current_class_name
 from ..registry import register
 
 
@@ -70,7 +71,7 @@ def scanpy_rank_genes(X, y, constraints, rng, *, method: str = "t-test", tie_cor
     if (counts < 2).any():
         raise SupervisionError(
             f"scanpy_rank_genes needs at least 2 labeled cells per class; class(es) "
-            f"{', '.join(map(str, classes[counts < 2]))} have 1"
+            f"{', '.join(current_class_name(c) for c in classes[counts < 2])} have 1"
         )
     Xl = X[lab]
     if sparse.issparse(Xl):
