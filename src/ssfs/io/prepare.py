@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,8 @@ from .h5ad import read_h5ad_file
 from .mat import read_mat_file
 
 SOURCES = ("file", "builtin")
+#: class names that probably mean "no label" (a warning suggests unlabeled_values)
+SUSPECT_UNLABELED = frozenset({"unknown", "unlabeled", "unlabelled", "none", "-1", "?", "missing", "n/a", "na"})
 FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo")
 _DELIMITED = {"orientation": "samples_as_rows", "index_col": 0, "label_column": None, "labels_file": None,
               "labels_file_column": None}
@@ -199,6 +202,14 @@ def check_labels(adata: AnnData, name: str) -> None:
     if known.size == 0:
         return  # label-free dataset: only label-free methods can run (checked at selection)
     classes = pd.unique(known)
+    suspect = [c for c in classes if c.strip().lower() in SUSPECT_UNLABELED]
+    if suspect:
+        warnings.warn(
+            f"{where}: class(es) {', '.join(f'{c!r} ({int((known == c).sum())} samples)' for c in suspect)} "
+            f"look like a 'no label' marker; if so, list them in unlabeled_values "
+            f"(ssfs rank: --unlabeled-value {suspect[0]})",
+            stacklevel=2,
+        )
     if classes.size < 2:
         raise SupervisionError(
             f"{where} has one class ({classes[0]!r}) among its {known.size} labeled samples; feature selection "

@@ -80,6 +80,7 @@ def validate_config(config: dict, schema: dict) -> dict:
                 f"config key datasets.{label}.name: unknown builtin {entry.get('name')!r}; "
                 f"builtins: {', '.join(BUILTINS)}"
             )
+    _check_label_free(cfg)
     sup = cfg["supervision"]
     if sup["protocol"] == "kfold" and sup["repetitions"] > sup["n_folds"]:
         raise ConfigError(
@@ -102,6 +103,22 @@ def validate_config(config: dict, schema: dict) -> dict:
     if ctrl is not None and ctrl not in cfg["methods"]:
         raise ConfigError(f"config key report.control: {ctrl!r} is not one of the configured methods")
     return cfg
+
+
+def _check_label_free(cfg: dict) -> None:
+    """A dataset without any label source runs the label-free methods only: refuse the others
+    before any job starts, naming them."""
+    from ..io.prepare import has_label_source
+
+    for name, entry in cfg["datasets"].items():
+        if has_label_source(entry):
+            continue
+        needy = [label for label, m in cfg["methods"].items() if "labels" in get_method(m["method"]).needs]
+        if needy:
+            raise ConfigError(
+                f"config key datasets.{name}: the dataset has no labels (no label_column / labels_file), "
+                f"but method(s) {', '.join(needy)} need labels; give labels or run label-free methods only"
+            )
 
 
 def method_entry(label: str, entry) -> dict:
