@@ -39,7 +39,7 @@ def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int
     y = np.asarray(y)
     classes, counts = np.unique(y[y >= 0], return_counts=True)
     if classes.size < 2:
-        raise SupervisionError(f"{dataset} has {classes.size} labeled class(es); at least 2 are needed")
+        raise SupervisionError(f"{dataset} has {classes.size} class(es) among its labeled samples; at least 2 are needed")
     small = classes[counts < min_per_class]
     if small.size:
         raise SupervisionError(
@@ -73,7 +73,7 @@ def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Gene
             continue
         if members.size < per_class:
             raise SupervisionError(
-                f"{dataset}: class {class_name(names, c)} has {members.size} labeled training sample(s), fewer than "
+                f"{dataset}: class {class_name(names, c)} has {members.size} training sample(s), fewer than "
                 f"labeled_per_class = {per_class}; lower labeled_per_class or use a larger training part"
             )
         out.append(rng.choice(members, size=per_class, replace=False))

@@ -202,7 +202,8 @@ def check_labels(adata: AnnData, name: str) -> None:
     if known.size == 0:
         return  # label-free dataset: only label-free methods can run (checked at selection)
     classes = pd.unique(known)
-    suspect = [c for c in classes if c.strip().lower() in SUSPECT_UNLABELED]
+    numeric = pd.to_numeric(pd.Series(classes), errors="coerce").notna().all()
+    suspect = [c for c in classes if c.strip().lower() in SUSPECT_UNLABELED and not (numeric and c.strip() == "-1")]
     if suspect:
         warnings.warn(
             f"{where}: class(es) {', '.join(f'{c!r} ({int((known == c).sum())} samples)' for c in suspect)} "
@@ -244,7 +245,9 @@ def prepare_dataset(name: str, entry: dict, data_dir: str | Path = ".") -> AnnDa
         user_cons = read_sample_constraints(cf, adata.obs_names, where=where)
     adata = pp.preprocess(adata, pre, where=where)
     record = {"source": source, **opts, **pre, "n_samples": n_read, "n_features_read": p_read,
-              "n_features": adata.n_vars, "n_unlabeled": int(adata.obs["label"].isna().sum())}
+              "n_features": adata.n_vars}
+    if adata.obs["label"].isna().any():
+        record["n_unlabeled"] = int(adata.obs["label"].isna().sum())
     if (entry or {}).get("unlabeled_values"):
         record["unlabeled_values"] = [str(v) for v in entry["unlabeled_values"]]
     if user_cons is not None:
