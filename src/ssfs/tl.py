@@ -24,6 +24,7 @@ kernel weights are always computed in feature space on the graph's edges.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 from .errors import InputError, SupervisionError
@@ -98,7 +99,8 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
     call = dict(params)
     if G is not None:
         call["graph"] = G
-    ranked = run_method(method, X, y, constraints, rng=random_state, **call)
+    labels = None if y is None else pd.Categorical.from_codes(y, categories=pd.Index(classes, dtype=object))
+    ranked = run_method(method, X, labels, constraints, rng=random_state, **call)  # names reach the errors
     if ranked.kind == "extraction":
         raise SupervisionError(f"{method!r} extracts components; it does not rank features")
     key = key_added or method
