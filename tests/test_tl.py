@@ -52,7 +52,8 @@ def test_in_place_key_added_params_and_names_in_errors(cells):
     one.obs["ct"] = one.obs["ct"].where(one.obs["ct"] == "NK")
     with pytest.raises(SupervisionError, match="class 'NK' with 20 labeled"):
         ssfs.tl.rank_features(one, "fisher", groupby="ct")
-    with pytest.raises(SupervisionError, match="^groupby 'celltype' is not an obs column; obs columns: 'cell_type', 'ct'"):
+    with pytest.raises(SupervisionError,
+                       match="^groupby 'celltype' is not an obs column; obs columns: 'cell_type', 'ct'"):
         ssfs.tl.rank_features(a, "fisher", groupby="celltype")
 
 

@@ -211,6 +211,8 @@ class Constraints:
         missing = {"i", "j", "kind"} - set(df.columns)
         if missing:
             raise InputError(f"constraint file {path} lacks column(s) {sorted(missing)} (expected i, j, kind)")
+        if len(df) == 0:  # no pair (e.g. a label-free dataset without a constraints_file)
+            return cls.empty()
         kinds = set(df["kind"].astype(str).str.upper())
         if kinds - {"ML", "CL"}:
             raise InputError(f"constraint file {path}: kind must be ML or CL, found {sorted(kinds - {'ML', 'CL'})}")
@@ -252,7 +254,9 @@ def read_sample_constraints(path, sample_ids, *, where: str = "constraints") -> 
     bad = ~kind.isin(["ML", "CL"])
     if bad.any():
         i = int(np.argmax(bad.to_numpy()))
-        raise InputError(f"{where}: constraints file {path} line {i + 2}: kind must be ML or CL, got {df['kind'].iat[i]!r}")
+        raise InputError(
+            f"{where}: constraints file {path} line {i + 2}: kind must be ML or CL, got {df['kind'].iat[i]!r}"
+        )
     ids = pd.Index([str(s) for s in sample_ids])
     pos = pd.Series(np.arange(ids.size), index=ids)
     for col in ("sample_a", "sample_b"):

@@ -69,59 +69,65 @@ def encode_labels(values, unlabeled_values=(), *, n: int | None = None) -> tuple
                          dtype=np.int64)
         return _checked_length(codes, n), _names(keep)
     arr = np.asarray(values)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
     if arr.ndim != 1:
-        if arr.ndim == 2 and arr.shape[1] == 1:
-            arr = arr.ravel()
-        else:
-            raise SupervisionError(f"labels must be 1-dimensional, got shape {arr.shape}")
+        raise SupervisionError(f"labels must be 1-dimensional, got shape {arr.shape}")
     _checked_length(arr, n)
-    if arr.dtype.kind in "iub":
-        vals = arr.astype(np.int64)
-        if (vals < -1).any():
-            raise SupervisionError(
-                f"labels must be class codes >= 0, or -1 for unlabeled samples; got {int(vals.min())}"
-            )
-        lab = vals >= 0
-        if extra:
-            lab &= ~np.isin(vals.astype(str), list(extra))
-        classes, inv = np.unique(vals[lab], return_inverse=True)
-        codes = np.full(vals.size, -1, dtype=np.int64)
-        codes[lab] = inv
-        return codes, classes
-    if arr.dtype.kind == "f":
-        lab = np.isfinite(arr) & (arr != -1)
-        if np.isinf(arr).any():
-            raise SupervisionError("labels hold an infinite value")
-        if extra:
-            lab &= ~np.isin(np.array([_text(v) for v in arr], dtype=object), list(extra))
-        labeled = arr[lab]
-        if labeled.size and np.all(labeled == np.round(labeled)):
-            if (labeled < 0).any():
-                raise SupervisionError(
-                    f"labels must be class codes >= 0, or -1 / NaN for unlabeled samples; got {labeled.min():g}"
-                )
-            labeled = labeled.astype(np.int64)
-        classes, inv = np.unique(labeled, return_inverse=True)
-        codes = np.full(arr.size, -1, dtype=np.int64)
-        codes[lab] = inv
-        return codes, classes
     if arr.dtype.kind == "c":
         raise SupervisionError("labels must be class names or codes, not complex numbers")
-    # text / mixed objects: compare as text, numbers keep numeric order
+    if arr.dtype.kind in "iub":
+        return _encode_integers(arr, extra)
+    if arr.dtype.kind == "f":
+        return _encode_floats(arr, extra)
+    return _encode_objects(arr, extra)
+
+
+def _encode_integers(arr: np.ndarray, extra: set) -> tuple[np.ndarray, np.ndarray]:
+    vals = arr.astype(np.int64)
+    if (vals < -1).any():
+        raise SupervisionError(f"labels must be class codes >= 0, or -1 for unlabeled samples; got {int(vals.min())}")
+    lab = vals >= 0
+    if extra:
+        lab &= ~np.isin(vals.astype(str), list(extra))
+    classes, inv = np.unique(vals[lab], return_inverse=True)
+    codes = np.full(vals.size, -1, dtype=np.int64)
+    codes[lab] = inv
+    return codes, classes
+
+
+def _encode_floats(arr: np.ndarray, extra: set) -> tuple[np.ndarray, np.ndarray]:
+    if np.isinf(arr).any():
+        raise SupervisionError("labels hold an infinite value")
+    lab = np.isfinite(arr) & (arr != -1)
+    if extra:
+        lab &= ~np.isin(np.array([_text(v) for v in arr], dtype=object), list(extra))
+    labeled = arr[lab]
+    if labeled.size and np.all(labeled == np.round(labeled)):
+        if (labeled < 0).any():
+            raise SupervisionError(
+                f"labels must be class codes >= 0, or -1 / NaN for unlabeled samples; got {labeled.min():g}"
+            )
+        labeled = labeled.astype(np.int64)
+    classes, inv = np.unique(labeled, return_inverse=True)
+    codes = np.full(arr.size, -1, dtype=np.int64)
+    codes[lab] = inv
+    return codes, classes
+
+
+def _encode_objects(arr: np.ndarray, extra: set) -> tuple[np.ndarray, np.ndarray]:
+    """Text / mixed objects, compared as text; numbers keep numeric order."""
     texts = np.empty(arr.size, dtype=object)
     lab = np.zeros(arr.size, dtype=bool)
     for i, v in enumerate(arr.tolist()):
         if _missing(v) or (isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == -1):
             continue
         t = _text(v)
-        if t in extra:
-            continue
-        texts[i], lab[i] = t, True
+        if t not in extra:
+            texts[i], lab[i] = t, True
     present = sorted(set(texts[lab].tolist()))
-    try:
+    with contextlib.suppress(ValueError):
         present = sorted(present, key=float)
-    except ValueError:
-        pass
     pos = {c: i for i, c in enumerate(present)}
     codes = np.array([pos[t] if ok else -1 for t, ok in zip(texts, lab, strict=True)], dtype=np.int64)
     return codes, _names(np.asarray(present, dtype=object))

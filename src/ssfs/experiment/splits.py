@@ -39,7 +39,9 @@ def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int
     y = np.asarray(y)
     classes, counts = np.unique(y[y >= 0], return_counts=True)
     if classes.size < 2:
-        raise SupervisionError(f"{dataset} has {classes.size} class(es) among its labeled samples; at least 2 are needed")
+        raise SupervisionError(
+            f"{dataset} has {classes.size} class(es) among its labeled samples; at least 2 are needed"
+        )
     small = classes[counts < min_per_class]
     if small.size:
         raise SupervisionError(

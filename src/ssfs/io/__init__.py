@@ -42,7 +42,8 @@ source: file
       non-numeric cell is an InputError naming its row and column.
     h5ad:
       ``label_key``: obs column of the labels (default ``label`` when present, else
-      none; a given key that is absent is an error listing the obs columns). ``use_raw``: read ``.raw.X`` (default false).
+      none; a given key that is absent is an error listing the obs columns).
+      ``use_raw``: read ``.raw.X`` (default false).
       Sparse X stays sparse.
     arff:
       all attributes but the last are numeric features; the last is the class

@@ -12,7 +12,6 @@ from anndata import AnnData
 from .. import preprocess as pp
 from ..errors import ConfigError, InputError, SupervisionError
 from .arff import read_arff_file
-from .common import examples
 from .delimited import read_delimited
 from .geo import read_geo_file
 from .h5ad import read_h5ad_file
