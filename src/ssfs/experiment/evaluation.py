@@ -142,11 +142,8 @@ def evaluate_order(
 
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
     first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used;
-    ``y`` holds class codes 0..C-1 of all samples, -1 for the samples a partially
-    labelled dataset gives no label (they are in the training part as unlabeled, never
-    scored on or trained on: classifiers use the labeled training samples, k-means
-    indices the labeled samples). A label-free dataset (no test part) gets ``red`` only,
-    even when not asked. Sizes beyond ``len(order)`` (subset methods) are skipped. ``constraints``
+    ``y`` holds class codes 0..C-1 of all samples, -1 where a dataset gives no label (never
+    trained or scored on); a label-free dataset gets ``red`` only. Sizes beyond ``len(order)`` (subset methods) are skipped. ``constraints``
     (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
     ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
     COP-KMeans finds an assignment satisfying them the value is NaN (certain with
@@ -165,7 +162,7 @@ def evaluate_order(
     train_all = np.asarray(split["train"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
-    train = train[y[train] >= 0]  # samples without a label (partially labelled data) are never scored on
+    train = train[y[train] >= 0]
     test = np.asarray(split["test"], dtype=np.int64)
     if not train.size or not test.size:  # label-free dataset: only red is defined (computed even unasked)
         metrics = ["red"]

@@ -155,8 +155,7 @@ def semisupervised_accuracy(X_train, constraints: Constraints, X_test, y_test, n
     3. Each test sample gets the (matched) estimated label of its nearest training
        sample (1-NN, Euclidean), and the accuracy on ``y_test`` is returned.
 
-    Class codes must be ``0..n_classes-1``; ``y_train`` may hold -1 for training samples of
-    unknown class (not used in the matching). The random state of COP-KMeans is
+    Class codes must be ``0..n_classes-1`` (``y_train``: -1 = unknown, not matched). The random state of COP-KMeans is
     ``rng`` (the caller derives one per run).
     """
     if matching not in MATCHING:
@@ -186,8 +185,7 @@ def semisupervised_accuracy(X_train, constraints: Constraints, X_test, y_test, n
             raise InputError(f"semisupervised_accuracy: {Xtr.shape[0]} training samples but "
                              f"{y_train.shape[0]} labels")
         ref = y_train if matching == "train" else y_train[constraints.samples()]
-        ref = ref[ref != -1]  # -1: a training sample of unknown class (a partially labelled dataset)
-        if ref.size and (ref.min() < 0 or ref.max() >= n_classes):
+        if ref.size and ((ref < -1).any() or ref.max() >= n_classes):
             raise InputError(f"y_train must hold class codes 0..{n_classes - 1} "
                              f"for the samples used by matching={matching!r}")
 
