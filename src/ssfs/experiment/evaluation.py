@@ -143,8 +143,8 @@ def evaluate_order(
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
     first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used;
     ``y`` holds class codes 0..C-1 of all samples, -1 where a dataset gives no label (never
-    trained or scored on); a label-free dataset gets ``red`` only. Sizes beyond ``len(order)`` (subset methods) are skipped. ``constraints``
-    (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
+    trained or scored on); a label-free dataset gets ``red`` only. Sizes beyond
+    ``len(order)`` (subset methods) are skipped. ``constraints`` (global indices) are needed by
     ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
     COP-KMeans finds an assignment satisfying them the value is NaN (certain with
     contradictory noisy constraints; possible with correct ones too, since COP-KMeans
