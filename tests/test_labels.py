@@ -75,11 +75,11 @@ def test_split_errors_name_the_classes():
     y = np.array([0] * 5 + [1] * 2 + [-1] * 10)
     names = np.array(["EWS", "MLL"])
     with pytest.raises(SupervisionError, match="class 'MLL' has 2 training sample"):
-        draw_labeled(y, np.arange(y.size), 3, np.random.default_rng(0), dataset="d", names=names)
+        draw_labeled(y, np.arange(y.size), 3, np.random.default_rng(0), dataset="d", class_names=names)
     with pytest.raises(SupervisionError, match=r"class\(es\) 'MLL' have fewer than 3 labeled samples"):
-        check_classes(y, dataset="d", min_per_class=3, names=names)
+        check_classes(y, dataset="d", min_per_class=3, class_names=names)
     # unlabeled samples are never drawn
-    lab = draw_labeled(y, np.arange(y.size), 2, np.random.default_rng(0), names=names)
+    lab = draw_labeled(y, np.arange(y.size), 2, np.random.default_rng(0), class_names=names)
     assert (y[lab] >= 0).all() and lab.size == 4
 
 

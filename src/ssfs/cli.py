@@ -18,19 +18,36 @@ import json
 import sys
 
 import numpy as np
-import yaml
 
 from .errors import SSFSError
 
 
 def _parse_params(items) -> dict:
+    """``--param NAME=VALUE`` items as a dict; values read as YAML, numbers in any float
+    spelling (``1e3``); types and ranges are checked against the method's signature by
+    :func:`ssfs.registry.check_params` (one line naming method, parameter, expected, got)."""
+    from .params import parse_text
+
     out = {}
     for item in items or []:
-        if "=" not in item:
+        if "=" not in item or not item.split("=", 1)[0].strip():
             raise SSFSError(f"--param expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        out[k] = yaml.safe_load(v)
+        out[k.strip()] = parse_text(v)
     return out
+
+
+def _labeled_per_class(text: str):
+    """``--labeled-per-class``: a positive integer or 'all' (argparse prints the error)."""
+    if text == "all":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}")
+    return n
 
 
 def cmd_methods(args) -> int:
@@ -80,8 +97,14 @@ def cmd_rank(args) -> int:
     from .io.h5ad import prepared_labels
     from .labels import class_counts
     from .ranking import ranking_table
+    from .registry import check_params, get_method
     from .runner import run_method
 
+    params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
+    if args.output != "-":
+        folder = Path(args.output).parent
+        if not folder.is_dir():
+            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
     name = Path(args.input).name
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
@@ -95,19 +118,19 @@ def cmd_rank(args) -> int:
     y, classes = prepared_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
-        try:
-            per_class = int(args.labeled_per_class)
-        except ValueError:
-            raise SSFSError(f"--labeled-per-class expects a number or 'all', got {args.labeled_per_class!r}") from None
-        lab = draw_labeled(y, np.flatnonzero(y >= 0), per_class, rng, dataset=name, names=classes)
+        lab = draw_labeled(y, np.flatnonzero(y >= 0), int(args.labeled_per_class), rng, dataset=name,
+                           class_names=classes)
         hidden = np.full(y.size, -1)
         hidden[lab] = y[lab]
         y = hidden
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
-    params = _parse_params(args.param)
     ranked = run_method(args.method, X, y, cons, rng=rng, **params)
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
+    if ranked.n_tied and ranked.result.selected is None:
+        print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
+              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
+              "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
             "n_unlabeled": int((y < 0).sum()), "output": args.output}
     if args.output.endswith(".h5ad"):
@@ -154,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
     r.add_argument("--method", default="cls")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
-    r.add_argument("--labeled-per-class", default=None, metavar="N",
+    r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
                         "(default: every given label is used)")
     r.add_argument("--unlabeled-value", action="append", metavar="VALUE",

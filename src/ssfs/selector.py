@@ -21,6 +21,7 @@ so give it only the labeled rows.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -111,6 +112,9 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
         self.result_ = ranked.result
         self.classes_ = classes
         self.n_features_ = min(k, len(ranked.order))
+        msg = ranked.ties_warning(self.n_features_)
+        if msg:
+            warnings.warn(msg, stacklevel=2)
         return self
 
     def _get_support_mask(self):

@@ -33,9 +33,9 @@ from ..io.atomic import atomic_write_text
 from ..labels import class_name
 
 
-def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1, names=None) -> None:
+def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1, class_names=None) -> None:
     """At least 2 classes among the labeled samples (``y >= 0``), each with ``min_per_class``;
-    ``names``: class names for the messages (default: the codes)."""
+    ``class_names``: class names for the messages (default: the codes)."""
     y = np.asarray(y)
     classes, counts = np.unique(y[y >= 0], return_counts=True)
     if classes.size < 2:
@@ -45,19 +45,19 @@ def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int
     small = classes[counts < min_per_class]
     if small.size:
         raise SupervisionError(
-            f"{dataset}: class(es) {', '.join(class_name(names, c) for c in small)} have fewer than "
+            f"{dataset}: class(es) {', '.join(class_name(class_names, c) for c in small)} have fewer than "
             f"{min_per_class} labeled samples"
         )
 
 
 def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Generator,
-                 *, dataset: str = "dataset", small_classes: str = "refuse", names=None) -> np.ndarray:
+                 *, dataset: str = "dataset", small_classes: str = "refuse", class_names=None) -> np.ndarray:
     """``per_class`` samples of every class drawn from ``pool`` (indices), sorted.
     ``per_class = "all"`` labels the whole pool. A class with fewer members in the pool
     is refused (``small_classes="refuse"``) or labeled entirely (``"all"``, with a
     warning; for datasets such as lymphoma and nci9 whose smallest classes have 2 samples).
-    Samples of ``pool`` without a label (``y = -1``) are never drawn; ``names``: class
-    names for the messages."""
+    Samples of ``pool`` without a label (``y = -1``) are never drawn; ``class_names[c]``
+    names class code c in messages."""
     pool = np.asarray(pool)
     pool = pool[np.asarray(y)[pool] >= 0]
     if per_class == "all":
@@ -69,14 +69,16 @@ def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Gene
     for c in np.unique(y[y >= 0]):
         members = pool[y[pool] == c]
         if members.size < per_class and small_classes == "all":
-            msg = f"{dataset}: class {class_name(names, c)} has only {members.size} training sample(s); all are labeled"
+            msg = (f"{dataset}: class {class_name(class_names, c)} has only {members.size} training sample(s); "
+                   "all are labeled")
             warnings.warn(msg, stacklevel=2)
             out.append(members)
             continue
         if members.size < per_class:
             raise SupervisionError(
-                f"{dataset}: class {class_name(names, c)} has {members.size} training sample(s), fewer than "
-                f"labeled_per_class = {per_class}; lower labeled_per_class or use a larger training part"
+                f"{dataset}: class {class_name(class_names, c)} has {members.size} training sample(s), fewer than "
+                f"labeled_per_class = {per_class}; lower labeled_per_class, use a larger training part, or "
+                "label all samples of such classes (supervision: small_classes: all)"
             )
         out.append(rng.choice(members, size=per_class, replace=False))
     return np.sort(np.concatenate(out))
@@ -94,7 +96,7 @@ def make_split(
     labeled_per_class=3,
     small_classes: str = "refuse",
     dataset: str = "dataset",
-    names=None,
+    class_names=None,
 ) -> dict:
     """One repetition's split. For ``kfold`` all repetitions must be given the same
     ``rng_split`` (the fold assignment is shared) and ``rep`` picks the fold.
@@ -107,7 +109,7 @@ def make_split(
                 "unlabeled": [int(i) for i in unlabeled]}
     yk = y[known]
     n = yk.size
-    check_classes(y, dataset=dataset, min_per_class=2, names=names)
+    check_classes(y, dataset=dataset, min_per_class=2, class_names=class_names)
     seed = int(rng_split.integers(0, 2**31 - 1))
     if protocol == "holdout":
         sss = StratifiedShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
@@ -126,7 +128,7 @@ def make_split(
         raise SupervisionError(f"unknown protocol {protocol!r} (holdout or kfold)")
     train, test = known[train], known[test]
     labeled = draw_labeled(y, np.sort(train), labeled_per_class, rng_labels, dataset=dataset,
-                           small_classes=small_classes, names=names)
+                           small_classes=small_classes, class_names=class_names)
     out = {
         "protocol": protocol,
         "rep": int(rep),

@@ -44,7 +44,7 @@ def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, rep
             y, rep, rng_split, rng_lab,
             protocol=sup["protocol"], test_size=sup["test_size"], n_folds=sup["n_folds"],
             labeled_per_class=sup["labeled_per_class"], small_classes=sup["small_classes"], dataset=dataset,
-            names=classes,
+            class_names=classes,
         )
         write_split(split, out)
 
