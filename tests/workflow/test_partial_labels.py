@@ -75,3 +75,21 @@ def test_label_free_dataset_runs_label_free_methods_only(tmp_path):
     assert set(pd.read_csv(base / "rankings/laplacian/0.tsv", sep="\t")["index"][:8]) == set(PLANTED.tolist())
     scores = pd.read_csv(base / "scores/laplacian.tsv", sep="\t")
     assert set(scores.metric) == {"red"} and scores.value.notna().sum() == 2 * 7  # n_features 2..8 (NaN at 1)
+
+
+def test_label_free_config_is_refused_before_any_job(tmp_path):
+    from ssfs import ConfigError
+    from ssfs.workflow.config import load_schema, validate_config
+    from workflow_helpers import REPO
+
+    schema = load_schema(REPO / "workflow/schemas/config.schema.yaml")
+    free = {"path": "nolabels.csv"}
+    with pytest.raises(ConfigError, match=r"^config key datasets.free: the dataset has no labels .*method\(s\) "
+                                          r"fisher, cs1 need labels or constraints \(constraints_file\)"):
+        validate_config(_config(tmp_path, {"free": free}, {"laplacian": {}, "fisher": {}, "cs1": {}}), schema)
+    # with a constraints file, constraint methods may run; label methods still may not
+    with pytest.raises(ConfigError, match=r"method\(s\) fisher need labels;"):
+        validate_config(_config(tmp_path, {"free": dict(free, constraints_file="c.tsv")},
+                                {"cs1": {}, "fisher": {}}), schema)
+    validate_config(_config(tmp_path, {"free": dict(free, constraints_file="c.tsv")}, {"cs1": {}}), schema)
+    validate_config(_config(tmp_path, {"srbct": PARTIAL}, {"fisher": {}}), schema)

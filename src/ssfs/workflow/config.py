@@ -130,11 +130,14 @@ def _check_label_free(cfg: dict) -> None:
     for name, entry in cfg["datasets"].items():
         if has_label_source(entry):
             continue
-        needy = [label for label, m in cfg["methods"].items() if "labels" in get_method(m["method"]).needs]
+        needs = {"labels"} if entry.get("constraints_file") else {"labels", "constraints", "cannot_link"}
+        needy = [label for label, m in cfg["methods"].items() if needs & get_method(m["method"]).needs]
         if needy:
             raise ConfigError(
                 f"config key datasets.{name}: the dataset has no labels (no label_column / labels_file), "
-                f"but method(s) {', '.join(needy)} need labels; give labels or run label-free methods only"
+                f"but method(s) {', '.join(needy)} need labels"
+                + ("" if entry.get("constraints_file") else " or constraints (constraints_file)")
+                + "; give them or run label-free methods only"
             )
 
 
