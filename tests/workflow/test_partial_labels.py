@@ -78,9 +78,10 @@ def test_label_free_dataset_runs_label_free_methods_only(tmp_path):
 
 
 def test_label_free_config_is_refused_before_any_job(tmp_path):
+    from workflow_helpers import REPO
+
     from ssfs import ConfigError
     from ssfs.workflow.config import load_schema, validate_config
-    from workflow_helpers import REPO
 
     schema = load_schema(REPO / "workflow/schemas/config.schema.yaml")
     free = {"path": "nolabels.csv"}
