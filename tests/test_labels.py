@@ -87,3 +87,12 @@ def test_anndata_to_run_method_points_to_tl():
     ad = pytest.importorskip("anndata")
     with pytest.raises(InputError, match=r"not an AnnData; use ssfs.tl.rank_features\(adata, 'cls'"):
         run_method("cls", ad.AnnData(np.ones((3, 2))))
+
+
+def test_method_errors_name_the_class():
+    pytest.importorskip("scanpy")
+    X, _, labels, _ = planted()
+    one = labels.copy()
+    one[np.flatnonzero(one == "NB")[1:]] = None  # NB keeps 1 labeled sample
+    with pytest.raises(SupervisionError, match=r"at least 2 labeled cells per class; class\(es\) 'NB' have 1"):
+        run_method("scanpy_rank_genes", np.abs(X), one)
