@@ -119,3 +119,32 @@ def test_help_documents_unlabeled_values_and_constraints(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "--unlabeled-value VALUE" in text and "blank and NA cells always mean unlabeled" in text
     assert "sample_a, sample_b, kind" in text and "--labeled-per-class N" in text
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("method", ["fisher", "cls"])
+def test_shared_glioma_13_labels_blank_cells(shared_data, tmp_path, monkeypatch, capsys, method):
+    """The issue's case on a public 4-class microarray (GLIOMA, 50 samples): 13 labels, blank
+    cells elsewhere. The CLI's top 20 is the library call's (y = -1 for unlabeled); with
+    'unknown' cells taken for a fifth class it is not."""
+    import scipy.io
+
+    monkeypatch.chdir(tmp_path)
+    d = scipy.io.loadmat(shared_data / "asu" / "GLIOMA.mat")
+    X, Y = d["X"].astype(float), d["Y"].ravel()
+    names = np.array(["c1", "c2", "c3", "c4"], dtype=object)[Y - 1]
+    rng = np.random.default_rng(0)
+    lab = set(np.concatenate([rng.choice(np.flatnonzero(Y == k), 4 if k == 1 else 3, replace=False)
+                              for k in range(1, 5)]))
+    ids = [f"s{i + 1}" for i in range(Y.size)]
+    pd.DataFrame(X, index=ids).to_csv("x.csv")
+    for fill in ("", "unknown"):
+        pd.DataFrame({"sample": ids, "class": [names[i] if i in lab else fill for i in range(Y.size)]}).to_csv(
+            f"labels{fill}.csv", index=False)
+    y = np.array([names[i] if i in lab else None for i in range(Y.size)], dtype=object)
+    ref = set(run_method(method, X, y, rng=np.random.default_rng(0)).order[:20].tolist())
+    assert _run(capsys, "rank", "x.csv", "--labels-file", "labels.csv", "--method", method, "-o", "a.tsv")[0] == 0
+    assert _top("a.tsv", 20) == ref
+    code = _run(capsys, "rank", "x.csv", "--labels-file", "labelsunknown.csv", "--method", method, "-o", "b.tsv")[0]
+    assert code == 0
+    assert len(_top("b.tsv", 20) & ref) < 10
