@@ -131,17 +131,17 @@ def test_shared_glioma_13_labels_blank_cells(shared_data, tmp_path, monkeypatch,
 
     monkeypatch.chdir(tmp_path)
     d = scipy.io.loadmat(shared_data / "asu" / "GLIOMA.mat")
-    X, Y = d["X"].astype(float), d["Y"].ravel()
-    names = np.array(["c1", "c2", "c3", "c4"], dtype=object)[Y - 1]
+    X, cls = d["X"].astype(float), d["Y"].ravel()
+    names = np.array(["c1", "c2", "c3", "c4"], dtype=object)[cls - 1]
     rng = np.random.default_rng(0)
-    lab = set(np.concatenate([rng.choice(np.flatnonzero(Y == k), 4 if k == 1 else 3, replace=False)
+    lab = set(np.concatenate([rng.choice(np.flatnonzero(cls == k), 4 if k == 1 else 3, replace=False)
                               for k in range(1, 5)]))
-    ids = [f"s{i + 1}" for i in range(Y.size)]
+    ids = [f"s{i + 1}" for i in range(cls.size)]
     pd.DataFrame(X, index=ids).to_csv("x.csv")
     for fill in ("", "unknown"):
-        pd.DataFrame({"sample": ids, "class": [names[i] if i in lab else fill for i in range(Y.size)]}).to_csv(
+        pd.DataFrame({"sample": ids, "class": [names[i] if i in lab else fill for i in range(cls.size)]}).to_csv(
             f"labels{fill}.csv", index=False)
-    y = np.array([names[i] if i in lab else None for i in range(Y.size)], dtype=object)
+    y = np.array([names[i] if i in lab else None for i in range(cls.size)], dtype=object)
     ref = set(run_method(method, X, y, rng=np.random.default_rng(0)).order[:20].tolist())
     assert _run(capsys, "rank", "x.csv", "--labels-file", "labels.csv", "--method", method, "-o", "a.tsv")[0] == 0
     assert _top("a.tsv", 20) == ref
