@@ -1,4 +1,4 @@
-"""Reading partially labelled and label-free datasets; constraints files by sample id."""
+"""Reading partially labelled and label-free datasets; constraints files by sample id (issue #13)."""
 
 import numpy as np
 import pandas as pd
