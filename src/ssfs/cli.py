@@ -4,11 +4,6 @@ features of one data file with one method, without Snakemake.
     ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
     ssfs rank data.csv --method laplacian                      # label-free: no labels needed
     ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
-
-Labels are used as given: a blank or NA label cell (NaN in an h5ad obs column) is an
-unlabeled sample, and so is any value given with --unlabeled-value (repeatable, e.g.
---unlabeled-value unknown --unlabeled-value -1). --labeled-per-class N hides labels
-(keeps N random labeled samples per class) only when asked.
 """
 
 from __future__ import annotations
@@ -20,6 +15,15 @@ import sys
 import numpy as np
 
 from .errors import SSFSError
+
+RANK_LABELS_HELP = """\
+Labels are used as given: a blank or NA label cell (NaN in an h5ad obs column) is an
+unlabeled sample, and so is any value given with --unlabeled-value (repeatable, e.g.
+--unlabeled-value unknown --unlabeled-value -1). --labeled-per-class N hides labels
+(keeps N random labeled samples per class) only when asked. Label-free methods
+(variance, laplacian, pca, scanpy_hvg, ...) need no labels. --constraints adds
+must-link / cannot-link pairs by sample id (columns sample_a, sample_b, kind = ML | CL).
+"""
 
 
 def _parse_params(items) -> dict:
@@ -173,7 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("methods", help="list the registered methods")
     m.add_argument("-v", "--verbose", action="store_true", help="also show parameters and defaults")
     m.set_defaults(func=cmd_methods)
-    r = sub.add_parser("rank", help="rank the features of a data file")
+    r = sub.add_parser(
+        "rank", help="rank the features of a data file", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Rank the features of a data file with one method.\n\n" + RANK_LABELS_HELP)
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
     r.add_argument("--method", default="cls")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
