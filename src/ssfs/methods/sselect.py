@@ -7,6 +7,7 @@ from scipy import sparse
 
 from ..errors import MethodError
 from ..registry import register
+from ._shared.representation import graph_space
 from ._shared.graph import (
     degree,
     heat_kernel_graph,
@@ -38,7 +39,8 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 @register("sselect", higher_is_better=False, needs=("labels",))
-def sselect_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", eta: float = 0.1):
+def sselect_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", eta: float = 0.1,
+                  space: str = "auto", n_pcs: int = 50, embedding=None):
     """sSelect (eq. 2.9): eta g^T L g / g^T D g + (1 - eta)(1 - NMI(sign(g), Y_L)).
 
     g is the F-C transformation of eq. 2.8 (feature centred by its degree-weighted
@@ -46,11 +48,12 @@ def sselect_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", eta:
     Laplacian score. sign(g) is taken on the labeled samples, with g = 0 counted as
     negative. ``eta`` defaults to 0.1, the setting the SSFI paper reports for sSelect
     (its "lambda"). Both terms are losses, so lower is better (Algorithm 2's
-    "descending order" contradicts eq. 2.9 and is not followed).
+    "descending order" contradicts eq. 2.9 and is not followed). ``space``, ``n_pcs``,
+    ``embedding``: where the graph is built (PCA for single-cell-like input by default).
     """
     if not 0.0 <= eta <= 1.0:
         raise MethodError(f"sselect: eta must be in [0, 1], got {eta}")
-    S, _ = heat_kernel_graph(X, k=k, bandwidth=bandwidth)
+    S, _ = heat_kernel_graph(graph_space(X, space, n_pcs, embedding), k=k, bandwidth=bandwidth)
     d = degree(S)
     mu = weighted_sums(X, d) / d.sum()
     cut = (laplacian_quad(S, X) / 2.0) / (weighted_sq_sums(X, d) - mu**2 * d.sum())  # g^T L g / g^T D g
