@@ -197,7 +197,7 @@ def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: 
     V = (weighted_sq_sums(X, d) - weighted_sums(X, d) ** 2 / vol) / vol
     M, C, n_m, n_c = mean_partner_sums(X, constraints)
     if label_share is None:
-        label_share = label_share_of(n_c, X.shape[0], label_weight)
+        label_share = label_share_of(n_m, X.shape[0], label_weight)
     s = float(label_share) if n_c else 0.0  # no cannot-link partner: the Laplacian score
     num = (1.0 - s) * G + (s * M / (2.0 * n_m) if n_m else 0.0)
     den = (1.0 - s) * V + s * C / (2.0 * n_c) if n_c else V
