@@ -40,7 +40,7 @@ def single_cell_like(X) -> bool:
     return bool(sample.min() >= 0 and np.any(sample != np.round(sample)))
 
 
-def pca_embedding(X, n_pcs: int = 50, *, n_iter: int = 4, seed: int = 0) -> np.ndarray:
+def pca_embedding(X, n_pcs: int = 50, *, n_iter: int = 6, seed: int = 0) -> np.ndarray:
     """n x d scores on the first d = min(n_pcs, n - 1, p - 1) principal components of X
     (centred), by a randomized range finder (Halko et al. 2011, Alg. 4.4 with ``n_iter``
     power iterations) applied to X - 1 mu^T without forming it. Deterministic (``seed``);
@@ -58,7 +58,7 @@ def pca_embedding(X, n_pcs: int = 50, *, n_iter: int = 4, seed: int = 0) -> np.n
         return np.asarray(XT @ M) - np.outer(mu, M.sum(axis=0))
 
     rng = np.random.default_rng(seed)
-    q = min(p, d + 10)
+    q = min(p, d + 20)
     Q, _ = np.linalg.qr(right(rng.standard_normal((p, q))))
     for _ in range(int(n_iter)):
         Q, _ = np.linalg.qr(left(Q))
