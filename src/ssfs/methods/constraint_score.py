@@ -41,7 +41,9 @@ def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
     return ml, np.maximum(allp - ml, 0.0)
 
 
-@register("cs1", higher_is_better=False, needs=("cannot_link",))
+@register("cs1", higher_is_better=False, needs=("cannot_link",), description=(
+    "Constraint score 1 (eq. 2.17). Labels only; from labels it ranks as fisher (balanced classes): "
+    "it cannot beat the labels-only baseline"))
 def constraint_score_1(X, y, constraints, rng):
     """Constraint score 1 (eq. 2.17): sum_ML (f_i - f_j)^2 / sum_CL (f_i - f_j)^2.
 
@@ -53,7 +55,8 @@ def constraint_score_1(X, y, constraints, rng):
     return ml / cl
 
 
-@register("cs2", higher_is_better=False, needs=("constraints",))
+@register("cs2", higher_is_better=False, needs=("constraints",), description=(
+    "Constraint score 2 (eq. 2.18). Labels only (no unlabeled sample enters): it cannot use the unlabeled data"))
 def constraint_score_2(X, y, constraints, rng, *, lam: float = 0.1):
     """Constraint score 2 (eq. 2.18): sum_ML (f_i - f_j)^2 - lam * sum_CL (f_i - f_j)^2.
     Labels only, like cs1 (no unlabeled sample enters)."""

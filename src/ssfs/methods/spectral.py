@@ -54,7 +54,9 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
     return sparse.csr_matrix((row_weight[i], (i, j)), shape=(n, n))
 
 
-@register("cls", higher_is_better=False)
+@register("cls", higher_is_better=False, description=(
+    "Constrained Laplacian Score (EnsCLS eq. 1-3). Default differs from the paper: label terms per sample "
+    "(weights=balanced), PCA graph for single-cell input; the paper: weights=literal"))
 def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto",
                                 mean: str = "uniform", graph=None, som: bool = False,
                                 knn_edges: str = "all", denominator: str = "variance",

@@ -38,7 +38,9 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(den > 0, mi / np.where(den > 0, den, 1.0), 0.0)
 
 
-@register("sselect", higher_is_better=False, needs=("labels",))
+@register("sselect", higher_is_better=False, needs=("labels",), description=(
+    "sSelect (eq. 2.9). Default differs from the papers: eta follows the labels' share (paper: eta=0.1); "
+    "PCA graph for single-cell input"))
 def sselect_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", eta="auto",
                   label_weight: float = 10.0,
                   space: str = "auto", n_pcs: int = 50, embedding=None):
