@@ -149,27 +149,8 @@ def mean_partner_sums(X, constraints) -> tuple[np.ndarray, np.ndarray, int, int]
     p = X.shape[1]
     y = getattr(constraints, "labels", None)
     if y is not None:
-        lab = np.flatnonzero(y >= 0)
-        if lab.size < 2:
-            return np.zeros(p), np.zeros(p), 0, 0
-        codes = y[lab]
-        K = int(codes.max()) + 1
-        H = sparse.csr_matrix((np.ones(lab.size), (codes, np.arange(lab.size))), shape=(K, lab.size))
-        XL = X[lab]
-        S1 = H @ XL
-        S2 = H @ (XL.multiply(XL) if sparse.issparse(XL) else XL * XL)
-        S1 = S1.toarray() if sparse.issparse(S1) else np.asarray(S1)
-        S2 = S2.toarray() if sparse.issparse(S2) else np.asarray(S2)
-        nc = np.bincount(codes, minlength=K).astype(float)[:, None]
-        has = nc[:, 0] >= 2
-        M = (2.0 * (nc[has] * S2[has] - S1[has] ** 2) / (nc[has] - 1)).sum(axis=0)
-        L = float(lab.size)
-        other = (L - nc[:, 0]) > 0
-        no = (L - nc)[other]
-        m1 = (S1.sum(axis=0) - S1[other]) / no
-        m2 = (S2.sum(axis=0) - S2[other]) / no
-        C = (S2[other] - 2.0 * S1[other] * m1 + nc[other] * m2).sum(axis=0)
-        return np.maximum(M, 0.0), np.maximum(C, 0.0), int(nc[has].sum()), int(nc[other].sum())
+        M, C, n_m, n_c = label_partner_sums(X, y)
+        return M[0], C[0], int(n_m[0]), int(n_c[0])
     out = []
     for pairs in (constraints.ml, constraints.cl):
         if not len(pairs):
@@ -181,6 +162,39 @@ def mean_partner_sums(X, constraints) -> tuple[np.ndarray, np.ndarray, int, int]
     return out[0], out[2], out[1], out[3]
 
 
+def label_partner_sums(X, y, groups=None):
+    """:func:`mean_partner_sums` from labels ``y`` (-1 unlabeled) for G independent groups of
+    samples at once (``groups`` as in :func:`cls_from_graph`; labels only pair within a
+    group): (M, C) as G x p arrays and (n_M, n_C) as length-G arrays. O(n p)."""
+    n, p = X.shape
+    g = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    G = int(g.max()) + 1 if n else 1
+    y = np.asarray(y)
+    lab = np.flatnonzero(y >= 0)
+    if lab.size == 0:
+        return np.zeros((G, p)), np.zeros((G, p)), np.zeros(G), np.zeros(G)
+    K = int(y[lab].max()) + 1
+    code = g[lab] * K + y[lab]
+    H = sparse.csr_matrix((np.ones(lab.size), (code, np.arange(lab.size))), shape=(G * K, lab.size))
+    XL = X[lab]
+    S1 = H @ XL
+    S2 = H @ (XL.multiply(XL) if sparse.issparse(XL) else XL * XL)
+    S1 = (S1.toarray() if sparse.issparse(S1) else np.asarray(S1)).reshape(G, K, p)
+    S2 = (S2.toarray() if sparse.issparse(S2) else np.asarray(S2)).reshape(G, K, p)
+    nc = np.bincount(code, minlength=G * K).astype(float).reshape(G, K, 1)
+    has = nc >= 2
+    M = np.where(has, 2.0 * (nc * S2 - S1**2) / np.where(has, nc - 1, 1.0), 0.0).sum(axis=1)
+    L = nc.sum(axis=1, keepdims=True)
+    other = (nc > 0) & (L - nc > 0)
+    no = np.where(other, L - nc, 1.0)
+    m1 = (S1.sum(axis=1, keepdims=True) - S1) / no
+    m2 = (S2.sum(axis=1, keepdims=True) - S2) / no
+    C = np.where(other, S2 - 2.0 * S1 * m1 + nc * m2, 0.0).sum(axis=1)
+    n_m = np.where(has, nc, 0.0).sum(axis=(1, 2))
+    n_c = np.where(other, nc, 0.0).sum(axis=(1, 2))
+    return np.maximum(M, 0.0), np.maximum(C, 0.0), n_m, n_c
+
+
 def label_share_of(n_constrained: int, n: int, label_weight: float = 10.0) -> float:
     """s = w m / (w m + n): the share of the label terms when each of the m constrained
     samples weighs as ``label_weight`` (w) unconstrained ones among n samples."""
@@ -188,22 +202,42 @@ def label_share_of(n_constrained: int, n: int, label_weight: float = 10.0) -> fl
     return wm / (wm + n) if wm > 0 else 0.0
 
 
-def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: float | None = None) -> np.ndarray:
+def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: float | None = None,
+                 groups=None) -> np.ndarray:
     """The "balanced" CLS of :func:`constrained_laplacian_score` from a kNN graph ``S``
     (cannot-link edges are removed here). Memory and time linear in n_labeled.
-    ``label_share`` s, default :func:`label_share_of` (``label_weight``)."""
+    ``label_share`` s, default :func:`label_share_of` (``label_weight``). ``groups``: G
+    independent problems at once as in :func:`cls_from_graph` (``constraints`` must then
+    come from labels; result G x p)."""
     S = _drop_pairs(sparse.csr_matrix(S), constraints)
+    n = X.shape[0]
+    ind, g, n_groups = _group_indicator(groups, n)
     d = degree(S)
-    vol = d.sum()
-    G = laplacian_quad(S, X) / 2.0 / vol  # f^T L f per unit degree
-    V = (weighted_sq_sums(X, d) - weighted_sums(X, d) ** 2 / vol) / vol
-    M, C, n_m, n_c = mean_partner_sums(X, constraints)
+    vol = np.bincount(g, weights=d, minlength=n_groups)[:, None]
+    X2 = X.multiply(X) if sparse.issparse(X) else X * X
+    SX = S @ X
+    XSX = SX.multiply(X) if sparse.issparse(SX) else np.asarray(SX) * (X.toarray() if sparse.issparse(X) else X)
+    Gq = (_group_sums(ind(d), X2) - _group_sums(ind(np.ones(n)), XSX)) / vol  # f^T L f per unit degree
+    V = (_group_sums(ind(d), X2) - _group_sums(ind(d), X) ** 2 / vol) / vol
+    y = getattr(constraints, "labels", None)
+    if y is not None:
+        M, C, n_m, n_c = label_partner_sums(X, y, groups)
+    else:
+        if groups is not None:
+            raise MethodError("balanced CLS over groups needs constraints from labels")
+        m, c, a, b = mean_partner_sums(X, constraints)
+        M, C, n_m, n_c = m[None, :], c[None, :], np.array([a], float), np.array([b], float)
+    sizes = np.bincount(g, minlength=n_groups)
     if label_share is None:
-        label_share = label_share_of(n_m, X.shape[0], label_weight)
-    s = float(label_share) if n_c else 0.0  # no cannot-link partner: the Laplacian score
-    num = (1.0 - s) * G + (s * M / (2.0 * n_m) if n_m else 0.0)
-    den = (1.0 - s) * V + s * C / (2.0 * n_c) if n_c else V
-    return num / den
+        s = np.array([label_share_of(int(k), int(sz), label_weight) for k, sz in zip(n_m, sizes, strict=True)])
+    else:
+        s = np.full(n_groups, float(label_share))
+    s = np.where(n_c > 0, s, 0.0)[:, None]  # no cannot-link partner: the Laplacian score
+    num = (1.0 - s) * Gq + s * M / np.maximum(2.0 * n_m, 1.0)[:, None]
+    den = (1.0 - s) * V + s * C / np.maximum(2.0 * n_c, 1.0)[:, None]
+    out = num / den
+    return out[0] if groups is None else out
+
 
 
 def _check_cls_options(knn_edges: str, denominator: str) -> None:
