@@ -292,10 +292,9 @@ class LabelConstraints(Constraints):
         return np.flatnonzero(self.labels >= 0)
 
     def validate(self, n: int) -> Constraints:
-        if self.labels.size != int(n) and (self.labels >= 0).any():
-            if self.samples().max() >= n:
-                raise SupervisionError(
-                    f"labels of {self.labels.size} samples give constraints on samples outside 0..{n - 1}")
+        if self.labels.size != int(n) and (self.labels >= 0).any() and self.samples().max() >= n:
+            raise SupervisionError(
+                f"labels of {self.labels.size} samples give constraints on samples outside 0..{n - 1}")
         return self  # pairs from labels never contradict each other
 
     def subset(self, idx: np.ndarray) -> Constraints:

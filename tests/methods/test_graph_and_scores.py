@@ -262,7 +262,8 @@ def test_cls_literal_reading_matches_direct_formula():
     y = np.full(14, -1)
     y[[0, 1, 2]] = 0
     y[[7, 8, 9]] = 1
-    got = run_method("cls", X, y, k=3, bandwidth=2.0, knn_edges="unlabeled", denominator="cannot_link", weights="literal").result.scores
+    got = run_method("cls", X, y, k=3, bandwidth=2.0, knn_edges="unlabeled", denominator="cannot_link",
+                     weights="literal").result.scores
     np.testing.assert_allclose(got, direct_cls_literal(X, y, 3, 2.0), rtol=1e-10)
     default = run_method("cls", X, y, k=3, bandwidth=2.0, weights="literal").result.scores
     assert not np.allclose(got, default)
@@ -289,7 +290,8 @@ def test_cls_literal_reading_is_exact_when_weights_span_many_orders():
     y = np.full(14, -1)
     y[[0, 1, 2]] = 0
     y[[7, 8, 9]] = 1
-    got = run_method("cls", X, y, k=3, bandwidth=0.05, knn_edges="unlabeled", denominator="cannot_link", weights="literal").result.scores
+    got = run_method("cls", X, y, k=3, bandwidth=0.05, knn_edges="unlabeled", denominator="cannot_link",
+                     weights="literal").result.scores
     ref = direct_cls_literal(X, y, 3, 0.05)
     assert (ref > 0).all()
     np.testing.assert_allclose(got, ref, rtol=1e-7)

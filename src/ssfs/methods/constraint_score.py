@@ -91,8 +91,12 @@ def constraint_score_3(X, y, constraints, rng, *, k: int = 10, gamma: float = 10
     return laplacian_quad(W, X) / (2.0 * pair_sq_sum(constraints.cl, X))
 
 
-@register("c4", higher_is_better=False, needs=("cannot_link",))
-@register("sc4", higher_is_better=False, needs=("cannot_link",))
+_C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Needs must-link pairs: 0.60 of planted markers at 1 % labels vs "
+       "laplacian 0.63 (README); wins from ~20 labels per type")
+
+
+@register("c4", higher_is_better=False, needs=("cannot_link",), description=_C4)
+@register("sc4", higher_is_better=False, needs=("cannot_link",), description=_C4)
 def constraint_score_4(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", space: str = "auto",
                        n_pcs: int = 50, embedding=None):
     """Constraint score C4 / SC4 (Kalakech et al. 2011; constraint-score paper eq. 7,

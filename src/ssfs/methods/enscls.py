@@ -217,7 +217,9 @@ def _combine(X, y, constraints, plan, parts, *, average="members", **_):
 ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run, combine=_combine)
 
 
-@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS)
+@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS, description=(
+    "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal). Not for single cells: "
+    "0.30 of planted markers vs laplacian 0.63 (README)"))
 def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: int | None = None,
            k: int = 10, bandwidth="auto", mean: str = "uniform", som: bool = False,
            som_nodes: int | None = None, average: str = "members", n_jobs: int = 1,
@@ -237,7 +239,8 @@ def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: in
     copies kept as must-linked rows) or "unique" (each drawn sample once, the bootstrap as a
     set). On the face-image benchmarks "unlabeled" + "cannot_link" + "unique" with min-max
     scaled features and bandwidth 0.1 comes closest to the paper (README, "Reproducing the papers").
-    ``weights``, ``label_weight``: each member's CLS reading (:func:`ssfs.methods.spectral.constrained_laplacian_score`);
+    ``weights``, ``label_weight``: each member's CLS reading
+    (:func:`ssfs.methods.spectral.constrained_laplacian_score`);
     the default "balanced" differs from the paper (label terms per sample, in closed form);
     ``weights="literal"`` is the paper's (``knn_edges`` / ``denominator`` apply to it).
     """

@@ -7,7 +7,6 @@ from scipy import sparse
 
 from ..errors import MethodError
 from ..registry import register
-from ._shared.representation import graph_space
 from ._shared.graph import (
     degree,
     heat_kernel_graph,
@@ -15,6 +14,7 @@ from ._shared.graph import (
     weighted_sq_sums,
     weighted_sums,
 )
+from ._shared.representation import graph_space
 
 
 def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
