@@ -30,6 +30,8 @@ other sizes of the grid, and all methods of a repetition share the same draws.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import sparse
@@ -41,7 +43,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from ..errors import ConfigError, SupervisionError
-from ..ranking import RankingOrders, read_ranking
+from ..ranking import RankingOrders, read_ranking, tied_cuts
 
 CLASSIFIERS = ("svm", "knn1", "tree")
 CLASSIFIER_METRICS = ("accuracy", "auc")
@@ -51,7 +53,7 @@ LOWER_IS_BETTER = frozenset({"red"})
 SCALERS = {"minmax": MinMaxScaler, "standard": StandardScaler, "maxabs": MaxAbsScaler}
 
 
-def higher_is_better(metric: str) -> bool:
+def metric_higher_is_better(metric: str) -> bool:
     """Direction of a metric (``red`` and rank sums: lower is better)."""
     return metric not in LOWER_IS_BETTER and not str(metric).startswith("rank_sum")
 
@@ -205,9 +207,9 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
     from ..constraints import Constraints
+    from ..io.atomic import write_tsv
+    from ..io.h5ad import read_prepared
     from ..seeding import derive_rng
-    from ..workflow.atomic import write_tsv
-    from ..workflow.pipeline import read_prepared
     from .splits import read_split
 
     X, y, _, _, _ = read_prepared(prepared)
@@ -215,6 +217,10 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     frames = []
     for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
+        cuts = tied_cuts(rp, grid)
+        if cuts:
+            warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
         Xe = X
         if components:
             Z = np.load(components[i])

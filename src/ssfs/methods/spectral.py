@@ -6,10 +6,13 @@ features: one sparse product ``S @ X`` per score, no loop over features or pairs
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
+from ..params import Fraction, NonNegFloat, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     constrained_graph,
@@ -26,8 +29,10 @@ from ._shared.representation import graph_space
 
 
 @register("laplacian", higher_is_better=False)
-def laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", use_labels: bool = False,
-                    graph=None, space: str = "auto", n_pcs: int = 50, embedding=None):
+def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
+                    bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                    use_labels: bool = False, graph: Any = None, space: Literal["auto", "raw", "pca"] = "auto",
+                    n_pcs: PosInt = 50, embedding: Any = None):
     """Laplacian score (He et al. 2005; thesis eq. 2.5-2.6), lower is better.
 
     LS_r = f~^T L f~ / f~^T D f~ with f~ the degree-weighted centred feature. With
@@ -57,12 +62,15 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
 @register("cls", higher_is_better=False, description=(
     "Constrained Laplacian Score (EnsCLS eq. 1-3). Default differs from the paper: label terms per sample "
     "(weights=balanced), PCA graph for single-cell input; the paper: weights=literal"))
-def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto",
-                                mean: str = "uniform", graph=None, som: bool = False,
-                                knn_edges: str = "all", denominator: str = "variance",
-                                weights: str = "balanced", label_weight: float = 10.0,
-                                label_share: float | None = None,
-                                space: str = "auto", n_pcs: int = 50, embedding=None):
+def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
+                                bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                                mean: Literal["uniform", "degree"] = "uniform", graph: Any = None,
+                                som: bool = False, knn_edges: Literal["all", "unlabeled"] = "all",
+                                denominator: Literal["variance", "cannot_link"] = "variance",
+                                weights: Literal["balanced", "literal"] = "balanced",
+                                label_weight: NonNegFloat = 10.0, label_share: Fraction | None = None,
+                                space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50,
+                                embedding: Any = None):
     """Constrained Laplacian Score (EnsCLS paper eq. 1-3; thesis eq. 3.1-3.5), lower is better.
 
     ``weights="balanced"`` (default; differs from the paper, docs/semi_supervised.md):

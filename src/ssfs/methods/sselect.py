@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
+from ..params import Fraction, NonNegFloat, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     degree,
@@ -41,9 +44,10 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
 @register("sselect", higher_is_better=False, needs=("labels",), description=(
     "sSelect (eq. 2.9). Default differs from the papers: eta follows the labels' share (paper: eta=0.1); "
     "PCA graph for single-cell input"))
-def sselect_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", eta="auto",
-                  label_weight: float = 10.0,
-                  space: str = "auto", n_pcs: int = 50, embedding=None):
+def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
+                  bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                  eta: Fraction | Literal["auto"] = "auto", label_weight: NonNegFloat = 10.0,
+                  space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None):
     """sSelect (eq. 2.9): eta g^T L g / g^T D g + (1 - eta)(1 - NMI(sign(g), Y_L)).
 
     g is the F-C transformation of eq. 2.8 (feature centred by its degree-weighted

@@ -15,29 +15,15 @@ import numpy as np
 import pandas as pd
 
 from ..constraints import Constraints
-from ..errors import InputError
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
+from ..io.atomic import atomic_path, write_tsv
+from ..io.h5ad import read_prepared
 from ..ranking import ranking_table
 from ..runner import run_method
 from ..seeding import derive_rng
-from .atomic import atomic_path, write_tsv
 
 
 # ----------------------------------------------------------------------------- data
-def read_prepared(path):
-    """(X, y codes, class names, feature names, AnnData) of a prepared .h5ad."""
-    import anndata as ad
-
-    try:
-        adata = ad.read_h5ad(path)
-    except Exception as e:  # truncated / not HDF5
-        raise InputError(f"cannot read prepared data {path}: {e}") from None
-    if "label" not in adata.obs:
-        raise InputError(f"{path} has no obs['label'] column")
-    classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
-    return adata.X, y.astype(np.int64), classes, np.asarray(adata.var_names), adata
-
-
 def run_prepare(*, dataset: str, entry: dict, data_dir, prepared) -> None:
     from ..io import prepare_dataset, write_prepared
 
@@ -47,7 +33,7 @@ def run_prepare(*, dataset: str, entry: dict, data_dir, prepared) -> None:
 
 # ------------------------------------------------------------------------ supervision
 def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
-    _, y, _, _, _ = read_prepared(prepared)
+    _, y, classes, _, _ = read_prepared(prepared)
     for rep, out in zip(reps, splits, strict=True):
         if sup["protocol"] == "kfold":
             rng_split = derive_rng(seed, dataset, "folds")
@@ -58,6 +44,7 @@ def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, rep
             y, rep, rng_split, rng_lab,
             protocol=sup["protocol"], test_size=sup["test_size"], n_folds=sup["n_folds"],
             labeled_per_class=sup["labeled_per_class"], small_classes=sup["small_classes"], dataset=dataset,
+            class_names=classes,
         )
         write_split(split, out)
 
@@ -196,13 +183,6 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
     _write_ranked(ranked, X, names, ranking, components)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
     _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
-
-
-def dataset_summary(prepared) -> dict:
-    X, y, classes, _, _ = read_prepared(prepared)
-    counts = np.bincount(y)
-    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
-            "class_counts": {str(c): int(k) for c, k in zip(classes, counts, strict=True)}}
 
 
 def save_npy(arr, path) -> None:
