@@ -55,14 +55,14 @@ def _name(label: str) -> str:
 
 def _run(label, params, X, y, emb=None):
     from ssfs import run_method
-    from ssfs.errors import SupervisionError
+    from ssfs.errors import MethodError, SupervisionError
 
     kw = dict(params)
     if emb is not None and _name(label) in GRAPH:
         kw["embedding"] = emb
     try:
         return run_method(_name(label), X, y, rng=0, **kw).order
-    except SupervisionError:
+    except (SupervisionError, MethodError):  # e.g. fisher with one label per class: undefined
         return None
 
 
