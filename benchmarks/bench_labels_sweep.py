@@ -14,7 +14,9 @@ Microarrays (../shared/data): 3 labeled samples per class. Each repetition split
 samples (2/3 train, stratified), shows the methods the training rows with 3 labels per
 class, and scores the top 1, 2, 5, 10, 20 features by a linear SVM (C = 1, standardised,
 trained on every training label: an oracle of the features' worth) on the test third;
-the metric is the mean accuracy over those sizes and the repetitions.
+the metric is the mean accuracy over those sizes and the repetitions. ``--part pbmc``:
+the same on scanpy's bundled pbmc68k_reduced (700 cells, 10 types; 3 labels per type),
+with scanpy's baselines.
 
 Baselines: the best label-free score (variance, laplacian), labels only (fisher on the
 labeled samples) and scanpy's highly_variable_genes / rank_genes_groups on the labeled
@@ -47,6 +49,8 @@ SIM_PARAMS = {"enscls": {"n_members": 20}, "csfs": {"neighbourhood": "knn"}}
 BASE = {"variance": {}, "laplacian": {}, "fisher": {}, "scanpy_hvg": {}, "scanpy_rank_genes": {}}
 GRAPH = {"cls", "laplacian", "c4", "sselect"}  # take embedding=
 ARRAYS = {"GLIOMA": "asu/GLIOMA.mat", "lung_small": "asu/lung_small.mat", "TOX-171": "asu/TOX-171.mat"}
+#: real single cells (scanpy's bundled PBMC, 700 x 765, 10 types), same protocol as the microarrays
+CELLS = {"pbmc68k_reduced": None}
 
 
 def _name(label: str) -> str:
@@ -55,14 +59,14 @@ def _name(label: str) -> str:
 
 def _run(label, params, X, y, emb=None):
     from ssfs import run_method
-    from ssfs.errors import MethodError, SupervisionError
+    from ssfs.errors import InputError, MethodError, SupervisionError
 
     kw = dict(params)
     if emb is not None and _name(label) in GRAPH:
         kw["embedding"] = emb
     try:
         return run_method(_name(label), X, y, rng=0, **kw).order
-    except (SupervisionError, MethodError):  # e.g. fisher with one label per class: undefined
+    except (SupervisionError, MethodError, InputError):  # e.g. fisher with one label per class; hvg on scaled data
         return None
 
 
@@ -109,14 +113,22 @@ def sweep_arrays(args, rows):
     from scipy.io import loadmat
     from sklearn.model_selection import StratifiedShuffleSplit
 
-    for name, rel in ARRAYS.items():
-        path = Path(args.data) / rel
-        if not path.exists():
-            print(f"# {path} missing: skipped", flush=True)
-            continue
-        d = loadmat(path)
-        X = np.asarray(d["X"], dtype=float)
-        _, y = np.unique(np.asarray(d["Y"]).ravel(), return_inverse=True)
+    sets = {**(ARRAYS if args.part in ("all", "arrays") else {}), **(CELLS if args.part in ("all", "pbmc") else {})}
+    for name, rel in sets.items():
+        if rel is None:  # builtin single-cell set
+            from ssfs.datasets import load_builtin
+
+            a = load_builtin(name)
+            X = np.asarray(a.X, dtype=float)
+            _, y = np.unique(a.obs["label"].astype(str), return_inverse=True)
+        else:
+            path = Path(args.data) / rel
+            if not path.exists():
+                print(f"# {path} missing: skipped", flush=True)
+                continue
+            d = loadmat(path)
+            X = np.asarray(d["X"], dtype=float)
+            _, y = np.unique(np.asarray(d["Y"]).ravel(), return_inverse=True)
         sss = StratifiedShuffleSplit(n_splits=args.reps, test_size=1 / 3, random_state=0)
         for rep, (tr, te) in enumerate(sss.split(X, y)):
             rng = np.random.default_rng(rep)
@@ -126,7 +138,8 @@ def sweep_arrays(args, rows):
                 pick = rng.choice(idx, size=min(3, idx.size), replace=False)
                 ylab[pick] = c
             for label, params in {**BASE, **SEMI}.items():
-                if _name(label).startswith("scanpy") or (args.methods and _name(label) not in args.methods):
+                if (_name(label).startswith("scanpy") and rel is not None) or (
+                        args.methods and _name(label) not in args.methods):
                     continue
                 t = time.perf_counter()
                 order = _run(label, params, X[tr], ylab)
@@ -147,7 +160,7 @@ def summary(rows) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", choices=("all", "sim", "arrays"), default="all")
+    ap.add_argument("--part", choices=("all", "sim", "arrays", "pbmc"), default="all")
     ap.add_argument("--cells", type=int, default=3000)
     ap.add_argument("--genes", type=int, default=1000)
     ap.add_argument("--types", type=int, default=5)
@@ -167,7 +180,7 @@ def main(argv=None) -> int:
     with threadpool_limits(1):
         if args.part in ("all", "sim"):
             sweep_sim(args, rows)
-        if args.part in ("all", "arrays"):
+        if args.part in ("all", "arrays", "pbmc"):
             sweep_arrays(args, rows)
     if args.out:
         import pandas as pd
