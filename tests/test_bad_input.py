@@ -345,7 +345,8 @@ ISSUE19 = [
        ConfigError, [f"dataset name {nm!r} is reserved", "rename the dataset"])
       for nm in ("tables", "logs", "figures", "report", "Tables")],
     # numerical range and one class
-    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS), SupervisionError,
+    # the papers' CLS (the balanced default has no cannot-link term here: it is the Laplacian score)
+    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS, weights="literal"), SupervisionError,
      ["method 'cls' gave no finite score", "at least 2 classes or unlabeled samples", "one class (code 0)"]),
     ("one class, every sample labeled, fisher", method("fisher", X6, ONE_CLASS), SupervisionError,
      ["method 'fisher' needs labeled samples of at least 2 classes, got 1"]),
