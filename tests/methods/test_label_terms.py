@@ -73,6 +73,9 @@ def test_balanced_cls_reduces_to_laplacian_and_weighs_labels_by_share(small):
     m, c, n_m, n_c = mean_partner_sums(X, Constraints.from_labels(y))
     np.testing.assert_allclose(balanced_cls(S, X, Constraints.from_labels(y), label_share=1.0),
                                (m / n_m) / (c / n_c), rtol=1e-12)
+    # the workflow passes the same constraints as explicit pairs: same scores, pair by pair
+    np.testing.assert_allclose(run_method("cls", X, y, Constraints.pairs_from_labels(y), k=5).scores,
+                               run_method("cls", X, y, k=5).scores, rtol=1e-10)
     lit = run_method("cls", X, y, k=5, weights="literal").scores
     assert not np.allclose(lit, run_method("cls", X, y, k=5).scores)
 
