@@ -170,12 +170,16 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=5, help="microarray repetitions")
     ap.add_argument("--methods", nargs="*", help="only these registry names")
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data"))
+    ap.add_argument("--label-weights", type=float, nargs="*", default=[],
+                    help="also run cls with these label_weight values (ablation of the default 10)")
     ap.add_argument("--out", help="TSV of every measurement")
     args = ap.parse_args(argv)
     if not Path(args.data).is_dir():
         args.data = "/work/shared/data"
     from threadpoolctl import threadpool_limits
 
+    for w in args.label_weights:
+        SEMI[f"cls[label_weight={w:g}]"] = {"label_weight": w}
     rows = []
     with threadpool_limits(1):
         if args.part in ("all", "sim"):
