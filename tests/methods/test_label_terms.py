@@ -153,3 +153,20 @@ def _earns_its_labels():
     # the papers' reading degrades as labels are added
     lit = [frac("cls", few_labels(sim.cell_type, per, rng=1), embedding=Z, weights="literal") for per in (1, 20)]
     assert lit[1] < lit[0] - 0.1, lit
+
+
+def test_negative_binomial_counts_are_overdispersed_and_normalised():
+    from ssfs.singlecell import generate_planted_markers, normalize_log1p
+
+    kw = dict(depth_sd=0.0, rate_sd=0.0, mean_expression=2.0)  # every gene and cell alike outside markers
+    pois = generate_planted_markers(4000, 60, 2, 5, rng=3, **kw).X.toarray()
+    nb = generate_planted_markers(4000, 60, 2, 5, rng=3, dispersion=0.5, **kw)
+    counts = nb.X.toarray()
+    free = np.setdiff1d(np.arange(60), nb.markers.ravel())
+    m, v = counts[:, free].mean(), counts[:, free].var()
+    assert m == pytest.approx(2.0, rel=0.05)
+    assert v == pytest.approx(m + 0.5 * m**2, rel=0.1)  # NB: mean + phi mean^2 (= 4)
+    assert pois[:, free].var() == pytest.approx(2.0, rel=0.1)  # Poisson: the mean
+    X = normalize_log1p(nb.X)
+    assert sparse.isspmatrix_csr(X) and X.nnz == nb.X.nnz
+    np.testing.assert_allclose(np.expm1(X.toarray()).sum(axis=1)[counts.sum(axis=1) > 0], 1e4, rtol=1e-10)
