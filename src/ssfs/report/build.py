@@ -147,7 +147,8 @@ def _protocol(cfg: dict, n_reps: int) -> str:
 
 
 def _metric_text(metric: str, ev: dict) -> str:
-    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree"}[ev["classifier"]]
+    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
+           "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
     train = "all training samples" if ev["train_on"] == "all" else "the labeled training samples"
     return {
         "accuracy": f"test accuracy of a {clf} trained on {train}",
@@ -161,7 +162,8 @@ def _metric_text(metric: str, ev: dict) -> str:
 
 
 def _short_metric(metric: str, ev: dict) -> str:
-    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree"}[ev["classifier"]]
+    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
+           "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
     return {"accuracy": f"test accuracy ({clf})", "auc": f"test AUC ({clf})",
             "semisupervised_accuracy": "semi-supervised test accuracy (COP-KMeans + 1-NN)",
             "rand": "Rand index (k-means)", "ari": "adjusted Rand index (k-means)",
