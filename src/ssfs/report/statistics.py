@@ -24,8 +24,8 @@ Choices (documented in the report):
 - Friedman/Nemenyi need >= 2 methods and >= 2 datasets; datasets where a method has
   no value (a subset method that selected too few features) are left out.
 - Holm-Wilcoxon vs ``report.control``: over the datasets when there are at least
-  ``report.wilcoxon_min_datasets`` (default 5: with fewer, no two-sided test can reach
-  p < 0.05), otherwise within each dataset over the repetitions (paired by
+  ``report.wilcoxon_min_datasets`` (default 6: with n datasets the exact two-sided
+  test cannot go below 2/2^n, 0.0625 for 5), otherwise within each dataset over the repetitions (paired by
   repetition: same split and supervision); the latter speaks about that dataset only.
 - Win/tie/loss: paired t-test over the repetitions at ``report.wtl_alpha`` (EnsCLS:
   0.1); the sign test at the same level gives the critical number of wins.
@@ -95,7 +95,7 @@ class _Settings:
     def from_config(cls, cfg: dict, figdir) -> _Settings:
         rep = cfg["report"]
         return cls(float(rep.get("alpha", 0.05)), float(rep.get("wtl_alpha", 0.1)),
-                   int(rep.get("wilcoxon_min_datasets", 5)), rep.get("control"), Path(figdir))
+                   int(rep.get("wilcoxon_min_datasets", 6)), rep.get("control"), Path(figdir))
 
 
 def _per_dataset_html(best: pd.DataFrame, per_ds: pd.DataFrame, scores: pd.DataFrame, cfg: dict,
