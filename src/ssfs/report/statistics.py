@@ -98,6 +98,10 @@ class _Settings:
                    int(rep.get("wilcoxon_min_datasets", 6)), rep.get("control"), Path(figdir))
 
 
+def _p(v: float) -> str:
+    return "" if not np.isfinite(v) else f"{v:.2g}"
+
+
 def _per_dataset_html(best: pd.DataFrame, per_ds: pd.DataFrame, scores: pd.DataFrame, cfg: dict,
                       alpha: float) -> str:
     """Best method per dataset in words, then every method against it (corrected t-test, Wilcoxon)."""
@@ -122,13 +126,21 @@ def _per_dataset_html(best: pd.DataFrame, per_ds: pd.DataFrame, scores: pd.DataF
             f"give p below {floor:.3g} (2/2<sup>{n_reps}</sup>), so it can never reach α = {alpha:g} here "
             f"(it needs at least {need} {unit} without ties); its p-values are shown for completeness only. The "
             f"corrected t-test can decide with {n_reps} {unit}.</p>")
-    parts.append("<ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in best["sentence"]) + "</ul>")
+    items = []
+    for r in best.itertuples():
+        g = per_ds[(per_ds["dataset"] == r.dataset) & (per_ds["variant"] == r.variant) & (per_ds["metric"] == r.metric)]
+        worse = g[(g["p_holm"] < alpha) & (g["difference"] > 0)]
+        extra = (f" {r.best} is significantly better than {', '.join(map(str, worse['method']))} ({CORRECTED_T}, "
+                 f"Holm-adjusted p ≤ {worse['p_holm'].max():.2g})." if len(worse) else "")
+        items.append(f"<li>{html.escape(r.sentence + extra)}</li>")
+    parts.append("<ul>" + "".join(items) + "</ul>")
     show = per_ds.assign(**{
         "vs best": per_ds["best"],
         f"difference [{1 - alpha:.0%} CI]": [f"{d:.3g} [{lo:.3g}, {hi:.3g}]" for d, lo, hi in
                                              zip(per_ds["difference"], per_ds["ci_low"], per_ds["ci_high"],
                                                  strict=True)],
-        "p (corrected t)": per_ds["p_value"], "p Holm": per_ds["p_holm"], "p Wilcoxon": per_ds["wilcoxon_p"]})
+        "p (corrected t)": per_ds["p_value"].map(_p), "p Holm": per_ds["p_holm"].map(_p),
+        "p Wilcoxon": per_ds["wilcoxon_p"].map(_p), "d_z": per_ds["d_z"].map(lambda v: f"{v:.2f}")})
     cols = ["dataset", "metric", "vs best", "method", "n_reps", f"difference [{1 - alpha:.0%} CI]", "d_z",
             "p (corrected t)", "p Holm", "p Wilcoxon"]
     if scores["variant"].nunique() > 1:
@@ -386,7 +398,9 @@ def _compare(wide: pd.DataFrame, best, other, hib: bool, n_train: float, n_test:
     J = len(pair)
     sign = 1.0 if hib else -1.0
     a, b = sign * pair[best].to_numpy(), sign * pair[other].to_numpy()
-    out = dict(n_reps=J, difference=float(np.mean(a - b)) if J else float("nan"), ci_low=float("nan"),
+    diff = float(np.mean(a - b)) if J else float("nan")
+    diff = 0.0 if abs(diff) <= 1e-12 else diff  # equal values up to rounding
+    out = dict(n_reps=J, difference=diff, ci_low=float("nan"),
                ci_high=float("nan"), d_z=float("nan"), t=float("nan"), p_value=float("nan"),
                wilcoxon_p=float("nan"), wilcoxon_min_p=st.wilcoxon_min_pvalue(J), decidable=J >= 2)
     if J < 2:
@@ -419,8 +433,8 @@ def _sentence(ds, var, metric, best, runner, c: dict, alpha: float) -> str:
                 f"{c['n_reps']} shared repetition(s): no test can decide.")
     ci = f"{1 - alpha:.0%} CI {c['ci_low']:.3g} to {c['ci_high']:.3g}".replace("%", " %")
     test = f"{CORRECTED_T} p = {c['p_value']:.2g}"
-    if c["difference"] == 0:
-        return f"{where}, {best} and {runner} tie on {what} over {c['n_reps']} repetitions."
+    if abs(c["difference"]) <= 1e-12:
+        return f"{where}, {best} and {runner} tie on {what} over {c['n_reps']} repetitions ({test})."
     if c["p_value"] < alpha:
         return f"{where}, {best} beats {runner} by {c['difference']:.3g} {lower}{what} ({ci}; {test})."
     return (f"{where}, {best} has the best mean {what}, {c['difference']:.3g} {'below' if lower else 'above'} "
