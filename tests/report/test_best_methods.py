@@ -77,7 +77,8 @@ def test_per_dataset_comparisons_wilcoxon_floor_and_holm():
 
 
 def test_runtime_summary_leaves_first_calls_apart():
-    rt = pd.DataFrame({"dataset": "wine", "variant": "base", "method": ["m"] * 5 + ["e"] * 2, "rep": [0, 1, 2, 3, 4, 0, 1],
+    rt = pd.DataFrame({"dataset": "wine", "variant": "base", "method": ["m"] * 5 + ["e"] * 2,
+                       "rep": [0, 1, 2, 3, 4, 0, 1],
                        "seconds": [3.0, 0.10, 0.12, 0.11, 0.50, 2.0, 2.2], "peak_mb": [90, 5, 6, 5, 5, 10, 12],
                        "first_call": [True, False, False, False, False, True, True]})
     s = runtime_summary(rt).set_index("method")

@@ -37,11 +37,11 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 

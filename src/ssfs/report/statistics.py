@@ -147,16 +147,17 @@ def _per_dataset_html(best: pd.DataFrame, per_ds: pd.DataFrame, scores: pd.DataF
         cols.insert(1, "variant")
     if show["metric"].nunique() == 1:
         cols.remove("metric")
-    parts.append(f"<p>Every method against the dataset's best (difference: best minus method, positive = the best "
-                 f"is better; Holm over the methods of a dataset; full table <code>tables/stats_per_dataset.tsv"
-                 f"</code>).</p>")
+    parts.append("<p>Every method against the dataset's best (difference: best minus method, positive = the best "
+                 "is better; Holm over the methods of a dataset; full table <code>tables/stats_per_dataset.tsv"
+                 "</code>).</p>")
     parts.append(_html_df(show[cols], digits=3))
     return "\n".join(parts)
 
 
 def _introduction(s: _Settings) -> str:
     return (
-        "<h3>Over the datasets</h3><p>Value of a method on a dataset: its test metric averaged over the evaluated numbers of selected "
+        "<h3>Over the datasets</h3>"
+        "<p>Value of a method on a dataset: its test metric averaged over the evaluated numbers of selected "
         "features, then over the repetitions (the top-K average of the table above). "
         f"Friedman test over the datasets with the Nemenyi post-hoc test at &alpha; = {s.alpha:g} "
         "(Demšar 2006); Holm-corrected Wilcoxon signed-rank tests against the control method "
