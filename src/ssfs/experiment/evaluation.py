@@ -46,7 +46,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from ..errors import ConfigError, SupervisionError
-from ..ranking import RankingOrders, read_ranking
+from ..ranking import RankingOrders, read_ranking, tied_cuts
 
 CLASSIFIERS = ("svm", "knn1", "tree", "e1071_svm")
 AUC_DIRECTIONS = ("fixed", "auto")
@@ -297,6 +297,10 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     frames = []
     for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
+        cuts = tied_cuts(rp, grid)
+        if cuts:
+            warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
         Xe = X
         if components:
             Z = np.load(components[i])
