@@ -108,8 +108,7 @@ def _per_dataset_html(best: pd.DataFrame, per_ds: pd.DataFrame, scores: pd.DataF
     if best.empty:
         return ""
     n_reps = int(per_ds["n_reps"].max()) if len(per_ds) else 0
-    kfold = cfg["supervision"].get("protocol") == "kfold"
-    unit = "folds" if kfold else "repetitions"
+    unit = _unit(cfg)
     floor = st.wilcoxon_min_pvalue(n_reps)
     need = st.wilcoxon_pairs_needed(alpha)
     parts = ["<h3 id='best-per-dataset'>Best method per dataset</h3>",
@@ -425,22 +424,25 @@ def _metric_words(metric: str) -> str:
             "semisupervised_accuracy": "semi-supervised accuracy"}.get(metric, str(metric).replace("_", " "))
 
 
-def _sentence(ds, var, metric, best, runner, c: dict, alpha: float) -> str:
+def _unit(cfg: dict) -> str:
+    return "folds" if cfg.get("supervision", {}).get("protocol") == "kfold" else "repetitions"
+
+
+def _sentence(ds, var, metric, best, runner, c: dict, alpha: float, unit: str = "repetitions") -> str:
     where = f"On {ds}" + ("" if var == "base" else f" ({var})")
     what = _metric_words(metric)
     lower = "lower " if not metric_higher_is_better(metric) else ""
     if c["n_reps"] < 2:
         return (f"{where}, {best} has the best mean {what} ({c['difference']:.3g} {lower}than {runner}); "
-                f"{c['n_reps']} shared repetition(s): no test can decide.")
+                f"{c['n_reps']} shared {unit[:-1]}(s): no test can decide.")
     ci = f"{1 - alpha:.0%} CI {c['ci_low']:.3g} to {c['ci_high']:.3g}".replace("%", " %")
     test = f"{CORRECTED_T} p = {c['p_value']:.2g}"
     if abs(c["difference"]) <= 1e-12:
-        return f"{where}, {best} and {runner} tie on {what} over {c['n_reps']} repetitions ({test})."
+        return f"{where}, {best} and {runner} tie on {what} over {c['n_reps']} {unit} ({test})."
     if c["p_value"] < alpha:
         return f"{where}, {best} beats {runner} by {c['difference']:.3g} {lower}{what} ({ci}; {test})."
     return (f"{where}, {best} has the best mean {what}, {c['difference']:.3g} {'below' if lower else 'above'} "
-            f"{runner} ({ci}; {test}): not a significant difference at α = {alpha:g} with {c['n_reps']} "
-            "repetitions.")
+            f"{runner} ({ci}; {test}): not a significant difference at α = {alpha:g} with {c['n_reps']} {unit}.")
 
 
 def per_dataset_comparisons(scores: pd.DataFrame, cfg: dict, *, n_samples=None, sizes=None,
@@ -506,5 +508,6 @@ def best_methods(scores: pd.DataFrame, cfg: dict, *, n_samples=None, sizes=None,
         rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=runner,
                          difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
                          test=CORRECTED_T if c["decidable"] else "none", p_value=c["p_value"],
-                         decidable=bool(c["decidable"]), sentence=_sentence(ds, var, metric, best, runner, c, alpha)))
+                         decidable=bool(c["decidable"]), sentence=_sentence(ds, var, metric, best, runner, c, alpha,
+                                                                          _unit(cfg))))
     return pd.DataFrame(rows, columns=BEST_COLS)
