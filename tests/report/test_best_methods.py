@@ -87,3 +87,38 @@ def test_runtime_summary_leaves_first_calls_apart():
     # every run a first call (member chunks, one repetition per job): the median of all, flagged
     assert not s.loc["e", "warm"] and s.loc["e", "median_s"] == pytest.approx(2.1)
     assert len(warm_runs(rt)) == 4 + 2
+
+
+def test_select_reps_marks_the_first_call_of_the_process(tmp_path):
+    from pathlib import Path
+
+    import yaml
+
+    from ssfs.workflow.config import load_schema, validate_config
+    from ssfs.workflow.pipeline import run_constraints, run_prepare, run_select_reps, run_split
+
+    repo = Path(__file__).resolve().parents[2]
+    cfg = validate_config(yaml.safe_load((repo / "config/config.yaml").read_text()),
+                          load_schema(repo / "workflow/schemas/config.schema.yaml"))
+    prepared = tmp_path / "wine.h5ad"
+    run_prepare(dataset="wine", entry=cfg["datasets"]["wine"], data_dir=tmp_path, prepared=prepared)
+    reps = [0, 1, 2]
+    f = {k: [tmp_path / f"{k}{r}.{ext}" for r in reps]
+         for k, ext in [("split", "json"), ("cons", "tsv"), ("rank", "tsv"), ("comp", "npy"), ("time", "tsv")]}
+    run_split(prepared=prepared, splits=f["split"], sup=cfg["supervision"], seed=0, dataset="wine", reps=reps)
+    run_constraints(prepared=prepared, splits=f["split"], constraints=f["cons"], sup=cfg["supervision"], seed=0,
+                    dataset="wine", reps=reps)
+    run_select_reps(prepared=prepared, splits=f["split"], constraints=f["cons"], rankings=f["rank"],
+                    components=f["comp"], timing=f["time"], settings=cfg["methods"]["fisher"], seed=0,
+                    dataset="wine", method="fisher", reps=reps)
+    t = pd.concat([pd.read_csv(p, sep="\t") for p in f["time"]])
+    assert t["first_call"].tolist() == [True, False, False] and (t["seconds"] > 0).all()
+
+
+def test_default_run_repetitions_let_the_wilcoxon_test_decide():
+    from pathlib import Path
+
+    import yaml
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[2] / "config/config.yaml").read_text())
+    assert S.wilcoxon_min_pvalue(cfg["supervision"]["repetitions"]) < 0.05
