@@ -433,7 +433,8 @@ def _sentence(ds, var, metric, best, runner, c: dict, alpha: float, unit: str = 
     what = _metric_words(metric)
     lower = "lower " if not metric_higher_is_better(metric) else ""
     if c["n_reps"] < 2:
-        return (f"{where}, {best} has the best mean {what} ({c['difference']:.3g} {lower}than {runner}); "
+        return (f"{where}, {best} has the best mean {what} ({c['difference']:.3g} {'below' if lower else 'above'} "
+                f"{runner}); "
                 f"{c['n_reps']} shared {unit[:-1]}(s): no test can decide.")
     ci = f"{1 - alpha:.0%} CI {c['ci_low']:.3g} to {c['ci_high']:.3g}".replace("%", " %")
     test = f"{CORRECTED_T} p = {c['p_value']:.2g}"
