@@ -198,6 +198,19 @@ def n_features_grid(p: int, max_features=None, n_features=None, percent=None) ->
     return sorted({min(g, p) for g in grid if g >= 1})
 
 
+def _check_options(metrics: list, scale: str, auc_direction: str, constraints) -> list:
+    """``metrics`` after checking them, ``scale`` and ``auc_direction`` (ConfigError otherwise)."""
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
+    _check_scale(scale)
+    if auc_direction not in AUC_DIRECTIONS:
+        raise ConfigError(f"unknown auc_direction {auc_direction!r}; choose fixed or auto")
+    if "semisupervised_accuracy" in metrics and constraints is None:
+        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    return metrics
+
+
 def evaluate_order(
     X,
     y: np.ndarray,
@@ -231,15 +244,7 @@ def evaluate_order(
     """
     from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
 
-    metrics = list(dict.fromkeys(metrics))
-    for m in metrics:
-        if m not in METRICS:
-            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
-    _check_scale(scale)
-    if auc_direction not in AUC_DIRECTIONS:
-        raise ConfigError(f"unknown auc_direction {auc_direction!r}; choose fixed or auto")
-    if "semisupervised_accuracy" in metrics and constraints is None:
-        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    metrics = _check_options(list(dict.fromkeys(metrics)), scale, auc_direction, constraints)
     train_all = np.asarray(split["train"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
@@ -303,7 +308,8 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
         cuts = tied_cuts(rp, grid)
         if cuts:
             warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
-                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)",
+                          stacklevel=2)
         Xe = X
         if components:
             Z = np.load(components[i])
