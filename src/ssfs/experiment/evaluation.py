@@ -198,8 +198,9 @@ def n_features_grid(p: int, max_features=None, n_features=None, percent=None) ->
     return sorted({min(g, p) for g in grid if g >= 1})
 
 
-def _check_options(metrics: list, scale: str, auc_direction: str, constraints) -> list:
-    """``metrics`` after checking them, ``scale`` and ``auc_direction`` (ConfigError otherwise)."""
+def _checked_options(metrics, scale: str, auc_direction: str, constraints) -> list[str]:
+    """The metrics without repeats, after refusing unknown metrics, scales and AUC directions."""
+    metrics = list(dict.fromkeys(metrics))
     for m in metrics:
         if m not in METRICS:
             raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
@@ -244,7 +245,7 @@ def evaluate_order(
     """
     from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
 
-    metrics = _check_options(list(dict.fromkeys(metrics)), scale, auc_direction, constraints)
+    metrics = _checked_options(metrics, scale, auc_direction, constraints)
     train_all = np.asarray(split["train"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
