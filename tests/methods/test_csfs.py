@@ -268,7 +268,7 @@ def _breiman(seed, n=1000):
     rng = np.random.default_rng(seed + 10)
     y = np.full(n, -1)
     for c in range(3):
-        y[rng.choice(np.flatnonzero(Y == c), 3, replace=False)] = c
+        y[rng.choice(np.flatnonzero(c == Y), 3, replace=False)] = c
     return X, y
 
 

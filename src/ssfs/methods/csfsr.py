@@ -114,7 +114,8 @@ def relevant_mask(scores: np.ndarray, null: np.ndarray, z: float) -> np.ndarray:
 
 @register("csfsr", higher_is_better=False, kind="subset")
 def csfsr_select(X, y, constraints, rng, *, h: int = 200, relevance: str = "permutation",
-                 relevance_z: float = 3.0, relevance_blocks: int = 10, redundancy_alpha: float = 0.01, neighbourhood: str = "adaptive",
+                 relevance_z: float = 3.0, relevance_blocks: int = 10, redundancy_alpha: float = 0.01,
+                 neighbourhood: str = "adaptive",
                  k: int = 10, bandwidth="auto", select_constraints: bool = True, som: bool = False,
                  max_clusters: int | None = None, mean: str = "uniform"):
     """CSFSR (Algorithm 12): the top ``h`` features by the CSFS score (never more than
