@@ -155,7 +155,7 @@ def mpc_kmeans(X, n_clusters: int, constraints: Constraints, rng: np.random.Gene
         raise InputError(f"mpc_kmeans: n_init and max_iter must be >= 1, got {n_init}, {max_iter}")
     K = int(n_clusters)
     prob = _Problem(X, K, constraints, w, wbar)
-    best, best_J = None, np.inf
+    best, best_obj = None, np.inf
     for run in range(int(n_init)):
         closed = prob.index.closed if run == 0 else Constraints.empty()
         C = initial_centres_from_neighbourhoods(X, K, closed, rng)
@@ -168,7 +168,7 @@ def mpc_kmeans(X, n_clusters: int, constraints: Constraints, rng: np.random.Gene
             if np.array_equal(new, labels):
                 break
             labels = new
-        J = prob.objective(labels, C, A)
-        if J < best_J:
-            best, best_J = labels, J
+        obj = prob.objective(labels, C, A)
+        if obj < best_obj:
+            best, best_obj = labels, obj
     return best
