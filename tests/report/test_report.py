@@ -272,3 +272,27 @@ def test_per_size_table_marks_best_and_significantly_worse():
     assert r.loc["A", "mean"] == pytest.approx(0.925)
     assert "<td>A</td><td>0.93±0.02+</td>" in html_ or "<td>A</td><td>0.92±0.02+</td>" in html_
     assert "<td>B</td><td>0.72±0.02*</td>" in html_
+
+
+def test_compare_best_and_upto_specs():
+    """best:K = per-rep best over evaluated sizes <= K (min for red); upto:K = the value at the
+    largest evaluated size <= K (a subset method's whole subset when it is shorter)."""
+    scores = _scores(datasets=("wine",), sizes=(1, 2, 3), methods=("a",))
+    # method a, rep r, size i: 0.9 + 0.01 r + 0.001 i; drop size 3 of rep 0 (a subset of 2 features)
+    scores = scores[~((scores.rep == 0) & (scores.n_features == 3))]
+    red = scores.assign(metric="red")
+    both = pd.concat([scores, red])
+    row = dict(dataset="wine", method="A", sd="", setting="", ssfs_dataset="", ssfs_method="a", note="", value="1")
+    paper = pd.DataFrame([dict(row, metric="accuracy", features="best:3"), dict(row, metric="accuracy", features="upto:3"),
+                          dict(row, metric="red", features="best:3"), dict(row, metric="accuracy", features="best:200")])
+    out = compare(paper, both, {"wine": 13}, _cfg())
+
+    def num(s):
+        return [float(x) for x in s.split("±")]
+
+    # best: rep0 0.902, rep1 0.913, rep2 0.923 -> mean 0.9127; upto: the same values here
+    assert num(out.iloc[0]["ours"])[0] == pytest.approx((0.902 + 0.913 + 0.923) / 3, abs=6e-4)
+    assert num(out.iloc[1]["ours"])[0] == pytest.approx((0.902 + 0.913 + 0.923) / 3, abs=6e-4)
+    # red best = min: size 1 of every rep
+    assert num(out.iloc[2]["ours"])[0] == pytest.approx((0.901 + 0.911 + 0.921) / 3, abs=6e-4)
+    assert out.iloc[3]["ours"] == out.iloc[0]["ours"] and out.iloc[0]["n_runs"] == 3
