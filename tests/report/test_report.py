@@ -283,8 +283,10 @@ def test_compare_best_and_upto_specs():
     red = scores.assign(metric="red")
     both = pd.concat([scores, red])
     row = dict(dataset="wine", method="A", sd="", setting="", ssfs_dataset="", ssfs_method="a", note="", value="1")
-    paper = pd.DataFrame([dict(row, metric="accuracy", features="best:3"), dict(row, metric="accuracy", features="upto:3"),
-                          dict(row, metric="red", features="best:3"), dict(row, metric="accuracy", features="best:200")])
+    paper = pd.DataFrame([dict(row, metric="accuracy", features="best:3"),
+                          dict(row, metric="accuracy", features="upto:3"),
+                          dict(row, metric="red", features="best:3"),
+                          dict(row, metric="accuracy", features="best:200")])
     out = compare(paper, both, {"wine": 13}, _cfg())
 
     def num(s):
