@@ -134,7 +134,8 @@ def test_statistics_section(tmp_path):
 
 # -------------------------------------------------------- published tables
 @pytest.mark.parametrize("name,n_rows", [("enscls_table2", 45), ("ssfi_table2", 40),
-                                         ("constraint_scores_table1", 56), ("efsis_table2", 324)])
+                                         ("constraint_scores_table1", 56), ("efsis_table2", 324),
+                                         ("thesis_ch3", 90), ("thesis_ch4", 96)])
 def test_published_tables_parse(name, n_rows):
     df = load_paper(PAPERS / f"{name}.tsv")
     assert len(df) == n_rows
@@ -155,6 +156,15 @@ def test_published_numbers_spot_checks():
     ef = load_paper(PAPERS / "efsis_table2.tsv")
     row = ef[(ef.dataset == "CNS") & (ef.method == "GeoDE") & (ef.features == "percent:5")].iloc[0]
     assert (row["value"], row["sd"]) == ("0.90", "0.14")
+    th = load_paper(PAPERS / "thesis_ch3.tsv").set_index(["dataset", "method", "metric"])
+    assert tuple(th.loc[("CLL-SUB-111", "CSFSR", "accuracy"), ["value", "sd", "features"]]) == ("0.7522", "0.0893",
+                                                                                               "best:200")
+    assert tuple(th.loc[("PIE10P", "CSFSR", "red"), ["value", "features", "ssfs_dataset"]]) == ("0.06", "upto:88",
+                                                                                               "warpPIE10P")
+    t4 = load_paper(PAPERS / "thesis_ch4.tsv")
+    assert t4[(t4.dataset == "TOX-171") & (t4.method == "L2GFS") & (t4.metric == "accuracy")]["value"].tolist() == [
+        "0.8238"]
+    assert t4[(t4.dataset == "PIX10P") & (t4.method == "cFLD")]["value"].tolist() == ["0.842"]
 
 
 def test_compare_with_published_rows():
