@@ -276,7 +276,7 @@ INFORMATIVE = set(range(1, 20))  # x2..x20; x1, x21 are zero in every base wave,
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("neighbourhood,standardize", [("adaptive", False), ("knn", True)])
+@pytest.mark.parametrize("neighbourhood,standardize", [("adaptive", False), ("knn", True), ("knn", False)])
 def test_waveform_csfsr_subset_is_informative_only(seed, neighbourhood, standardize):
     """Issue #20: Algorithm 12's subset keeps relevant non-redundant features and no noise."""
     X, y = _breiman(seed)
