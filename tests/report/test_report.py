@@ -8,15 +8,15 @@ import pandas as pd
 import pytest
 
 from ssfs.report.build import (
-    pm_table,
+    mean_sd_table,
     run_aggregate,
     run_report,
     summarize,
     sweep_columns,
     top_k,
 )
-from ssfs.report.papers import compare, feature_sizes, load_paper, parse_setting
-from ssfs.report.stability import compact, read_orders, stability_table
+from ssfs.report.papers import compare_with_paper, feature_sizes, load_paper, parse_setting
+from ssfs.report.stability import read_orders, stability_at_one_size, stability_table
 from ssfs.report.statistics import statistics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,7 +63,7 @@ def test_summary_and_top_k_by_hand():
 def test_pm_table_bold_best_follows_metric_direction():
     df = pd.DataFrame({"dataset": "d", "metric": ["accuracy", "accuracy", "red", "red"], "method": ["x", "y"] * 2,
                        "mean": [0.8, 0.9, 0.3, 0.1], "sd": 0.0})
-    w = pm_table(df, ["dataset", "metric"]).set_index("metric")
+    w = mean_sd_table(df, ["dataset", "metric"]).set_index("metric")
     assert w.loc["accuracy", "y"].startswith("**") and not w.loc["accuracy", "x"].startswith("**")
     assert w.loc["red", "y"].startswith("**") and not w.loc["red", "x"].startswith("**")
 
@@ -99,7 +99,7 @@ def test_stability_numbers_by_hand(tmp_path):
     assert t2["kuncheva"] == pytest.approx(np.mean([(r * 10 - 4) / (2 * 8) for r in (1, 2, 1)]))
     assert t2["nogueira_lower"] < t2["nogueira"] < t2["nogueira_upper"]
     assert tab["n_runs"].tolist() == [3, 3]
-    view = compact(tab)
+    view = stability_at_one_size(tab)
     assert set(view["measure"]) == {"efsis", "kuncheva", "jaccard", "nogueira"}
     assert view["n_features"].unique().tolist() == [2]
     # a single repetition -> no stability rows
@@ -183,7 +183,7 @@ def test_compare_with_published_rows():
         dict(dataset="Wine", method="B", metric="rank_sum:accuracy", value="250", sd="", features="at:1",
              setting="", ssfs_dataset="", ssfs_method="b", note=""),
     ])
-    out = compare(paper, scores, {"wine": 13}, _cfg())
+    out = compare_with_paper(paper, scores, {"wine": 13}, _cfg())
     assert len(out) == 4
     # a, top:2: per rep mean over i = 1, 2 of 0.9 + 0.01 r + 0.001 i -> 0.9015 + 0.01 r; mean 0.9115, sd 0.01
     def num(s):
@@ -297,7 +297,7 @@ def test_compare_best_and_upto_specs():
                           dict(row, metric="accuracy", features="upto:3"),
                           dict(row, metric="red", features="best:3"),
                           dict(row, metric="accuracy", features="best:200")])
-    out = compare(paper, both, {"wine": 13}, _cfg())
+    out = compare_with_paper(paper, both, {"wine": 13}, _cfg())
 
     def num(s):
         return [float(x) for x in s.split("±")]

@@ -7,7 +7,7 @@ group, then SIGKILL to every process of the tree still alive. Then:
 
 * no output looks complete without being so: every file left under results/ parses,
   and every ranking file left is byte-identical to the uninterrupted run's (writers go
-  through :mod:`ssfs.workflow.atomic`, whose temporary files are hidden ``.*.tmp``);
+  through :mod:`ssfs.io.atomic`, whose temporary files are hidden ``.*.tmp``);
 * re-running as a user would (the default profile, which sets rerun-incomplete)
   completes, does not redo the steps that had finished (prepared data, splits,
   constraints keep their modification times), and gives tables byte-identical to an

@@ -1,19 +1,19 @@
 rule split:
     """Train/test split and labeled subset of every repetition (one JSON per repetition)."""
     input:
-        f"{RESULTS}/{{dataset}}/prepared.h5ad",
+        prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
     output:
-        expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
+    log:
+        f"{RESULTS}/logs/split/{{dataset}}/{{variant}}.log",
+    conda:
+        "../../envs/prepare.yaml"
+    resources:
+        runtime=10,
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/split/{{dataset}}/{{variant}}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../../envs/prepare.yaml"
     script:
         "../scripts/split.py"
 
@@ -22,18 +22,18 @@ rule constraints:
     """Must-link / cannot-link pairs among the labeled training samples (one TSV per repetition)."""
     input:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
     output:
-        expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=REPS),
+        constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
+    log:
+        f"{RESULTS}/logs/constraints/{{dataset}}/{{variant}}.log",
+    conda:
+        "../../envs/prepare.yaml"
+    resources:
+        runtime=10,
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/constraints/{{dataset}}/{{variant}}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../../envs/prepare.yaml"
     script:
         "../scripts/constraints.py"

@@ -30,6 +30,8 @@ other sizes of the grid, and all methods of a repetition share the same draws.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import sparse
@@ -41,7 +43,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from ..errors import ConfigError, SupervisionError
-from ..ranking import RankingOrders, read_ranking
+from ..ranking import RankingOrders, read_ranking, tied_cuts
 
 CLASSIFIERS = ("svm", "knn1", "tree")
 CLASSIFIER_METRICS = ("accuracy", "auc")
@@ -51,7 +53,7 @@ LOWER_IS_BETTER = frozenset({"red"})
 SCALERS = {"minmax": MinMaxScaler, "standard": StandardScaler, "maxabs": MaxAbsScaler}
 
 
-def higher_is_better(metric: str) -> bool:
+def metric_higher_is_better(metric: str) -> bool:
     """Direction of a metric (``red`` and rank sums: lower is better)."""
     return metric not in LOWER_IS_BETTER and not str(metric).startswith("rank_sum")
 
@@ -142,9 +144,9 @@ def evaluate_order(
 
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
     first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used;
-    ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
-    ``len(order)`` (subset methods) are skipped. ``constraints``
-    (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
+    ``y`` holds class codes 0..C-1 of all samples, -1 where a dataset gives no label (never
+    trained or scored on); a label-free dataset gets ``red`` only. Sizes beyond
+    ``len(order)`` (subset methods) are skipped. ``constraints`` (global indices) are needed by
     ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
     COP-KMeans finds an assignment satisfying them the value is NaN (certain with
     contradictory noisy constraints; possible with correct ones too, since COP-KMeans
@@ -160,9 +162,12 @@ def evaluate_order(
     if "semisupervised_accuracy" in metrics and constraints is None:
         raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
     train_all = np.asarray(split["train"], dtype=np.int64)
-    train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
-    test = np.asarray(split["test"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
+    train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
+    train = train[y[train] >= 0]
+    test = np.asarray(split["test"], dtype=np.int64)
+    if not train.size or not test.size:  # label-free dataset: only red is defined (computed even unasked)
+        metrics = ["red"]
     classes = np.unique(y[train])
     n_classes = int(y.max()) + 1
     cons_train = constraints.subset(train_all) if constraints is not None else None
@@ -198,29 +203,33 @@ def evaluate_order(
     return pd.DataFrame(rows, columns=["n_features", "metric", "value"])
 
 
-def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_paths: list | None,
-                   constraint_paths: list | None, out, ev: dict, seed: int, dataset: str, variant: str,
-                   label: str, reps: list[int]) -> None:
+def run_evaluation(*, prepared, splits: list, rankings: list, components: list | None = None,
+                   constraints: list | None = None, scores, ev: dict, seed: int, dataset: str, variant: str,
+                   method: str, reps: list[int]) -> None:
     """The workflow's evaluate step: :func:`evaluate_order` on every repetition's ranking
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
     from ..constraints import Constraints
+    from ..io.atomic import write_tsv
+    from ..io.h5ad import read_prepared
     from ..seeding import derive_rng
-    from ..workflow.atomic import write_tsv
-    from ..workflow.pipeline import read_prepared
     from .splits import read_split
 
     X, y, _, _, _ = read_prepared(prepared)
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []
-    for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths, strict=True)):
+    for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
+        cuts = tied_cuts(rp, grid)
+        if cuts:
+            warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
         Xe = X
-        if component_paths:
-            Z = np.load(component_paths[i])
+        if components:
+            Z = np.load(components[i])
             if Z.size:
                 Xe = Z
-        cons = Constraints.from_tsv(constraint_paths[i]) if constraint_paths else None
+        cons = Constraints.from_tsv(constraints[i]) if constraints else None
         df = evaluate_order(
             Xe, y, read_split(sp), ranking, grid,
             classifier=ev["classifier"], metrics=ev["metrics"], train_on=ev["train_on"], scale=ev["scale"],
@@ -233,7 +242,7 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
         df.insert(0, "rep", rep)
         frames.append(df)
     res = pd.concat(frames, ignore_index=True)
-    res.insert(0, "method", label)
+    res.insert(0, "method", method)
     res.insert(0, "variant", variant)
     res.insert(0, "dataset", dataset)
-    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], out)
+    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], scores)

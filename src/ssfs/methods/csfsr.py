@@ -19,12 +19,15 @@ Two steps the thesis leaves implicit are explicit parameters here (issue #20):
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 from scipy.stats import chi2
 
 from ..errors import MethodError
+from ..params import NonNegFloat, PosFloat, PosInt, Range
 from ..ranking import order_from_scores
 from ..registry import SelectionResult, register
 from .csfs import csfs_model
@@ -118,11 +121,13 @@ def relevant_mask(scores: np.ndarray, null: np.ndarray, z: float) -> np.ndarray:
 
 
 @register("csfsr", higher_is_better=False, kind="subset")
-def csfsr_select(X, y, constraints, rng, *, h: int = 200, relevance: str = "permutation",
-                 relevance_z: float = 3.0, relevance_blocks: int = 10, redundancy_alpha: float = 0.01,
-                 neighbourhood: str = "adaptive",
-                 k: int = 10, bandwidth="auto", select_constraints: bool = True, som: bool = False,
-                 max_clusters: int | None = None, mean: str = "uniform"):
+def csfsr_select(X, y, constraints, rng, *, h: PosInt = 200,
+                 relevance: Literal["permutation", "all"] = "permutation", relevance_z: NonNegFloat = 3.0,
+                 relevance_blocks: PosInt = 10, redundancy_alpha: Annotated[float, Range(0, 1, high_open=True)] = 0.01,
+                 neighbourhood: Literal["adaptive", "knn"] = "adaptive", k: PosInt = 10,
+                 bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", select_constraints: bool = True,
+                 som: bool = False, max_clusters: Annotated[int, Range(2)] | None = None,
+                 mean: Literal["uniform", "degree"] = "uniform"):
     """CSFSR (Algorithm 12): the top ``h`` features by the CSFS score (never more than
     n, thesis 3.8.5); of those the relevant ones (``relevance``: "permutation", see the
     module docstring, or "all": the h features as they are); the maximum spanning tree of

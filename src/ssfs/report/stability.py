@@ -70,7 +70,7 @@ def stability_long(table: pd.DataFrame) -> pd.DataFrame:
     return long.dropna(subset=["value"])
 
 
-def compact(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def stability_at_one_size(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     """Report view at one number of features per dataset x variant: the largest evaluated
     t at which Nogueira's measure is defined (t < p), else the largest t. One row per
     measure, one column per method ("value", Nogueira "value ±half-width of the CI");

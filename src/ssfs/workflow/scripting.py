@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
 import warnings
@@ -11,7 +12,8 @@ from ..errors import SSFSError
 
 def run_step(main, snakemake) -> None:
     """Call ``main(snakemake)``; an :class:`SSFSError` becomes ``ERROR: <message>`` on
-    stderr and in the log, and exit status 1. Warnings go to the log."""
+    stderr and in the log, and exit status 1. Warnings go to the log. The job stops by
+    itself when the Snakemake process that started it is gone (:func:`~ssfs.workflow.locks.watch_parent`)."""
     log_path = snakemake.log[0] if len(snakemake.log) else None
     handlers = [logging.StreamHandler(sys.stderr)]
     if log_path:
@@ -19,8 +21,44 @@ def run_step(main, snakemake) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=handlers, force=True)
     logging.captureWarnings(True)
     warnings.simplefilter("default")
+    from .locks import watch_parent
+
+    watch_parent(on_orphan=lambda pid: logging.getLogger("ssfs").error(
+        "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))
     try:
         main(snakemake)
     except SSFSError as e:
         logging.getLogger("ssfs").error("ERROR: %s", e)
         sys.exit(1)
+
+
+def rule_arguments(snakemake, fn) -> dict:
+    """The keyword arguments of ``fn`` taken by name from the rule: its named inputs,
+    outputs, params and wildcards (a name must not appear twice). Multi-file entries
+    become lists; wildcards annotated ``int`` become ints."""
+    sig = inspect.signature(fn)
+    groups = [("wildcards", snakemake.wildcards), ("input", snakemake.input), ("output", snakemake.output),
+              ("params", snakemake.params)]
+    found: dict = {}
+    where: dict = {}
+    for group, entries in groups:
+        for name, value in entries.items():
+            if name not in sig.parameters:
+                continue
+            if name in found:
+                raise TypeError(f"{fn.__name__}: {name!r} is both {where[name]}.{name} and {group}.{name} of the rule")
+            if not isinstance(value, str) and group in ("input", "output"):
+                value = list(value)
+            if group == "wildcards" and sig.parameters[name].annotation in (int, "int"):
+                value = int(value)
+            found[name], where[name] = value, group
+    missing = [n for n, q in sig.parameters.items() if q.default is q.empty and n not in found]
+    if missing:
+        raise TypeError(f"{fn.__name__}: the rule has no named input, output, param or wildcard {missing}")
+    return found
+
+
+def run_rule(fn, snakemake) -> None:
+    """:func:`run_step` of ``fn(**rule_arguments(snakemake, fn))``: a pipeline entry point
+    whose keyword-only parameters are named like the rule's inputs, outputs and params."""
+    run_step(lambda sm: fn(**rule_arguments(sm, fn)), snakemake)
