@@ -127,21 +127,22 @@ def csfsr_select(X, y, constraints, rng, *, h: PosInt = 200,
                  neighbourhood: Literal["adaptive", "knn"] = "adaptive", k: PosInt = 10,
                  bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", select_constraints: bool = True,
                  som: bool = False, max_clusters: Annotated[int, Range(2)] | None = None,
-                 mean: Literal["uniform", "degree"] = "uniform"):
+                 mean: Literal["uniform", "degree"] = "uniform", space: Literal["auto", "raw", "pca"] = "auto"):
     """CSFSR (Algorithm 12): the top ``h`` features by the CSFS score (never more than
     n, thesis 3.8.5); of those the relevant ones (``relevance``: "permutation", see the
     module docstring, or "all": the h features as they are); the maximum spanning tree of
     their Gaussian mutual information (eq. 3.31) with the edges below the independence
     level ``redundancy_alpha`` cut; and the relevant non-redundant subset it leaves.
     ``scores`` are the CSFS scores of all features; ``selected`` the reduced subset, best
-    first (at least the best feature). Other parameters are passed to CSFS."""
+    first (at least the best feature). Other parameters (``space``: as CSFS's) are passed to CSFS."""
     if relevance not in ("permutation", "all"):
         raise MethodError(f"csfsr: relevance must be 'permutation' or 'all', got {relevance!r}")
     if not 0.0 <= redundancy_alpha < 1.0:
         raise MethodError(f"csfsr: redundancy_alpha must be in [0, 1), got {redundancy_alpha}")
     def scores_of(M):
         model = csfs_model(M, y, constraints, rng, neighbourhood=neighbourhood, k=k, bandwidth=bandwidth,
-                           select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean)
+                           select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean,
+                           space=space)
         return model.phi(model.X), model.extra
 
     scores, extra = scores_of(X)
