@@ -313,3 +313,49 @@ def test_weighted_pair_sums_against_pair_loop():
             for block in (8, 64 * 1024**2):  # 8 bytes: one pair per block
                 np.testing.assert_allclose(weighted_pair_sums(Xv, pairs, Wv, block_bytes=block), want, rtol=1e-12)
     assert weighted_pair_sums(X, np.zeros((0, 2)), np.zeros((2, 0))).shape == (2, 5)
+
+
+def _directed_laplacian_by_hand(X, k):
+    """He et al. eq. with W_ij = exp(-d_ij^2 / t) for j among i's k nearest (rows only),
+    D = row sums, f~ = f - (f^T D 1 / 1^T D 1) 1, LS = f~^T (D - W) f~ / f~^T D f~."""
+    n = X.shape[0]
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D2, np.inf)
+    nb = np.argsort(D2, axis=1, kind="stable")[:, :k]
+    A = np.zeros((n, n), bool)
+    A[np.repeat(np.arange(n), k), nb.ravel()] = True
+    t = D2[A].mean()
+    W = np.where(A, np.exp(-D2 / t), 0.0)
+    d = W.sum(1)
+    L = np.diag(d) - W
+    out = []
+    for f in X.T:
+        ft = f - (f @ d) / d.sum()
+        out.append(ft @ L @ ft / (ft @ (d * ft)))
+    return np.array(out)
+
+
+def test_laplacian_directed_graph_matches_dense_formula():
+    X = np.random.default_rng(4).normal(size=(40, 5)) * [1, 2, 3, 0.5, 1]
+    got = run_method("laplacian", X, None, k=5, symmetric=False).result.scores
+    np.testing.assert_allclose(got, _directed_laplacian_by_hand(X, 5), rtol=1e-10)
+    sym = run_method("laplacian", X, None, k=5).result.scores
+    assert not np.allclose(got, sym)
+
+
+def test_laplacian_iris_k_dependence_of_the_thesis():
+    """Thesis 3.6.2 / He et al. 2005: (F4,F3,F1,F2) for 3 <= k < 15, (F3,F4,F1,F2) for k >= 15.
+    Reproduced by the non-symmetrised kNN graph on Iris min-max scaled to [0, 1]; the
+    symmetric graph gives (F3,F4,F1,F2) for every k on the raw data (issue #20)."""
+    X = load_iris().data
+    Xm = (X - X.min(0)) / np.ptp(X, 0)
+
+    def order(M, k, **kw):
+        return run_method("laplacian", M, None, k=k, **kw).order.tolist()
+
+    for k in range(3, 15):
+        assert order(Xm, k, symmetric=False) == [3, 2, 0, 1], k
+    for k in range(15, 21):
+        assert order(Xm, k, symmetric=False) == [2, 3, 0, 1], k
+    for k in range(1, 21):
+        assert order(X, k) == [2, 3, 0, 1], k

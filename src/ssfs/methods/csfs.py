@@ -257,6 +257,28 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
     ``extra``: ``n_constraints_kept`` (and ``n_constraints_given``, ``coherence``,
     ``n_clusters`` for the adaptive neighbourhood).
     """
+    model = csfs_model(X, y, constraints, rng, neighbourhood=neighbourhood, k=k, bandwidth=bandwidth,
+                       select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean,
+                       space=space, n_pcs=n_pcs, embedding=embedding)
+    return SelectionResult(scores=model.phi(model.X), extra=model.extra)
+
+
+class CsfsModel:
+    """The graph of a CSFS run (scored samples ``X``, S + N, degrees, cannot-link pairs), so
+    that other columns over the same samples (CSFSR's permuted copies) get the same phi."""
+
+    def __init__(self, X, W, d, cl, mean, extra):
+        self.X, self.W, self.d, self.cl, self.mean, self.extra = X, W, d, cl, mean, extra
+
+    def phi(self, F) -> np.ndarray:
+        """phi (eq. 3.18) of every column of F (rows = the scored samples)."""
+        return laplacian_quad(self.W, F) / csfs_denominator(F, self.d, self.cl, self.mean)
+
+
+def csfs_model(X, y, constraints, rng, *, neighbourhood: str = "adaptive", k: int = 10, bandwidth="auto",
+               select_constraints: bool = True, som: bool = False, max_clusters: int | None = None,
+               mean: str = "uniform", space: str = "auto", n_pcs: int = 50, embedding=None) -> CsfsModel:
+    """Steps 1-3 of :func:`csfs_score` (parameters as there)."""
     if neighbourhood not in ("adaptive", "knn"):
         raise MethodError(f"csfs: neighbourhood must be 'adaptive' or 'knn', got {neighbourhood!r}")
     given = len(constraints)
@@ -285,7 +307,4 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
     d = degree(S)
     if not d.any():
         raise InputError("csfs: the neighbourhood graph has no edges (every sample is alone in its cluster)")
-    W = csfs_graph(Z, S, t, constraints)
-    num = laplacian_quad(W, X)
-    den = csfs_denominator(X, d, constraints.cl, mean)
-    return SelectionResult(scores=num / den, extra=extra)
+    return CsfsModel(X, csfs_graph(Z, S, t, constraints), d, constraints.cl, mean, extra)
