@@ -61,6 +61,7 @@ def test_float32_blocks_identical_on_random_data():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+@pytest.mark.slow  # numba compiles pynndescent on first use (~20 s idle)
 def test_nndescent_finds_planted_neighbours():
     # 400 tight pairs far apart: each sample's nearest neighbour is its twin
     rng = np.random.default_rng(1)
