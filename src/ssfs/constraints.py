@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 
 from .errors import InputError, SupervisionError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _canon(pairs) -> np.ndarray:
@@ -144,6 +146,8 @@ class Constraints:
         self.validate(n)
         if self.ml.size:
             A = sparse.coo_matrix((np.ones(len(self.ml)), (self.ml[:, 0], self.ml[:, 1])), shape=(n, n))
+            from scipy.sparse.csgraph import connected_components
+
             _, comp = connected_components(A, directed=False)
         else:
             comp = np.arange(n)
@@ -188,6 +192,8 @@ class Constraints:
 
     # --------------------------------------------------------------------- I/O
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd  # lazy: pandas is I/O only, not on a method's path
+
         return pd.DataFrame(
             {
                 "i": np.r_[self.ml[:, 0], self.cl[:, 0]].astype(np.int64),
@@ -204,6 +210,8 @@ class Constraints:
         path = Path(path)
         if not path.exists():
             raise InputError(f"constraint file {path} does not exist")
+        import pandas as pd
+
         try:
             df = pd.read_csv(path, sep="\t", dtype={"kind": str})
         except pd.errors.EmptyDataError:

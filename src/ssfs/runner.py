@@ -19,7 +19,6 @@ from .errors import MethodError, SupervisionError
 from .ranking import order_from_scores
 from .registry import MethodSpec, SelectionResult, check_params, get_method
 
-
 #: environment variable holding the number of BLAS/OpenMP threads a method may use; set by
 #: every workflow job to its rule's ``threads`` (:func:`ssfs.workflow.scripting.run_step`)
 THREADS_ENV = "SSFS_THREADS"

@@ -57,22 +57,22 @@ def test_run_method_defaults_to_one_thread(monkeypatch, recording_variance):
 def test_run_step_pins_the_rules_threads(tmp_path):
     """A workflow job (run_step) with threads=1 runs its method with one BLAS thread even
     when the process started with more (fresh interpreter: the pin is process-wide)."""
-    code = textwrap.dedent(f"""
+    code = textwrap.dedent("""
         import json, numpy as np
         from types import SimpleNamespace
         from threadpoolctl import threadpool_info, threadpool_limits
         import ssfs.runner as runner
         from ssfs.workflow.scripting import run_step
         threadpool_limits(limits=2)
-        seen = {{}}
+        seen = {}
         spec = runner.get_method("variance")
         def fn(X, y, c, rng, **p):
-            seen["in_method"] = sorted({{q["num_threads"] for q in threadpool_info() if q["user_api"] == "blas"}})
+            seen["in_method"] = sorted({q["num_threads"] for q in threadpool_info() if q["user_api"] == "blas"})
             return spec.fn(X, y, c, rng, **p)
         import dataclasses
         runner.get_method = lambda name: dataclasses.replace(spec, fn=fn)
         def main(sm):
-            seen["in_job"] = sorted({{q["num_threads"] for q in threadpool_info() if q["user_api"] == "blas"}})
+            seen["in_job"] = sorted({q["num_threads"] for q in threadpool_info() if q["user_api"] == "blas"})
             runner.run_method("variance", np.eye(5))
         run_step(main, SimpleNamespace(threads=1, log=[]))
         print(json.dumps(seen))
@@ -96,3 +96,13 @@ def test_run_step_exports_threads(monkeypatch):
     import os
 
     assert os.environ["OMP_NUM_THREADS"] == "3"
+
+
+def test_startup_imports_no_heavy_library():
+    """Loading the registry (what every select job does) imports neither scikit-learn, pandas,
+    scanpy, anndata, matplotlib nor numba: each is imported where it is used (issue #16 item 4)."""
+    code = ("import sys, ssfs.runner; ssfs.runner.get_method('variance'); "
+            "print(sorted(m for m in ('sklearn', 'pandas', 'scanpy', 'anndata', 'matplotlib', 'numba', "
+            "'pynndescent', 'scipy.stats') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import minimum_spanning_tree
 
 from ..errors import MethodError
 from ..ranking import order_from_scores
@@ -40,6 +39,8 @@ def redundancy_elimination(I: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(1, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
     W = (I.max() + 1.0) - I
     np.fill_diagonal(W, 0.0)
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
     T = minimum_spanning_tree(sparse.csr_matrix(np.triu(W))).tocoo()
     edges = np.column_stack([T.row, T.col]).astype(np.int64)
     adj = sparse.csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(h, h))

@@ -10,7 +10,6 @@ import warnings
 
 from ..errors import SSFSError
 
-
 #: thread-count variables of the native pools, set before numpy/scipy/numba load their libraries
 _POOL_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 

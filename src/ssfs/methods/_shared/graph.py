@@ -128,7 +128,7 @@ def _knn_exact(X, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarr
         # upper bound on each row's k-th distance: the largest upper bound over k actual samples
         ub = (np.take_along_axis(L, part, axis=1).astype(np.float64)
               + width[s:e, None] + width[part]).max(axis=1)
-        mask = L <= ub[:, None].astype(dtype)
+        mask = ub[:, None].astype(dtype) >= L
         mask[r[:, None], part] = True
         mask[r, r + s] = False
         del L
