@@ -114,27 +114,32 @@ def _knn_exact(X, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarr
     bs = max(1, min(n, block_bytes // ((itemsize + 1) * max(n, 1))))
     ind = np.empty((n, k), dtype=np.int64)
     d2 = np.empty((n, k))
+    # candidates: every sample whose lower bound does not exceed an upper bound on the row's
+    # k-th distance; that bound is first the k-th smallest upper bound over a strided subset of
+    # ~32k columns (no argpartition over all n), then tightened among the candidates
+    step = max(1, n // (32 * k))
+    wsub = width[::step]
+    XT = -2.0 * XT  # exact scaling: one pass less per block
     for s in range(0, n, bs):
         e = min(n, s + bs)
         G = Xd[s:e] @ XT
         L = G.toarray() if sparse.issparse(G) else np.asarray(G)
         del G
-        L *= -2.0
-        L += lo_j[None, :]
-        L += lo_i[s:e, None].astype(dtype)  # L <= true d2 (lower bound)
+        L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
         r = np.arange(e - s)
         L[r, r + s] = np.inf
-        part = np.argpartition(L, k - 1, axis=1)[:, :k]
-        # upper bound on each row's k-th distance: the largest upper bound over k actual samples
-        ub = (np.take_along_axis(L, part, axis=1).astype(np.float64)
-              + width[s:e, None] + width[part]).max(axis=1)
-        mask = ub[:, None].astype(dtype) >= L
-        mask[r[:, None], part] = True
-        mask[r, r + s] = False
+        U = L[:, ::step].astype(np.float64) + wsub[None, :]
+        thr = np.partition(U, k - 1, axis=1)[:, k - 1] + width[s:e]  # minus lo_i
+        del U
+        rows, cols = np.nonzero(L <= np.nextafter(thr.astype(dtype), np.inf, dtype=dtype)[:, None])
+        lc = L[rows, cols].astype(np.float64) + lo_i[s + rows]
         del L
-        rows, cols = np.nonzero(mask)
-        del mask
-        ind[s:e], d2[s:e] = _exact_refine(X, rows + s, cols.astype(np.int64), s, e - s, k)
+        uc = lc + width[s + rows] + width[cols]
+        o = np.lexsort((uc, rows))
+        first = np.searchsorted(rows[o], r)
+        thr2 = uc[o][first + k - 1]  # k-th smallest upper bound among the candidates of each row
+        keep = lc <= thr2[rows]
+        ind[s:e], d2[s:e] = _exact_refine(X, rows[keep] + s, cols[keep].astype(np.int64), s, e - s, k)
     return ind, d2
 
 
