@@ -10,6 +10,15 @@ try:
 except SSFSError as e:
     raise WorkflowError(str(e)) from None
 
+# kill -9 resume: a lock left by a Snakemake process that no longer runs is removed here, in
+# the main process, before Snakemake takes the lock (ssfs.workflow.locks; README "Interrupting")
+if workflow.is_main_process:
+    from ssfs.workflow.locks import clear_stale_locks
+
+    _lock_note = clear_stale_locks(Path(".snakemake"))
+    if _lock_note:
+        print(f"ssfs: {_lock_note}", file=sys.stderr)
+
 RESULTS = "results"
 SEED = CFG["seed"]
 DATASETS = sorted(CFG["datasets"])
@@ -24,7 +33,7 @@ def _missing_files():
     missing = []
     for name, entry in CFG["datasets"].items():
         if entry.get("source", "file") == "file":
-            for key in ("path", "labels_file"):
+            for key in ("path", "labels_file", "constraints_file"):
                 if key in entry:
                     p = Path(entry[key])
                     p = p if p.is_absolute() else DATA_DIR / p
@@ -55,7 +64,7 @@ def dataset_inputs(wildcards):
     if entry.get("source", "file") != "file":
         return []
     files = []
-    for key in ("path", "labels_file"):
+    for key in ("path", "labels_file", "constraints_file"):
         if key in entry:
             p = Path(entry[key])
             files.append(str(p if p.is_absolute() else DATA_DIR / p))

@@ -8,15 +8,15 @@ rule evaluate:
         components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", REPS),
     output:
         scores=f"{RESULTS}/{{dataset}}/{{variant}}/scores/{{method}}.tsv",
+    log:
+        f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{{method}}.log",
+    conda:
+        "../../envs/evaluate.yaml"
+    resources:
+        runtime=30,
     params:
         ev=CFG["evaluation"],
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{{method}}.log",
-    resources:
-        runtime=30,
-    conda:
-        "../../envs/evaluate.yaml"
     script:
         "../scripts/evaluate.py"

@@ -49,13 +49,13 @@ rule aggregate:
             category="Figures",
             patterns=["{name}.png"],
         ),
-    params:
-        cfg=CFG,
-        papers_dir=str(PAPERS_DIR),
     log:
         f"{RESULTS}/logs/aggregate.log",
     conda:
         "../../envs/report.yaml"
+    params:
+        cfg=CFG,
+        papers_dir=str(PAPERS_DIR),
     script:
         "../scripts/aggregate.py"
 
@@ -73,12 +73,12 @@ rule report:
         figures=FIGURES,
     output:
         report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report"),
-    params:
-        cfg=CFG,
-        papers_dir=str(PAPERS_DIR),
     log:
         f"{RESULTS}/logs/report.log",
     conda:
         "../../envs/report.yaml"
+    params:
+        cfg=CFG,
+        papers_dir=str(PAPERS_DIR),
     script:
         "../scripts/report.py"

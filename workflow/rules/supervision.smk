@@ -4,16 +4,16 @@ rule split:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
     output:
         splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
+    log:
+        f"{RESULTS}/logs/split/{{dataset}}/{{variant}}.log",
+    conda:
+        "../../envs/prepare.yaml"
+    resources:
+        runtime=10,
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/split/{{dataset}}/{{variant}}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../../envs/prepare.yaml"
     script:
         "../scripts/split.py"
 
@@ -25,15 +25,15 @@ rule constraints:
         splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
     output:
         constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
+    log:
+        f"{RESULTS}/logs/constraints/{{dataset}}/{{variant}}.log",
+    conda:
+        "../../envs/prepare.yaml"
+    resources:
+        runtime=10,
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/constraints/{{dataset}}/{{variant}}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../../envs/prepare.yaml"
     script:
         "../scripts/constraints.py"

@@ -32,7 +32,8 @@ def pin_job_threads(threads: int) -> None:
 def run_step(main, snakemake) -> None:
     """Call ``main(snakemake)`` with thread pools pinned to the rule's ``threads``; an
     :class:`SSFSError` becomes ``ERROR: <message>`` on stderr and in the log, and exit
-    status 1. Warnings go to the log."""
+    status 1. Warnings go to the log. The job stops by itself when the Snakemake process
+    that started it is gone (:func:`~ssfs.workflow.locks.watch_parent`)."""
     pin_job_threads(getattr(snakemake, "threads", 1) or 1)
     log_path = snakemake.log[0] if len(snakemake.log) else None
     handlers = [logging.StreamHandler(sys.stderr)]
@@ -41,6 +42,10 @@ def run_step(main, snakemake) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=handlers, force=True)
     logging.captureWarnings(True)
     warnings.simplefilter("default")
+    from .locks import watch_parent
+
+    watch_parent(on_orphan=lambda pid: logging.getLogger("ssfs").error(
+        "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))
     try:
         main(snakemake)
     except SSFSError as e:

@@ -131,7 +131,8 @@ def _knn_exact(X, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarr
         U = L[:, ::step].astype(np.float64) + wsub[None, :]
         thr = np.partition(U, k - 1, axis=1)[:, k - 1] + width[s:e]  # minus lo_i
         del U
-        rows, cols = np.nonzero(L <= np.nextafter(thr.astype(dtype), np.inf, dtype=dtype)[:, None])
+        bound = np.nextafter(thr.astype(dtype), np.inf, dtype=dtype)  # rounded up
+        rows, cols = np.nonzero(bound[:, None] >= L)
         lc = L[rows, cols].astype(np.float64) + lo_i[s + rows]
         del L
         uc = lc + width[s + rows] + width[cols]
