@@ -10,7 +10,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import OpenFraction, PosFloat, PosInt
+from ..params import Bandwidth, OpenFraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
 from .spectral import laplacian_score
@@ -101,7 +101,7 @@ _C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Needs must-link pairs: 0.60 of pl
 @register("c4", higher_is_better=False, needs=("cannot_link",), description=_C4)
 @register("sc4", higher_is_better=False, needs=("cannot_link",), description=_C4)
 def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10,
-                       bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                       bandwidth: Bandwidth = "auto",
                        space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None):
     """Constraint score C4 / SC4 (Kalakech et al. 2011; constraint-score paper eq. 7,
     thesis eq. 2.23): Laplacian score x C1. The Laplacian score uses the shared sparse

@@ -18,7 +18,7 @@ from scipy import sparse
 
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
-from ..params import PosFloat, PosInt, Range
+from ..params import Bandwidth, PosInt, Range
 from ..registry import SelectionResult, register
 from ._shared.graph import (
     as_float_matrix,
@@ -235,7 +235,7 @@ def csfs_denominator(X, d: np.ndarray, cl: np.ndarray, mean: str = "uniform") ->
     "CSFS score phi (thesis eq. 3.18-3.28). Literal all-pairs constraint terms: degrades with many labels "
     "(0.34 of planted markers at 20 per type, README)"))
 def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "knn"] = "adaptive", k: PosInt = 10,
-               bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", select_constraints: bool = True,
+               bandwidth: Bandwidth = "auto", select_constraints: bool = True,
                som: bool = False, max_clusters: Annotated[int, Range(2)] | None = None,
                mean: Literal["uniform", "degree"] = "uniform", space: Literal["auto", "raw", "pca"] = "auto",
                n_pcs: PosInt = 50, embedding: Any = None):

@@ -39,7 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
-from ..params import NonNegFloat, PosFloat, PosInt
+from ..params import Bandwidth, NonNegFloat, PosInt
 from ..registry import Members, register, run_members
 from ._shared.committee import draw_subspaces, resolve_members
 from ._shared.graph import constrained_graph, knn_search, resolve_bandwidth
@@ -223,7 +223,7 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
     "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal). Not for single cells: "
     "0.30 of planted markers vs laplacian 0.63 (README)"))
 def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
-           k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+           k: PosInt = 10, bandwidth: Bandwidth = "auto",
            mean: Literal["uniform", "degree"] = "uniform",
            som: bool = False, som_nodes: PosInt | None = None, average: Literal["members", "committee"] = "members",
            n_jobs: PosInt = 1, knn_edges: Literal["all", "unlabeled"] = "all",

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import Fraction, NonNegFloat, PosFloat, PosInt
+from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     constrained_graph,
@@ -30,7 +30,7 @@ from ._shared.representation import graph_space
 
 @register("laplacian", higher_is_better=False)
 def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
-                    bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                    bandwidth: Bandwidth = "auto",
                     use_labels: bool = False, graph: Any = None, space: Literal["auto", "raw", "pca"] = "auto",
                     n_pcs: PosInt = 50, embedding: Any = None):
     """Laplacian score (He et al. 2005; thesis eq. 2.5-2.6), lower is better.
@@ -63,7 +63,7 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
     "Constrained Laplacian Score (EnsCLS eq. 1-3). Default differs from the paper: label terms per sample "
     "(weights=balanced), PCA graph for single-cell input; the paper: weights=literal"))
 def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
-                                bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                                bandwidth: Bandwidth = "auto",
                                 mean: Literal["uniform", "degree"] = "uniform", graph: Any = None,
                                 som: bool = False, knn_edges: Literal["all", "unlabeled"] = "all",
                                 denominator: Literal["variance", "cannot_link"] = "variance",

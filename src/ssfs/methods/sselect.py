@@ -8,7 +8,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import Fraction, NonNegFloat, PosFloat, PosInt
+from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     degree,
@@ -45,7 +45,7 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
     "sSelect (eq. 2.9). Default differs from the papers: eta follows the labels' share (paper: eta=0.1); "
     "PCA graph for single-cell input"))
 def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
-                  bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                  bandwidth: Bandwidth = "auto",
                   eta: Fraction | Literal["auto"] = "auto", label_weight: NonNegFloat = 10.0,
                   space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None):
     """sSelect (eq. 2.9): eta g^T L g / g^T D g + (1 - eta)(1 - NMI(sign(g), Y_L)).
