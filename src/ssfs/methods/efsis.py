@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
@@ -206,6 +205,8 @@ def _weights(stabs: np.ndarray, weights: str) -> np.ndarray:
     if weights == "paper":
         return 1.0 - stabs
     if weights == "stability_rank":
+        from scipy.stats import rankdata
+
         return rankdata(-stabs, method="average")
     if weights == "none":
         return np.ones_like(stabs)

@@ -112,7 +112,7 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
         s0 = yl.size if knn_edges == "unlabeled" and yl.size >= 2 else 0
         ke = min(int(k), nb - s0 - 1)
         if ke >= 1:
-            ind, d2 = knn_search(Xb[s0:], ke)
+            ind, d2 = knn_search(Xb[s0:], ke, precision="float32")  # same result: candidates re-measured
             t = resolve_bandwidth(d2.ravel(), bandwidth)
             rows.append(off + s0 + np.repeat(np.arange(nb - s0), ke))
             cols.append(off + s0 + ind.ravel())

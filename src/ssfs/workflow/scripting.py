@@ -4,16 +4,37 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import sys
 import warnings
 
 from ..errors import SSFSError
 
+#: thread-count variables of the native pools, set before numpy/scipy/numba load their libraries
+_POOL_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def pin_job_threads(threads: int) -> None:
+    """Pin this job's thread pools to the rule's ``threads``: ``$SSFS_THREADS`` (read by
+    :func:`ssfs.runner.run_method`), the pools' environment variables (for libraries not yet
+    loaded and for child processes) and, through threadpoolctl, the pools already loaded."""
+    from threadpoolctl import threadpool_limits
+
+    from ..runner import THREADS_ENV
+
+    n = str(max(1, int(threads)))
+    os.environ[THREADS_ENV] = n
+    for var in _POOL_ENV:
+        os.environ[var] = n
+    threadpool_limits(limits=int(n))  # process-wide, not undone: the job is this process
+
 
 def run_step(main, snakemake) -> None:
-    """Call ``main(snakemake)``; an :class:`SSFSError` becomes ``ERROR: <message>`` on
-    stderr and in the log, and exit status 1. Warnings go to the log. The job stops by
-    itself when the Snakemake process that started it is gone (:func:`~ssfs.workflow.locks.watch_parent`)."""
+    """Call ``main(snakemake)`` with thread pools pinned to the rule's ``threads``; an
+    :class:`SSFSError` becomes ``ERROR: <message>`` on stderr and in the log, and exit
+    status 1. Warnings go to the log. The job stops by itself when the Snakemake process
+    that started it is gone (:func:`~ssfs.workflow.locks.watch_parent`)."""
+    pin_job_threads(getattr(snakemake, "threads", 1) or 1)
     log_path = snakemake.log[0] if len(snakemake.log) else None
     handlers = [logging.StreamHandler(sys.stderr)]
     if log_path:
