@@ -1,4 +1,5 @@
 # Config validation (JSON schema + method registry), wildcards and helpers.
+import os
 import sys
 
 from ssfs.workflow.config import supervision_for, validate_config, load_schema, variants
@@ -67,3 +68,8 @@ def method_resources(name, default_mem=2000, default_runtime=60):
 
 
 SUMMARY_TABLES = expand(f"{RESULTS}/tables/{{table}}.{{ext}}", table=["summary", "top_k"], ext=["tsv", "md", "tex"])
+
+
+# `snakemake --verbose` also makes the jobs' logging verbose (ssfs.workflow.scripting.log_level)
+if workflow.output_settings is not None and workflow.output_settings.verbose:
+    os.environ["SSFS_LOG_LEVEL"] = "DEBUG"

@@ -1,26 +1,85 @@
-"""Glue for the workflow scripts: one-line errors instead of tracebacks, logs to the job's log file."""
+"""Glue for the workflow scripts: logging, one line per job start / end, one-line errors.
+
+Logging: the ``ssfs`` logger at the config's ``log_level`` (default INFO), every other
+library (matplotlib, fontTools, numba, anndata, ...) at WARNING, so a job's log and the
+console hold only ssfs's own lines. ``log_level: DEBUG`` or ``snakemake --verbose`` (the
+workflow passes it on as ``SSFS_LOG_LEVEL``) also lets third-party INFO through.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import time
 import warnings
 
 from ..errors import SSFSError
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+#: environment variable overriding the config's ``log_level`` (set by ``snakemake --verbose``)
+ENV_LEVEL = "SSFS_LOG_LEVEL"
+log = logging.getLogger("ssfs")
 
-def run_step(main, snakemake) -> None:
-    """Call ``main(snakemake)``; an :class:`SSFSError` becomes ``ERROR: <message>`` on
-    stderr and in the log, and exit status 1. Warnings go to the log."""
-    log_path = snakemake.log[0] if len(snakemake.log) else None
-    handlers = [logging.StreamHandler(sys.stderr)]
+
+def log_level(config: dict | None = None) -> str:
+    """The ssfs log level: ``$SSFS_LOG_LEVEL``, else the config's ``log_level``, else INFO."""
+    level = os.environ.get(ENV_LEVEL) or (config or {}).get("log_level") or "INFO"
+    level = str(level).upper()
+    return level if level in LEVELS else "INFO"
+
+
+def configure_logging(level: str = "INFO", log_path=None, *, stream=None) -> None:
+    """ssfs's logger at ``level``, third-party loggers at WARNING (INFO when ``level`` is
+    DEBUG); messages go to ``stream`` (default stderr) and, if given, to ``log_path``."""
+    handlers = [logging.StreamHandler(stream or sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=handlers, force=True)
+    third_party = logging.INFO if level == "DEBUG" else logging.WARNING
+    logging.basicConfig(level=third_party, format="%(message)s", handlers=handlers, force=True)
+    log.setLevel(getattr(logging, level))
+    # libraries that set their own level (fontTools' subsetter logs every glyph at INFO)
+    for name in ("fontTools", "matplotlib", "PIL", "numba", "h5py", "anndata", "scanpy"):
+        logging.getLogger(name).setLevel(third_party)
     logging.captureWarnings(True)
     warnings.simplefilter("default")
+
+
+def describe(snakemake) -> str:
+    """``rule key=value ...``: what a job does, from its rule and wildcards."""
+    try:
+        wc = " ".join(f"{k}={v}" for k, v in dict(snakemake.wildcards.items()).items())
+    except Exception:  # pragma: no cover - wildcards without items()
+        wc = ""
+    return f"{snakemake.rule} {wc}".strip()
+
+
+def run_step(main, snakemake) -> None:
+    """Call ``main(snakemake)`` between a start and an end line (with the wall-clock time);
+    an :class:`SSFSError` becomes ``ERROR: <message>`` on stderr and in the log, and exit
+    status 1. Warnings go to the log."""
+    log_path = snakemake.log[0] if len(snakemake.log) else None
+    configure_logging(log_level(getattr(snakemake, "config", None)), log_path)
+    what = describe(snakemake)
+    log.info("ssfs %s: started", what)
+    t0 = time.perf_counter()
     try:
         main(snakemake)
     except SSFSError as e:
-        logging.getLogger("ssfs").error("ERROR: %s", e)
+        log.error("ERROR: %s", e)
+        log.info("ssfs %s: failed after %s", what, fmt_seconds(time.perf_counter() - t0))
         sys.exit(1)
+    log.info("ssfs %s: done in %s", what, fmt_seconds(time.perf_counter() - t0))
+
+
+def fmt_seconds(s: float) -> str:
+    """``0.42 s``, ``12.3 s``, ``4 min 05 s``, ``2 h 03 min``."""
+    if s < 10:
+        return f"{s:.2f} s"
+    if s < 60:
+        return f"{s:.1f} s"
+    m, sec = divmod(int(round(s)), 60)
+    if m < 60:
+        return f"{m} min {sec:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
