@@ -27,17 +27,52 @@ def _parse_params(items) -> dict:
     return out
 
 
-def cmd_methods(args) -> int:
+METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
+
+
+def method_rows() -> list[dict]:
+    """One summary per registered method (:meth:`ssfs.registry.MethodSpec.summary`)."""
     from .registry import get_method, list_methods
 
-    for name in list_methods():
-        spec = get_method(name)
-        params = ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items() if k != "graph")
-        print(f"{name:20s} {spec.kind:10s} {spec.direction:6s} {spec.description}")
-        if args.verbose and params:
-            print(f"{'':20s} params: {params}")
-        if args.verbose and spec.members is not None:
-            print(f"{'':20s} splittable into member jobs (execution.member_chunks)")
+    return [get_method(name).summary() for name in list_methods()]
+
+
+def _cells(row: dict, code: str = "") -> list[str]:
+    """Table cells of one method; ``code`` wraps names and values (a backtick in Markdown)."""
+    from .registry import PIP_NAMES
+
+    needs = ", ".join(n.replace("_", "-") for n in row["needs"]) or "-"
+    if row["requires"]:
+        needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
+    params = ", ".join(f"{code}{k}={v!r}{code}" for k, v in row["parameters"].items()) or "-"
+    return [f"{code}{row['name']}{code}", row["kind"], needs, f"{row['direction']} is better",
+            "yes" if row["splittable"] else "no", params]
+
+
+def methods_markdown() -> str:
+    """The methods table in Markdown (the README's table is this text)."""
+    lines = ["| " + " | ".join(METHOD_COLUMNS) + " |", "|" + "---|" * len(METHOD_COLUMNS)]
+    lines += ["| " + " | ".join(_cells(r, "`")) + " |" for r in method_rows()]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_methods(args) -> int:
+    rows = method_rows()
+    if args.json:
+        print(json.dumps(rows, indent=1, default=repr))
+        return 0
+    if args.markdown:
+        print(methods_markdown(), end="")
+        return 0
+    cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
+    table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
+    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
+    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
+        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width))
+        print(head + "  " + "  ".join(cells[5:]))
+    print("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from the\n"
+          "labels when none are given); cannot-link = at least one cannot-link pair. splittable: the ensemble can be\n"
+          "spread over jobs (execution.member_chunks). --markdown / --json for other formats.")
     return 0
 
 
@@ -49,11 +84,21 @@ def cmd_rank(args) -> int:
     from .runner import run_method
     from .workflow.atomic import write_tsv
 
+    import logging
+
+    from ._progress import enable_bar
+
+    if args.no_progress:
+        logging.getLogger("ssfs.progress").setLevel(logging.WARNING)
+    else:
+        enable_bar()  # a tqdm bar when stderr is a terminal, else a line every 30 s
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
         val = getattr(args, key)
         if val is not None:
             entry[key] = val
+    if args.index_column != "auto":
+        entry["index_col"] = args.index_column
     adata = prepare_dataset("input", entry, ".")
     X = adata.X
     classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
@@ -78,20 +123,61 @@ def cmd_rank(args) -> int:
     return 0
 
 
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Every option's help shows its default (unless there is none); descriptions keep their line breaks."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _index_column(value: str):
+    """``--index-column``: a column number, ``none`` when the file has no id column, or
+    ``auto`` (column 0 unless it looks like data, see :func:`ssfs.io.delimited.check_id_column`)."""
+    if value.lower() in ("none", "null", "-"):
+        return None
+    if value.lower() == "auto":
+        return "auto"
+    try:
+        out = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a column number >= 0 or 'none', got {value!r}") from None
+    if out < 0:
+        raise argparse.ArgumentTypeError(f"expected a column number >= 0 or 'none', got {value!r}")
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ssfs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    m = sub.add_parser("methods", help="list the registered methods")
-    m.add_argument("-v", "--verbose", action="store_true", help="also show parameters and defaults")
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="ssfs", description=__doc__, formatter_class=_Formatter)
+    p.add_argument("--version", action="version", version=f"ssfs {__version__}")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="ssfs's messages on stderr (DEBUG also shows other libraries' INFO messages)")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{methods,rank}")
+    m = sub.add_parser("methods", help="list the registered methods", formatter_class=_Formatter,
+                       description="The registered methods: what each needs, which way its score goes, "
+                                   "whether it can be split over jobs, its parameters and their defaults.")
+    m.add_argument("-v", "--verbose", action="store_true", help="add each method's one-line description")
+    fmt = m.add_mutually_exclusive_group()
+    fmt.add_argument("--markdown", action="store_true", help="a Markdown table (as in README.md)")
+    fmt.add_argument("--json", action="store_true", help="JSON: one object per method")
     m.set_defaults(func=cmd_methods)
-    r = sub.add_parser("rank", help="rank the features of a data file")
+    r = sub.add_parser("rank", help="rank the features of a data file", formatter_class=_Formatter,
+                       description="Rank the features of one data file with one method (no Snakemake). "
+                                   "A progress bar shows on a terminal for long ensembles.")
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
-    r.add_argument("--method", default="cls")
+    r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("--labeled-per-class", default="3", help="labels kept per class (the rest hidden), or 'all'")
     r.add_argument("--constraints", help="TSV of pairwise constraints (columns i, j, kind = ML|CL)")
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("-o", "--output", default="-", help="output TSV (default: standard output)")
+    r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
+    r.add_argument("-o", "--output", default="-", help="output TSV ('-': standard output)")
+    r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
+                   help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
+                        "column 0, refused when it looks like data")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
                 "geo-characteristic"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")
@@ -101,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    from .workflow.scripting import configure_logging
+
+    configure_logging(args.log_level)
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. piped into `head`

@@ -16,7 +16,7 @@ from ._validation import check_labels, check_matrix, constant_features
 from .constraints import Constraints
 from .errors import MethodError, SupervisionError
 from .ranking import order_from_scores
-from .registry import MethodSpec, SelectionResult, check_params, get_method
+from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint
 
 
 @dataclass
@@ -46,7 +46,7 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
             __import__(spec.requires)
         except ImportError:
             raise MethodError(
-                f"method {name!r} needs the optional package {spec.requires!r}; install it with pip"
+                f"method {name!r} needs the optional package {spec.requires!r}: {install_hint(spec.requires)}"
             ) from None
     X = check_matrix(X)
     n, p = X.shape

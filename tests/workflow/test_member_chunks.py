@@ -13,6 +13,8 @@ repetition gives byte-identical rankings and score tables.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -191,7 +193,6 @@ def test_workflow_member_chunks_give_identical_tables(tmp_path, tmp_path_factory
 def test_cli_marks_splittable_methods(capsys):
     from ssfs.cli import main
 
-    assert main(["methods", "-v"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    marked = [lines[i - 2].split()[0] for i, ln in enumerate(lines) if "splittable into member jobs" in ln]
-    assert marked == ["bootstrap_rank", "efsis", "enscls"]
+    assert main(["methods", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows if r["splittable"]] == ["bootstrap_rank", "efsis", "enscls"]

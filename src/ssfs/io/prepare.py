@@ -19,7 +19,7 @@ from .mat import read_mat_file
 
 SOURCES = ("file", "builtin")
 FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo")
-_DELIMITED = {"orientation": "samples_as_rows", "index_col": 0, "label_column": None, "labels_file": None,
+_DELIMITED = {"orientation": "samples_as_rows", "index_col": "auto", "label_column": None, "labels_file": None,
               "labels_file_column": None}
 #: format-specific keys and their defaults
 FORMAT_KEYS: dict[str, dict] = {

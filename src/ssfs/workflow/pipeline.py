@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._progress import track
 from ..constraints import Constraints
 from ..errors import InputError
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
@@ -109,7 +110,8 @@ def run_select_reps(prepared, split_paths, constraints_paths, outs, component_ou
     """Run one method on several repetitions in one process (saves the start-up cost),
     recording each repetition's in-process time and peak memory."""
     data = read_prepared(prepared)
-    for rep, sp, cp, out, comp, tout in zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs):
+    todo = zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs)
+    for rep, sp, cp, out, comp, tout in track(todo, f"{label} on {dataset}: repetitions", total=len(reps)):
         _, seconds, peak = _timed(lambda: run_select(data, sp, cp, out, method, seed, dataset, label, rep,
                                                      components_out=comp))
         _write_timing(rep, seconds, peak, tout)
