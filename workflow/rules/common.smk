@@ -70,6 +70,10 @@ def method_resources(name, default_mem=2000, default_runtime=60):
 SUMMARY_TABLES = expand(f"{RESULTS}/tables/{{table}}.{{ext}}", table=["summary", "top_k"], ext=["tsv", "md", "tex"])
 
 
+# envs/*.post-deploy.sh installs ssfs from this repository into each conda env (Snakemake runs them
+# from its copies of the env files, which cannot locate the repository by themselves)
+os.environ.setdefault("SSFS_REPO", str(Path(workflow.basedir).resolve()))
+
 # `snakemake --verbose` also makes the jobs' logging verbose (ssfs.workflow.scripting.log_level)
 if workflow.output_settings is not None and workflow.output_settings.verbose:
     os.environ["SSFS_LOG_LEVEL"] = "DEBUG"
