@@ -6,6 +6,6 @@
 # runs the code of the checkout that runs the workflow, and the env's own packages (pinned in the env
 # file) are used as they are (--no-deps, no download).
 set -euo pipefail
-: "${SSFS_REPO:?not set: build the envs through the ssfs Snakefile (snakemake --sw-deployment-method conda --conda-create-envs-only)}"
+: "${SSFS_REPO:?not set: build the envs through the ssfs Snakefile (snakemake --software-deployment-method conda --conda-create-envs-only)}"
 python -m pip install --no-deps --no-build-isolation --disable-pip-version-check --quiet --editable "$SSFS_REPO"
 python -c 'import sys, ssfs; print("ssfs", ssfs.__version__, "installed from", sys.argv[1])' "$SSFS_REPO"
