@@ -48,6 +48,7 @@ rule aggregate:
             caption="../report/figures.rst",
             category="Figures",
             patterns=["{name}.png"],
+            labels={"figure": "{name}"},
         ),
     params:
         cfg=CFG,
