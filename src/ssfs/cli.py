@@ -87,7 +87,9 @@ def cmd_rank(args) -> int:
     import logging
 
     from ._progress import enable_bar
+    from .workflow.scripting import configure_logging
 
+    configure_logging(args.log_level, capture_warnings=False)
     if args.no_progress:
         logging.getLogger("ssfs.progress").setLevel(logging.WARNING)
     else:
@@ -187,9 +189,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .workflow.scripting import configure_logging
-
-    configure_logging(args.log_level)
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. piped into `head`

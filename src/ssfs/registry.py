@@ -140,7 +140,7 @@ class MethodSpec:
             "direction": self.direction,
             "splittable": self.members is not None,
             "requires": self.requires,
-            "parameters": {k: v for k, v in self.defaults.items()},
+            "parameters": dict(self.defaults),
             "description": self.description,
         }
 

@@ -29,9 +29,10 @@ def log_level(config: dict | None = None) -> str:
     return level if level in LEVELS else "INFO"
 
 
-def configure_logging(level: str = "INFO", log_path=None, *, stream=None) -> None:
+def configure_logging(level: str = "INFO", log_path=None, *, stream=None, capture_warnings: bool = True) -> None:
     """ssfs's logger at ``level``, third-party loggers at WARNING (INFO when ``level`` is
-    DEBUG); messages go to ``stream`` (default stderr) and, if given, to ``log_path``."""
+    DEBUG); messages go to ``stream`` (default stderr) and, if given, to ``log_path``
+    (``capture_warnings``: Python warnings too, once each)."""
     handlers = [logging.StreamHandler(stream or sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="w"))
@@ -41,8 +42,9 @@ def configure_logging(level: str = "INFO", log_path=None, *, stream=None) -> Non
     # libraries that set their own level (fontTools' subsetter logs every glyph at INFO)
     for name in ("fontTools", "matplotlib", "PIL", "numba", "h5py", "anndata", "scanpy"):
         logging.getLogger(name).setLevel(third_party)
-    logging.captureWarnings(True)
-    warnings.simplefilter("default")
+    if capture_warnings:
+        logging.captureWarnings(True)
+        warnings.simplefilter("default")
 
 
 def describe(snakemake) -> str:
