@@ -44,7 +44,7 @@ def load(name: str):
     rng = np.random.default_rng(0)
     y = np.full(Y.size, -1, dtype=np.int64)
     for code, c in enumerate(np.unique(Y)):
-        y[rng.choice(np.flatnonzero(Y == c), 3, replace=False)] = code
+        y[rng.choice(np.flatnonzero(c == Y), 3, replace=False)] = code
     return np.asarray(X, dtype=np.float64), y
 
 
@@ -72,7 +72,10 @@ def one(dataset: str, method: str) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="ALLAML only")
-    ap.add_argument("--datasets", help=f"comma-separated .mat names in ../shared/data/asu (default: {','.join(DATASETS)})")
+    ap.add_argument(
+        "--datasets",
+        help=f"comma-separated .mat names in ../shared/data/asu (default: {','.join(DATASETS)})",
+    )
     ap.add_argument("--methods", help=f"comma-separated methods (default: {','.join(METHODS)})")
     ap.add_argument("--out", help="result file name in benchmarks/results (default by mode)")
     ap.add_argument("--one", nargs=2, metavar=("DATASET", "METHOD"), help=argparse.SUPPRESS)
@@ -88,7 +91,8 @@ def main():
     rows = []
     for ds in datasets:
         for m in methods:
-            res = subprocess.run([sys.executable, __file__, "--one", ds, m], capture_output=True, text=True, check=False)
+            cmd = [sys.executable, __file__, "--one", ds, m]
+            res = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if res.returncode:
                 print(res.stderr, file=sys.stderr)
                 continue

@@ -60,7 +60,7 @@ def reference_laplacian_score(X, k=10):
 def three_per_class(Y, rng):
     y = np.full(Y.size, -1)
     for c in np.unique(Y):
-        idx = rng.choice(np.flatnonzero(Y == c), size=3, replace=False)
+        idx = rng.choice(np.flatnonzero(c == Y), size=3, replace=False)
         y[idx] = np.searchsorted(np.unique(Y), c)
     return y
 

@@ -216,7 +216,8 @@ CASES = [
      InputError, ["constraint file", "c.tsv", "lacks column(s) ['kind']"]),
     # ----------------------------------------------------------------- config
     ("unknown top-level key", config(colour="red"), ConfigError, ["unknown key(s) under <top level>", "'colour'"]),
-    ("unknown nested key", config(supervision={"reps": 3}), ConfigError, ["unknown key(s) under supervision", "'reps'"]),
+    ("unknown nested key", config(supervision={"reps": 3}), ConfigError,
+     ["unknown key(s) under supervision", "'reps'"]),
     ("wrong type", config(supervision={"repetitions": "five"}), ConfigError,
      ["config key supervision.repetitions", "'five' is not of type 'integer'"]),
     ("negative seed", config(seed=-1), ConfigError, ["config key seed", "-1"]),

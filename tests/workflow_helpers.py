@@ -19,18 +19,10 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEFILE = REPO / "Snakefile"
 PROFILE = REPO / "profiles" / "default"
 
-#: both methods draw random numbers (bagging of constraints, bootstrap of labeled samples,
-#: the latter in 2 threads), so byte-identical outputs prove the seeding, not just determinism
-TINY = {
-    "seed": 5,
-    "datasets": {"wine": {"source": "builtin", "name": "wine"}},
-    "methods": {
-        "bcs": {"n_bags": 5},
-        "boot": {"method": "bootstrap_rank", "base": "fisher", "n_boot": 4, "n_jobs": 2},
-    },
-    "supervision": {"repetitions": 2, "labeled_per_class": 3},
-    "evaluation": {"max_features": 5},
-}
+#: the tiny config, shared with CI's lint step: both methods draw random numbers (bagging of
+#: constraints, bootstrap of labeled samples in 2 threads), so byte-identical outputs prove the
+#: seeding, not just determinism
+TINY = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
 
 #: the per-repetition / per-method outputs whose bytes must not depend on cores, order or interruption
 COMPARED = ("splits", "constraints", "rankings", "scores")

@@ -33,6 +33,19 @@ INTERVAL = float(os.environ.get("SSFS_PROGRESS_INTERVAL", 30))
 _BAR = {"enabled": False}
 
 
+def fmt_seconds(s: float) -> str:
+    """``0.42 s``, ``12.3 s``, ``4 min 05 s``, ``2 h 03 min``."""
+    if s < 10:
+        return f"{s:.2f} s"
+    if s < 60:
+        return f"{s:.1f} s"
+    m, sec = divmod(int(round(s)), 60)
+    if m < 60:
+        return f"{m} min {sec:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
+
+
 def enable_bar(on: bool = True) -> None:
     """Show tqdm bars instead of log lines when stderr is a terminal (the CLI calls this)."""
     _BAR["enabled"] = bool(on)
@@ -78,8 +91,6 @@ class Progress:
 
     def line(self, now: float | None = None) -> str:
         """``ssfs <what>: done/total (pct%), <elapsed> elapsed, about <eta> left``."""
-        from .workflow.scripting import fmt_seconds
-
         el = (time.monotonic() if now is None else now) - self.t0
         pct = 100 * self.done / self.total if self.total else 100.0
         text = f"ssfs {self.what}: {self.done}/{self.total} ({pct:.0f}%), {fmt_seconds(el)} elapsed"

@@ -68,7 +68,7 @@ def cmd_methods(args) -> int:
     table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
     width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
     for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
-        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width))
+        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
         print(head + "  " + "  ".join(cells[5:]))
     print("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from the\n"
           "labels when none are given); cannot-link = at least one cannot-link pair. splittable: the ensemble can be\n"
@@ -77,16 +77,15 @@ def cmd_methods(args) -> int:
 
 
 def cmd_rank(args) -> int:
-    from .constraints import Constraints
-    from .experiment.splits import draw_labeled
-    from .io import prepare_dataset
-    from .ranking import ranking_table
-    from .runner import run_method
-    from .workflow.atomic import write_tsv
-
     import logging
 
     from ._progress import enable_bar
+    from .constraints import Constraints
+    from .experiment.splits import draw_labeled
+    from .io import prepare_dataset
+    from .io.atomic import write_tsv
+    from .ranking import ranking_table
+    from .runner import run_method
     from .workflow.scripting import configure_logging
 
     configure_logging(args.log_level, capture_warnings=False)

@@ -40,7 +40,7 @@ class Constraints:
 
     # ------------------------------------------------------------------ basics
     @classmethod
-    def empty(cls) -> "Constraints":
+    def empty(cls) -> Constraints:
         return cls(np.zeros((0, 2)), np.zeros((0, 2)))
 
     def __len__(self) -> int:
@@ -64,7 +64,7 @@ class Constraints:
         free[self.samples()] = False
         return free
 
-    def validate(self, n: int) -> "Constraints":
+    def validate(self, n: int) -> Constraints:
         """Check indices are within ``0..n-1`` and that no pair is both ML and CL."""
         for kind, arr in (("must-link", self.ml), ("cannot-link", self.cl)):
             if arr.size and (arr.min() < 0 or arr.max() >= n):
@@ -82,7 +82,7 @@ class Constraints:
                 )
         return self
 
-    def subset(self, idx: np.ndarray) -> "Constraints":
+    def subset(self, idx: np.ndarray) -> Constraints:
         """Constraints among samples ``idx``, re-indexed to positions in ``idx``."""
         idx = np.asarray(idx, dtype=np.int64)
         pos = np.full(int(max(idx.max(initial=-1), self.samples().max(initial=-1))) + 1, -1)
@@ -96,14 +96,14 @@ class Constraints:
 
         return Constraints(keep(self.ml), keep(self.cl))
 
-    def remap(self, idx: np.ndarray) -> "Constraints":
+    def remap(self, idx: np.ndarray) -> Constraints:
         """Map local indices back to global ones: pair (a, b) becomes (idx[a], idx[b])."""
         idx = np.asarray(idx, dtype=np.int64)
         return Constraints(idx[self.ml] if self.ml.size else self.ml, idx[self.cl] if self.cl.size else self.cl)
 
     # ------------------------------------------------------------ constructors
     @classmethod
-    def from_labels(cls, y) -> "Constraints":
+    def from_labels(cls, y) -> Constraints:
         """All pairs of labeled samples (``y >= 0``): same class -> ML, different -> CL."""
         y = np.asarray(y)
         lab = np.flatnonzero(y >= 0)
@@ -115,7 +115,7 @@ class Constraints:
         return cls(pairs[same], pairs[~same])
 
     @classmethod
-    def sample(cls, y, n_ml: int, n_cl: int, rng: np.random.Generator) -> "Constraints":
+    def sample(cls, y, n_ml: int, n_cl: int, rng: np.random.Generator) -> Constraints:
         """``n_ml`` random must-link and ``n_cl`` random cannot-link pairs (distinct)
         among the samples with known labels ``y >= 0``; as in the constraint-score
         paper's protocol. Refuses when not enough distinct pairs exist."""
@@ -133,7 +133,7 @@ class Constraints:
         return cls(out[0], out[1])
 
     # ---------------------------------------------------------- transformations
-    def transitive_closure(self, n: int | None = None) -> "Constraints":
+    def transitive_closure(self, n: int | None = None) -> Constraints:
         """ML closure (connected components of the ML graph are cliques) and the CL
         pairs it entails: if a-b is CL then every member of a's ML component is CL
         with every member of b's. Refuses contradictory input."""
@@ -169,7 +169,7 @@ class Constraints:
         cl = np.vstack(cl_pairs) if cl_pairs else np.zeros((0, 2))
         return Constraints(ml, cl)
 
-    def with_noise(self, fraction: float, rng: np.random.Generator) -> "Constraints":
+    def with_noise(self, fraction: float, rng: np.random.Generator) -> Constraints:
         """Flip ``round(fraction * len(self))`` randomly chosen constraints (ML <-> CL)."""
         if not 0.0 <= fraction <= 1.0:
             raise SupervisionError(f"noise fraction must be in [0, 1], got {fraction}")
@@ -180,7 +180,7 @@ class Constraints:
         is_ml[flip] = ~is_ml[flip]
         return Constraints(allp[is_ml], allp[~is_ml])
 
-    def bootstrap(self, rng: np.random.Generator) -> "Constraints":
+    def bootstrap(self, rng: np.random.Generator) -> Constraints:
         """Resample ML and CL pairs with replacement (duplicates collapse)."""
         ml = self.ml[rng.integers(0, len(self.ml), len(self.ml))] if len(self.ml) else self.ml
         cl = self.cl[rng.integers(0, len(self.cl), len(self.cl))] if len(self.cl) else self.cl
@@ -200,7 +200,7 @@ class Constraints:
         self.to_frame().to_csv(path, sep="\t", index=False)
 
     @classmethod
-    def from_tsv(cls, path) -> "Constraints":
+    def from_tsv(cls, path) -> Constraints:
         path = Path(path)
         if not path.exists():
             raise InputError(f"constraint file {path} does not exist")

@@ -1,4 +1,4 @@
-"""Built-in datasets (``source: builtin``), available without any file.
+"""Built-in datasets (``source: builtin``), available_papers without any file.
 
 - ``waveform``: Breiman's waveform generator with noise ("waveform+noise",
   UCI waveform-5000 version 2; Breiman, Friedman, Olshen & Stone 1984, *CART*,

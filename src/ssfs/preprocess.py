@@ -99,7 +99,7 @@ def check_finite(X, obs_names, var_names, *, missing: str, where: str) -> None:
             f"feature {var_names[c[i]]!r}"
         )
     if isnan.any() and missing == "refuse":
-        cells = ", ".join(f"({obs_names[a]!r}, {var_names[b]!r})" for a, b in zip(r[:3], c[:3]))
+        cells = ", ".join(f"({obs_names[a]!r}, {var_names[b]!r})" for a, b in zip(r[:3], c[:3], strict=True))
         raise InputError(
             f"{where}: {int(isnan.sum())} missing value(s) in {np.unique(r).size} sample(s), first at "
             f"(sample, feature) {cells}; set missing: median to impute them or fix the file"

@@ -212,7 +212,7 @@ def test_match_clusters_hungarian_by_hand():
     mapping = M.match_clusters(clusters, classes, 3)
     assert list(mapping) == [2, 0, 1]
     # exhaustive check: no permutation agrees on more samples
-    best = max(sum(p[c] == y for c, y in zip(clusters, classes)) for p in itertools.permutations(range(3)))
+    best = max(sum(p[c] == y for c, y in zip(clusters, classes, strict=True)) for p in itertools.permutations(range(3)))
     assert sum(mapping[clusters] == classes) == best
 
 

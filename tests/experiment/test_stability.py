@@ -56,7 +56,8 @@ def _nogueira_variance_loop(Z):
     phi = []
     for i in range(M):
         k = Z[i].sum()
-        phi.append((np.mean(Z[i] * pf) - k * kbar / d**2 + stab / 2 * (2 * k * kbar / d**2 - k / d - kbar / d + 1)) / denom)
+        corr = stab / 2 * (2 * k * kbar / d**2 - k / d - kbar / d + 1)
+        phi.append((np.mean(Z[i] * pf) - k * kbar / d**2 + corr) / denom)
     phi = np.array(phi)
     return 4 / M**2 * ((phi - phi.mean()) ** 2).sum()
 

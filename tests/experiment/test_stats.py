@@ -207,8 +207,8 @@ def test_sign_test_critical_values():
     assert [S.sign_test_critical(n, 0.10) for n in range(5, 26)] == DEMSAR_W10
     got = [S.sign_test_critical(n, 0.05) for n in range(5, 26)]
     # Demšar's Table 3 prints 17 and 18 for n = 23, 24 (binomial tail gives 16, 17)
-    assert [g for g, n in zip(got, range(5, 26)) if n not in (23, 24)] == \
-        [w for w, n in zip(DEMSAR_W05, range(5, 26)) if n not in (23, 24)]
+    assert [g for g, n in zip(got, range(5, 26), strict=True) if n not in (23, 24)] == \
+        [w for w, n in zip(DEMSAR_W05, range(5, 26), strict=True) if n not in (23, 24)]
     # the exact value is the smallest w with P(Bin(n, 1/2) >= w) <= alpha
     n, w = 9, S.sign_test_critical(9, 0.1)
     from math import comb
@@ -277,7 +277,7 @@ def test_win_tie_loss_averages_over_n_features():
     # per rep the value is the mean over n_features 1..3 (EnsCLS Table 2); at n_features=3 alone b wins
     rows = []
     for rep in range(4):
-        for nf, (va, vb) in zip((1, 2, 3), ((0.9, 0.5), (0.9, 0.5), (0.5, 0.9 + 0.01 * rep))):
+        for nf, (va, vb) in zip((1, 2, 3), ((0.9, 0.5), (0.9, 0.5), (0.5, 0.9 + 0.01 * rep)), strict=True):
             rows += [dict(dataset="d", method="a", rep=rep, n_features=nf, metric="acc",
                           value=va + 0.01 * rep * (nf == 1)),
                      dict(dataset="d", method="b", rep=rep, n_features=nf, metric="acc", value=vb)]

@@ -427,6 +427,7 @@ def test_shared_files_have_documented_shapes(name):
     info = pd.read_csv(SHARED / "datasets.tsv", sep="\t", index_col="name").loc[name]
     a = prepare_dataset(name, {"path": info["path"]}, SHARED)
     assert a.shape == (info["n_samples"], info["n_features"])
-    counts = dict(zip(str(info["class_labels"]).split(":"), map(int, str(info["class_counts"]).split(":"))))
+    names, sizes = str(info["class_labels"]).split(":"), map(int, str(info["class_counts"]).split(":"))
+    counts = dict(zip(names, sizes, strict=True))
     assert a.obs["label"].value_counts().to_dict() == counts
     assert a.X.min() == info["min"] and a.X.max() == info["max"]

@@ -65,7 +65,7 @@ def test_coherence_matches_direct_loops():
     C = Constraints.from_labels(y)  # shares endpoints between ML and CL pairs
     got = constraint_coherence(X, C)
     exp = _coherence_direct(X, C)
-    for g, e in zip(got, exp):
+    for g, e in zip(got, exp, strict=True):
         np.testing.assert_allclose(g, e)
     assert 0 < got[2] < 1
 
@@ -77,7 +77,8 @@ def _phi_direct(X, C, k, t):
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     w = np.exp(-d2 / t)
     knn = [set([j for j in np.argsort(d2[i], kind="stable") if j != i][:k]) for i in range(n)]
-    nbr = lambda i, j: j in knn[i] or i in knn[j]
+    def nbr(i, j):
+        return j in knn[i] or i in knn[j]
     ml = {tuple(p) for p in C.ml.tolist()}
     cl = {tuple(p) for p in C.cl.tolist()}
     S = np.array([[w[i, j] if i != j and nbr(i, j) else 0.0 for j in range(n)] for i in range(n)])
@@ -237,7 +238,7 @@ def wave():
     X, Y = waveform(1000, np.random.default_rng(0))
     y = np.full(1000, -1)
     for c in range(3):
-        idx = np.flatnonzero(Y == c)[:3]
+        idx = np.flatnonzero(c == Y)[:3]
         y[idx] = c
     return X, y
 

@@ -157,7 +157,7 @@ def _relieff_loop(X, y, k, weighting="equal", sigma=20.0, ramp=None, instances=N
                     if q > 0 and dist[members[q]] != dist[members[q - 1]]:
                         r = q
                     f[q] = math.exp(-((r / sigma) ** 2))
-            contrib = sum(fq * diff(i, j) for fq, j in zip(f, members)) / f.sum()
+            contrib = sum(fq * diff(i, j) for fq, j in zip(f, members, strict=True)) / f.sum()
             W += -contrib if c == y[i] else prior[c] / (1 - prior[y[i]]) * contrib
     return W / len(list(inst))
 

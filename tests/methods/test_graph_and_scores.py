@@ -49,7 +49,8 @@ def test_auto_bandwidth_is_mean_squared_knn_distance():
 def test_laplacian_quad_equals_pair_sum():
     S, _ = heat_kernel_graph(X_SMALL, k=3, bandwidth=2.0)
     Sd = S.toarray()
-    direct = [sum(Sd[i, j] * (X_SMALL[i, r] - X_SMALL[j, r]) ** 2 for i in range(6) for j in range(6)) for r in range(3)]
+    pairs = [(i, j) for i in range(6) for j in range(6)]
+    direct = [sum(Sd[i, j] * (X_SMALL[i, r] - X_SMALL[j, r]) ** 2 for i, j in pairs) for r in range(3)]
     np.testing.assert_allclose(laplacian_quad(S, X_SMALL), direct)
     np.testing.assert_allclose(laplacian_quad(S, sparse.csr_matrix(X_SMALL)), direct)
 
@@ -136,9 +137,9 @@ def test_fisher_and_variance_by_hand():
 def test_sparse_and_dense_give_same_scores():
     y = np.array([0, -1, 0, 1, -1, 1])
     for m in ("cls", "laplacian", "variance", "fisher", "cs1"):
-        a = run_method(m, X_SMALL, y, k=2, bandwidth=3.0).scores if m in ("cls", "laplacian") else run_method(m, X_SMALL, y).scores
-        Xs = sparse.csr_matrix(X_SMALL)
-        b = run_method(m, Xs, y, k=2, bandwidth=3.0).scores if m in ("cls", "laplacian") else run_method(m, Xs, y).scores
+        kw = {"k": 2, "bandwidth": 3.0} if m in ("cls", "laplacian") else {}
+        a = run_method(m, X_SMALL, y, **kw).scores
+        b = run_method(m, sparse.csr_matrix(X_SMALL), y, **kw).scores
         np.testing.assert_allclose(a, b, rtol=1e-10, err_msg=m)
 
 

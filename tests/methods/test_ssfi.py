@@ -299,7 +299,7 @@ def test_importance_is_member_by_member_sum():
             continue
         feats, perm = permuted_predictions(com.trees[i], XO[keep], np.random.default_rng(int(com.member_seeds[i]) + 1))
         for k, g in enumerate(feats):
-            want[f[g]] += sum(wj for pj, tj, wj in zip(perm[k], target[keep], w[keep]) if pj != tj)
+            want[f[g]] += sum(wj for pj, tj, wj in zip(perm[k], target[keep], w[keep], strict=True) if pj != tj)
     assert np.allclose(imp, want, rtol=0, atol=1e-12) and (want > 0).sum() >= 5
 
 

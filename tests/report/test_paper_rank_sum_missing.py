@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from ssfs.report.papers import compare
+from ssfs.report.papers import compare_with_paper
 
 
 def _cfg():
@@ -27,7 +27,7 @@ def test_rank_sum_skips_runs_with_a_missing_value():
             for r, v in acc.items() for k, m in enumerate(("cs1", "cs2", "c4"))]
     rows += [("wine", "base", m, r, 1, "semisupervised_accuracy", 0.0) for r in acc for m in ("cs1", "cs2", "c4")]
     scores = pd.DataFrame(rows, columns=["dataset", "variant", "method", "rep", "n_features", "metric", "value"])
-    out = compare(_paper(), scores, {"wine": 13}, _cfg()).set_index("method")
+    out = compare_with_paper(_paper(), scores, {"wine": 13}, _cfg()).set_index("method")
     # by hand over reps 0, 1, 3 (ties = min): cs1 1+3+1 = 5, cs2 2+1+1 = 4, c4 2+2+1 = 5
     assert out.loc["cs1", "ours"] == "5" and out.loc["cs2", "ours"] == "4" and out.loc["c4", "ours"] == "5"
     assert (out["n_runs"] == 3).all()
@@ -37,5 +37,5 @@ def test_rank_sum_all_runs_missing_gives_empty():
     rows = [("wine", "base", m, r, 2, "semisupervised_accuracy", np.nan if m == "c4" else 0.5)
             for r in range(3) for m in ("cs1", "cs2", "c4")]
     scores = pd.DataFrame(rows, columns=["dataset", "variant", "method", "rep", "n_features", "metric", "value"])
-    out = compare(_paper(), scores, {"wine": 13}, _cfg())
+    out = compare_with_paper(_paper(), scores, {"wine": 13}, _cfg())
     assert (out["ours"] == "").all() and (out["n_runs"] == 0).all()

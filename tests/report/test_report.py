@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 from ssfs.report.build import (
-    pm_table,
+    mean_sd_table,
     run_aggregate,
     run_report,
     summarize,
     sweep_columns,
     top_k,
 )
-from ssfs.report.papers import compare, feature_sizes, load_paper, parse_setting
-from ssfs.report.stability import compact, read_orders, stability_table
+from ssfs.report.papers import compare_with_paper, feature_sizes, load_paper, parse_setting
+from ssfs.report.stability import read_orders, stability_at_one_size, stability_table
 from ssfs.report.statistics import statistics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def test_summary_and_top_k_by_hand():
 def test_pm_table_bold_best_follows_metric_direction():
     df = pd.DataFrame({"dataset": "d", "metric": ["accuracy", "accuracy", "red", "red"], "method": ["x", "y"] * 2,
                        "mean": [0.8, 0.9, 0.3, 0.1], "sd": 0.0})
-    w = pm_table(df, ["dataset", "metric"]).set_index("metric")
+    w = mean_sd_table(df, ["dataset", "metric"]).set_index("metric")
     assert w.loc["accuracy", "y"].startswith("**") and not w.loc["accuracy", "x"].startswith("**")
     assert w.loc["red", "y"].startswith("**") and not w.loc["red", "x"].startswith("**")
 
@@ -100,7 +100,7 @@ def test_stability_numbers_by_hand(tmp_path):
     assert t2["kuncheva"] == pytest.approx(np.mean([(r * 10 - 4) / (2 * 8) for r in (1, 2, 1)]))
     assert t2["nogueira_lower"] < t2["nogueira"] < t2["nogueira_upper"]
     assert tab["n_runs"].tolist() == [3, 3]
-    view = compact(tab)
+    view = stability_at_one_size(tab)
     assert set(view["measure"]) == {"efsis", "kuncheva", "jaccard", "nogueira"}
     assert view["n_features"].unique().tolist() == [2]
     # a single repetition -> no stability rows
@@ -115,7 +115,7 @@ def test_statistics_section(tmp_path):
     assert (f["n_methods"], f["n_datasets"]) == (3, 3)
     # every dataset ranks a < b < c: chi2_F = 12N/(k(k+1)) [sum R^2 - k(k+1)^2/4] = 6
     assert f["chi2"] == pytest.approx(12 * 3 / 12 * (1 + 4 + 9 - 3 * 16 / 4))
-    assert dict(zip(tables["ranks"].method, tables["ranks"].avg_rank)) == {"a": 1.0, "b": 2.0, "c": 3.0}
+    assert dict(zip(tables["ranks"].method, tables["ranks"].avg_rank, strict=True)) == {"a": 1.0, "b": 2.0, "c": 3.0}
     # fewer than 5 datasets: Wilcoxon over the repetitions of each dataset
     w = tables["wilcoxon"]
     assert set(w.scope) == {"d1: over repetitions", "d2: over repetitions", "d3: over repetitions"}
@@ -174,7 +174,7 @@ def test_compare_with_published_rows():
         dict(dataset="Wine", method="B", metric="rank_sum:accuracy", value="250", sd="", features="at:1",
              setting="", ssfs_dataset="", ssfs_method="b", note=""),
     ])
-    out = compare(paper, scores, {"wine": 13}, _cfg())
+    out = compare_with_paper(paper, scores, {"wine": 13}, _cfg())
     assert len(out) == 4
     # a, top:2: per rep mean over i = 1, 2 of 0.9 + 0.01 r + 0.001 i -> 0.9015 + 0.01 r; mean 0.9115, sd 0.01
     def num(s):
@@ -264,7 +264,8 @@ def test_per_size_table_marks_best_and_significantly_worse():
 
     rows = []
     for rep in range(6):
-        rows += [("d", "base", "A", rep, 5, "auc", 0.9 + 0.01 * rep), ("d", "base", "B", rep, 5, "auc", 0.7 + 0.01 * rep),
+        rows += [("d", "base", "A", rep, 5, "auc", 0.9 + 0.01 * rep),
+                 ("d", "base", "B", rep, 5, "auc", 0.7 + 0.01 * rep),
                  ("d", "base", "C", rep, 5, "auc", 0.9 + 0.01 * rep - (0.001 if rep % 2 else -0.001))]
     scores = pd.DataFrame(rows, columns=["dataset", "variant", "method", "rep", "n_features", "metric", "value"])
     df, html_ = per_size_table(scores, alpha=0.05)

@@ -6,7 +6,6 @@ starts and how long it took, on the console and in its log."""
 import re
 
 import pytest
-
 from workflow_helpers import snakemake
 
 THREE = {

@@ -7,7 +7,7 @@ group, then SIGKILL to every process of the tree still alive. Then:
 
 * no output looks complete without being so: every file left under results/ parses,
   and every ranking file left is byte-identical to the uninterrupted run's (writers go
-  through :mod:`ssfs.workflow.atomic`, whose temporary files are hidden ``.*.tmp``);
+  through :mod:`ssfs.io.atomic`, whose temporary files are hidden ``.*.tmp``);
 * re-running as a user would (the default profile, which sets rerun-incomplete)
   completes, does not redo the steps that had finished (prepared data, splits,
   constraints keep their modification times), and gives tables byte-identical to an
@@ -18,6 +18,7 @@ group, then SIGKILL to every process of the tree still alive. Then:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -45,22 +46,16 @@ def _kill_tree(proc: subprocess.Popen, grace: float = 0.5) -> None:
         tree = psutil.Process(proc.pid).children(recursive=True)
     except psutil.NoSuchProcess:
         tree = []
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
     time.sleep(grace)
-    try:  # processes started after the listing above
+    with contextlib.suppress(psutil.NoSuchProcess):  # processes started after the listing above
         tree += psutil.Process(proc.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        pass
     if proc.poll() is None:
         proc.kill()  # snakemake itself; reaped by Popen so its exit status is kept
     for p in tree:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
-        except psutil.NoSuchProcess:
-            pass
     proc.wait(timeout=30)
     psutil.wait_procs(tree, timeout=30)
 

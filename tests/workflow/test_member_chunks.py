@@ -124,7 +124,7 @@ def test_efsis_lists_per_threshold_match_efsis_fold():
     fold = efsis.efsis_fold(X, y, np.random.default_rng(11), top_percent=pct, **params)
     ts = [n_top(200, q) for q in pct]
     assert sorted(ranked.by_size) == ts == fold.top_k == [2, 10, 40]
-    for t, o in zip(fold.top_k, fold.orders):
+    for t, o in zip(fold.top_k, fold.orders, strict=True):
         np.testing.assert_array_equal(ranked.by_size[t], o)
     np.testing.assert_array_equal(ranked.order, fold.orders[0])  # main order: the first threshold
     # the weights differ per threshold, and so do the lists
@@ -163,7 +163,7 @@ def test_evaluation_and_stability_use_the_list_of_each_size():
     both = evaluate_order(X, y, split, RankingOrders(main, {1: for1}), [1, 2], classifier="knn1")
     only_main = evaluate_order(X, y, split, main, [1, 2], classifier="knn1")
     only_1 = evaluate_order(X, y, split, for1, [1], classifier="knn1")
-    acc = dict(zip(both["n_features"], both["value"]))
+    acc = dict(zip(both["n_features"], both["value"], strict=True))
     assert acc[1] == only_1["value"].iloc[0] > 0.9 > 0.7 > only_main["value"].iloc[0]
     assert acc[2] == only_main["value"].iloc[1]
     # stability at t = 1: the per-size lists agree (feature 0), the main orders do not

@@ -35,7 +35,9 @@ def _idle_node() -> bool:
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not _idle_node(), reason="no SLURM cluster with an idle node (workflow/scripts/local_slurm.sh start)"),
+    pytest.mark.skipif(
+        not _idle_node(), reason="no SLURM cluster with an idle node (workflow/scripts/local_slurm.sh start)"
+    ),
 ]
 
 

@@ -1,5 +1,6 @@
 # Config validation (JSON schema + method registry), wildcards and helpers.
 import os
+import re
 import sys
 
 from ssfs.workflow.config import supervision_for, validate_config, load_schema, variants
@@ -68,6 +69,23 @@ def method_resources(name, default_mem=2000, default_runtime=60):
 
 
 SUMMARY_TABLES = expand(f"{RESULTS}/tables/{{table}}.{{ext}}", table=["summary", "top_k"], ext=["tsv", "md", "tex"])
+
+
+# Selection jobs (rules/select.smk): repetitions in chunks of execution.reps_per_job, and
+# the ensembles split into member jobs.
+_RPJ = CFG["execution"]["reps_per_job"] or len(REPS)
+REP_CHUNKS = [REPS[i : i + _RPJ] for i in range(0, len(REPS), _RPJ)]
+MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n > 1}
+WHOLE_METHODS = [m for m in METHODS if m not in MEMBER_CHUNKS]
+
+
+def labels_regex(labels):
+    """A wildcard constraint matching exactly the given method labels."""
+    return "|".join(re.escape(m) for m in labels)
+
+
+def method_mem(wc, input):
+    return max(method_resources(wc.method)[0], int(10 * input.size_mb))
 
 
 # envs/*.post-deploy.sh installs ssfs from this repository into each conda env (Snakemake runs them

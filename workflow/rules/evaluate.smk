@@ -9,7 +9,7 @@ rule evaluate:
             f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.components.npy", rep=REPS
         ),
     output:
-        f"{RESULTS}/{{dataset}}/{{variant}}/scores/{{method}}.tsv",
+        scores=f"{RESULTS}/{{dataset}}/{{variant}}/scores/{{method}}.tsv",
     params:
         ev=CFG["evaluation"],
         seed=SEED,

@@ -3,9 +3,8 @@ rule prepare:
     input:
         dataset_inputs,
     output:
-        f"{RESULTS}/{{dataset}}/prepared.h5ad",
+        prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
     params:
-        name=lambda wc: wc.dataset,
         entry=lambda wc: CFG["datasets"][wc.dataset],
         data_dir=CFG["data_dir"],
     log:

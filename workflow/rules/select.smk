@@ -8,23 +8,9 @@
 # jobs per repetition (select_members) and one job combining them (combine_members);
 # the ranking is identical to the one-job run. The method wildcard of each family of
 # rules is constrained to its own labels, so every ranking has exactly one producer.
-import re
+# REP_CHUNKS, MEMBER_CHUNKS, WHOLE_METHODS, labels_regex and method_mem: rules/common.smk
 
-_RPJ = CFG["execution"]["reps_per_job"] or len(REPS)
-REP_CHUNKS = [REPS[i : i + _RPJ] for i in range(0, len(REPS), _RPJ)]
-MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n > 1}
-_WHOLE = [m for m in METHODS if m not in MEMBER_CHUNKS]
-
-
-def _labels(labels):
-    return "|".join(re.escape(m) for m in labels)
-
-
-def method_mem(wc, input):
-    return max(method_resources(wc.method)[0], int(10 * input.size_mb))
-
-
-for _chunk, _reps in enumerate(REP_CHUNKS if _WHOLE else []):
+for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
 
     rule:
         name:
@@ -40,9 +26,9 @@ for _chunk, _reps in enumerate(REP_CHUNKS if _WHOLE else []):
             ),
             timing=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/timing/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
         wildcard_constraints:
-            method=_labels(_WHOLE),
+            method=labels_regex(WHOLE_METHODS),
         params:
-            method=lambda wc: CFG["methods"][wc.method],
+            settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
             reps=_reps,
         benchmark:
@@ -68,12 +54,12 @@ if MEMBER_CHUNKS:
             split=f"{RESULTS}/{{dataset}}/{{variant}}/splits/{{rep}}.json",
             constraints=f"{RESULTS}/{{dataset}}/{{variant}}/constraints/{{rep}}.tsv",
         output:
-            temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
+            members=temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
         wildcard_constraints:
-            method=_labels(MEMBER_CHUNKS),
+            method=labels_regex(MEMBER_CHUNKS),
             chunk=r"\d+",
         params:
-            method=lambda wc: CFG["methods"][wc.method],
+            settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
             n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
         benchmark:
@@ -104,9 +90,9 @@ if MEMBER_CHUNKS:
             components=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.components.npy",
             timing=f"{RESULTS}/{{dataset}}/{{variant}}/timing/{{method}}/{{rep}}.tsv",
         wildcard_constraints:
-            method=_labels(MEMBER_CHUNKS),
+            method=labels_regex(MEMBER_CHUNKS),
         params:
-            method=lambda wc: CFG["methods"][wc.method],
+            settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",

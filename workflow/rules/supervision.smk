@@ -1,9 +1,9 @@
 rule split:
     """Train/test split and labeled subset of every repetition (one JSON per repetition)."""
     input:
-        f"{RESULTS}/{{dataset}}/prepared.h5ad",
+        prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
     output:
-        expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
@@ -24,7 +24,7 @@ rule constraints:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
         splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
     output:
-        expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=REPS),
+        constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=REPS),
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,

@@ -1,10 +1,4 @@
 from ssfs.workflow.pipeline import run_constraints
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import run_rule
 
-
-def main(sm):
-    run_constraints(sm.input.prepared, list(sm.input.splits), list(sm.output), sm.params.sup, sm.params.seed,
-                    sm.wildcards.dataset, sm.params.reps)
-
-
-run_step(main, snakemake)  # noqa: F821
+run_rule(run_constraints, snakemake)  # noqa: F821

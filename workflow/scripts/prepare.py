@@ -1,9 +1,4 @@
 from ssfs.workflow.pipeline import run_prepare
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import run_rule
 
-
-def main(sm):
-    run_prepare(sm.params.name, sm.params.entry, sm.params.data_dir, sm.output[0])
-
-
-run_step(main, snakemake)  # noqa: F821
+run_rule(run_prepare, snakemake)  # noqa: F821

@@ -1,11 +1,4 @@
 from ssfs.workflow.pipeline import run_select_reps
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import run_rule
 
-
-def main(sm):
-    run_select_reps(sm.input.prepared, list(sm.input.splits), list(sm.input.constraints), list(sm.output.rankings),
-                    list(sm.output.components), list(sm.output.timing), sm.params.method, sm.params.seed,
-                    sm.wildcards.dataset, sm.wildcards.method, sm.params.reps)
-
-
-run_step(main, snakemake)  # noqa: F821
+run_rule(run_select_reps, snakemake)  # noqa: F821

@@ -1,9 +1,4 @@
 from ssfs.workflow.pipeline import run_split
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import run_rule
 
-
-def main(sm):
-    run_split(sm.input[0], list(sm.output), sm.params.sup, sm.params.seed, sm.wildcards.dataset, sm.params.reps)
-
-
-run_step(main, snakemake)  # noqa: F821
+run_rule(run_split, snakemake)  # noqa: F821

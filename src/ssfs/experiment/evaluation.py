@@ -51,7 +51,7 @@ LOWER_IS_BETTER = frozenset({"red"})
 SCALERS = {"minmax": MinMaxScaler, "standard": StandardScaler, "maxabs": MaxAbsScaler}
 
 
-def higher_is_better(metric: str) -> bool:
+def metric_higher_is_better(metric: str) -> bool:
     """Direction of a metric (``red`` and rank sums: lower is better)."""
     return metric not in LOWER_IS_BETTER and not str(metric).startswith("rank_sum")
 
@@ -141,7 +141,8 @@ def evaluate_order(
     """Every metric of ``metrics`` on the top-i features of ``order`` for every i in ``grid``.
 
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
-    first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used; ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
+    first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used;
+    ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
     ``len(order)`` (subset methods) are skipped. ``constraints``
     (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
     ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
@@ -197,29 +198,29 @@ def evaluate_order(
     return pd.DataFrame(rows, columns=["n_features", "metric", "value"])
 
 
-def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_paths: list | None,
-                   constraint_paths: list | None, out, ev: dict, seed: int, dataset: str, variant: str,
-                   label: str, reps: list[int]) -> None:
+def run_evaluation(*, prepared, splits: list, rankings: list, components: list | None = None,
+                   constraints: list | None = None, scores, ev: dict, seed: int, dataset: str, variant: str,
+                   method: str, reps: list[int]) -> None:
     """The workflow's evaluate step: :func:`evaluate_order` on every repetition's ranking
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
     from ..constraints import Constraints
+    from ..io.atomic import write_tsv
+    from ..io.h5ad import read_prepared
     from ..seeding import derive_rng
-    from ..workflow.atomic import write_tsv
-    from ..workflow.pipeline import read_prepared
     from .splits import read_split
 
     X, y, _, _, _ = read_prepared(prepared)
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []
-    for i, (rep, sp, rp) in enumerate(zip(reps, split_paths, ranking_paths)):
+    for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
         Xe = X
-        if component_paths:
-            Z = np.load(component_paths[i])
+        if components:
+            Z = np.load(components[i])
             if Z.size:
                 Xe = Z
-        cons = Constraints.from_tsv(constraint_paths[i]) if constraint_paths else None
+        cons = Constraints.from_tsv(constraints[i]) if constraints else None
         df = evaluate_order(
             Xe, y, read_split(sp), ranking, grid,
             classifier=ev["classifier"], metrics=ev["metrics"], train_on=ev["train_on"], scale=ev["scale"],
@@ -232,7 +233,7 @@ def run_evaluation(prepared, split_paths: list, ranking_paths: list, component_p
         df.insert(0, "rep", rep)
         frames.append(df)
     res = pd.concat(frames, ignore_index=True)
-    res.insert(0, "method", label)
+    res.insert(0, "method", method)
     res.insert(0, "variant", variant)
     res.insert(0, "dataset", dataset)
-    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], out)
+    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], scores)

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from ..errors import SupervisionError
-from ..workflow.atomic import atomic_write_text
+from ..io.atomic import atomic_write_text
 
 
 def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1) -> None:
@@ -52,7 +52,8 @@ def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Gene
     for c in np.unique(y):
         members = pool[y[pool] == c]
         if members.size < per_class and small_classes == "all":
-            warnings.warn(f"{dataset}: class {c} has only {members.size} training sample(s); all are labeled")
+            msg = f"{dataset}: class {c} has only {members.size} training sample(s); all are labeled"
+            warnings.warn(msg, stacklevel=2)
             out.append(members)
             continue
         if members.size < per_class:

@@ -380,6 +380,7 @@ def rank_sum(df: pd.DataFrame, metric: str, *, n_features=None, by: Iterable[str
         v = wide.to_numpy()
         r = sps.rankdata(-v if higher_is_better else v, method=ties, axis=1)
         key = key if isinstance(key, tuple) else (key,)
-        rows.append(dict(zip(by, key)) | dict(zip(wide.columns, r.sum(axis=0))) | {"n_runs": len(wide)})
+        sums = dict(zip(wide.columns, r.sum(axis=0), strict=True))
+        rows.append(dict(zip(by, key, strict=True)) | sums | {"n_runs": len(wide)})
     out = pd.DataFrame(rows).set_index(by)
     return out

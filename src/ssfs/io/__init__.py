@@ -10,7 +10,7 @@ names in the input are an InputError naming an example.
 :func:`prepare_dataset` (used by the workflow) reads, checks labels,
 preprocesses (:mod:`ssfs.preprocess`) and records the options used in
 ``uns['ssfs_prepare']``; :func:`read_dataset` only reads; :func:`write_prepared`
-writes h5ad atomically.
+writes h5ad atomically and :func:`read_prepared` reads it back for the steps after prepare.
 
 Config keys of a dataset entry (all optional except where marked)
 ------------------------------------------------------------------
@@ -68,7 +68,7 @@ least 2 classes (SupervisionError otherwise). Constant features are kept with a
 warning.
 """
 
-from .h5ad import write_prepared
+from .h5ad import read_prepared, write_prepared
 from .prepare import (
     ENTRY_KEYS,
     FORMATS,
@@ -85,5 +85,6 @@ __all__ = [
     "guess_format",
     "prepare_dataset",
     "read_dataset",
+    "read_prepared",
     "write_prepared",
 ]

@@ -32,7 +32,7 @@ def read_arff_file(path: Path, *, where: str) -> AnnData:
             f"{where}: the class attribute must be the last one and nominal; "
             f"the last attribute of {path}, {names[-1]!r}, is {types[-1]}"
         )
-    bad = [n for n, t in zip(names[:-1], types[:-1]) if t != "numeric"]
+    bad = [n for n, t in zip(names[:-1], types[:-1], strict=True) if t != "numeric"]
     if bad:
         raise InputError(
             f"{where}: {len(bad)} feature attribute(s) of {path} are not numeric (e.g. {examples(bad)}); "

@@ -45,7 +45,9 @@ def _read_table(path: Path, sep: str, index_col, where: str) -> pd.DataFrame:
     try:
         header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False, compression=comp)
         if index_col is not None and index_col >= header.shape[1]:
-            raise InputError(f"{where}: index_col is {index_col} but the header of {path} has {header.shape[1]} field(s)")
+            raise InputError(
+                f"{where}: index_col is {index_col} but the header of {path} has {header.shape[1]} field(s)"
+            )
         df = pd.read_csv(
             path, sep=sep, header=0, index_col=index_col, na_values=list(NA_TOKENS),
             keep_default_na=False, low_memory=False, compression=comp,

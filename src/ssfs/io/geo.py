@@ -59,7 +59,7 @@ def characteristic_table(accessions: list[str], characteristics: list[list[str]]
     """``{key: {accession: value}}`` from the ``key: value`` cells (keys lower-cased)."""
     out: dict[str, dict[str, str]] = {}
     for cells in characteristics:
-        for acc, cell in zip(accessions, cells):
+        for acc, cell in zip(accessions, cells, strict=True):
             if ":" in cell:
                 key, value = cell.split(":", 1)
                 out.setdefault(key.strip().lower(), {})[acc] = value.strip()

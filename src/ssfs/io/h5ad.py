@@ -13,7 +13,7 @@ import numpy as np
 from anndata import AnnData
 
 from ..errors import InputError, SupervisionError
-from ..workflow.atomic import atomic_path
+from .atomic import atomic_path
 from .common import examples, make_adata
 
 
@@ -52,3 +52,24 @@ def write_prepared(adata: AnnData, path) -> Path:
     with atomic_path(path) as tmp:
         adata.write_h5ad(tmp)
     return path
+
+
+def read_prepared(path):
+    """(X, y codes, class names, feature names, AnnData) of a prepared .h5ad."""
+    import anndata as ad
+
+    try:
+        adata = ad.read_h5ad(path)
+    except Exception as e:  # truncated / not HDF5
+        raise InputError(f"cannot read prepared data {path}: {e}") from None
+    if "label" not in adata.obs:
+        raise InputError(f"{path} has no obs['label'] column")
+    classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
+    return adata.X, y.astype(np.int64), classes, np.asarray(adata.var_names), adata
+
+
+def dataset_summary(prepared) -> dict:
+    X, y, classes, _, _ = read_prepared(prepared)
+    counts = np.bincount(y)
+    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
+            "class_counts": {str(c): int(k) for c, k in zip(classes, counts, strict=True)}}

@@ -53,7 +53,7 @@ def read_mat_file(path: Path, *, where: str) -> AnnData:
         finite = np.isfinite(Yf)
         if np.any(Yf[finite] != np.round(Yf[finite])):
             raise InputError(f"{where}: Y in {path} holds non-integer values; expected integer class codes")
-        labels = np.array([str(int(v)) if ok else None for v, ok in zip(Yf, finite)], dtype=object)
+        labels = np.array([str(int(v)) if ok else None for v, ok in zip(Yf, finite, strict=True)], dtype=object)
     else:
         labels = np.array([str(v) for v in Y], dtype=object)
     X = sparse.csr_matrix(X, dtype=np.float64) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)

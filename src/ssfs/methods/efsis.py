@@ -230,13 +230,13 @@ def efsis_from_scores(score_mats: dict, higher: dict, top_k, weights: str = "pap
         R = rank_rows(score_mats[nm], higher[nm])
         sub[nm] = ranks_from_aggregate(log_rank_product(R))  # eq. 2 -> L_n
         # top-t sets of every resample: features with rank <= t
-        stab[nm] = [efsis_stability(R <= t) for t in ts]
+        stab[nm] = [efsis_stability(t >= R) for t in ts]
     logR = np.log(np.vstack([sub[nm] for nm in names]).astype(float))
     expo, logs, orders = {nm: [] for nm in names}, [], []
     for j in range(len(ts)):
         s = np.array([stab[nm][j] for nm in names])
         w = _weights(s, weights)
-        for nm, wn in zip(names, w):
+        for nm, wn in zip(names, w, strict=True):
             expo[nm].append(float(wn))
         agg = w @ logR  # eq. 3 in log space
         logs.append(agg)
@@ -311,9 +311,9 @@ def _as_result(res: EnsembleResult) -> SelectionResult:
         "sub_final_ranks": res.sub_final_ranks,
     }
     if len(res.top_k) > 1:
-        extra["scores_by_size"] = dict(zip(res.top_k, res.log_scores))
-        extra["stability_by_size"] = {k: dict(zip(res.top_k, v)) for k, v in res.stability.items()}
-        extra["exponents_by_size"] = {k: dict(zip(res.top_k, v)) for k, v in res.exponents.items()}
+        extra["scores_by_size"] = dict(zip(res.top_k, res.log_scores, strict=True))
+        extra["stability_by_size"] = {k: dict(zip(res.top_k, v, strict=True)) for k, v in res.stability.items()}
+        extra["exponents_by_size"] = {k: dict(zip(res.top_k, v, strict=True)) for k, v in res.exponents.items()}
     return SelectionResult(scores=res.log_scores[0], extra=extra)
 
 
@@ -366,7 +366,7 @@ def efsis_basic_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, ranker_
         names.append(spec.name)
     R = np.vstack(rows)
     return SelectionResult(scores=aggregate_ranks(R, "product"),
-                           extra={"ranker_ranks": dict(zip(names, R))})
+                           extra={"ranker_ranks": dict(zip(names, R, strict=True))})
 
 
 def _br_plan(X, y, constraints, rng, *, n_boot=50, stratified=True, **_):
@@ -382,7 +382,7 @@ def _br_combine(X, y, constraints, plan, parts, *, base="relieff", aggregate="pr
     R = rank_rows(parts[base], get_method(base).higher_is_better)
     t = n_top(plan.XL.shape[1], top_percent)
     return SelectionResult(scores=aggregate_ranks(R, aggregate),
-                           extra={"stability": efsis_stability(R <= t), "top_k": t})
+                           extra={"stability": efsis_stability(t >= R), "top_k": t})
 
 
 BOOTSTRAP_MEMBERS = Members(plan=_br_plan, size=_size, run=_br_run, combine=_br_combine)

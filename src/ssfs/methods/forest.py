@@ -246,7 +246,7 @@ def random_forest(X, y, constraints, rng, *, n_estimators: int | None = None, ma
     yl = np.searchsorted(forest.classes_, yl)  # the forest's trees predict class positions
     perm_seeds = rng.integers(0, 2**31 - 1, size=n_trees)
     imp = np.zeros(p)
-    for tree, inbag, seed in zip(forest.estimators_, forest.estimators_samples_, perm_seeds):
+    for tree, inbag, seed in zip(forest.estimators_, forest.estimators_samples_, perm_seeds, strict=True):
         oob = np.ones(lab.size, dtype=bool)
         oob[inbag] = False
         if not oob.any():

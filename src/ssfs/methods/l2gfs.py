@@ -58,7 +58,7 @@ def _run(X, K, index, beta, max_iter, rng):
     order = rng.permutation(index.constrained)
     labels = None
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (returned: the iteration count)
         new = cop_assign(weighted_sq_dists(X, C, powered(W, beta)), index, order)
         if labels is not None and np.array_equal(new, labels):
             break

@@ -75,7 +75,7 @@ class DiffSpec:
             eq, df = self.ramp
             out = np.clip((out - eq) / (df - eq), 0.0, 1.0) if df > eq else (out > eq).astype(float)
         if self.std_thr is not None:
-            out = np.where(A > self.std_thr[cols], 1.0, out)
+            out = np.where(self.std_thr[cols] < A, 1.0, out)
         dm = self.discrete[cols]
         if dm.any():
             disc = np.broadcast_to(dm, out.shape)
@@ -355,7 +355,7 @@ def instance_sample(n: int, instances, rng) -> np.ndarray:
             raise InputError(f"relieff: instances must be 'all', 'sqrt', 'log' or a number, got {instances!r}")
     else:
         m = int(instances)
-    if not 1 <= m:
+    if not m >= 1:
         raise InputError(f"relieff: number of instances must be >= 1, got {instances!r}")
     m = min(m, n)
     if m == n:

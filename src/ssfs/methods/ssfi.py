@@ -238,7 +238,7 @@ class _PermutedBatch:
     def flush(self):
         if not self.pending:
             return
-        tree, rows, prow, pfeat, base, w = (np.concatenate(c) for c in zip(*self.parts))
+        tree, rows, prow, pfeat, base, w = (np.concatenate(c) for c in zip(*self.parts, strict=True))
         vals = (self.com.forest.predict(self.com.XT, tree, rows, pfeat, prow) != base) * w
         for i, feats, n, a in self.pending:  # member order, one row sum per feature as before
             self.imp[self.com.features[i][feats]] += vals[a:a + n * feats.size].reshape(feats.size, n).sum(axis=1)
@@ -265,7 +265,9 @@ def ssfi(X, y, constraints, rng, *, n_members: int | None = None, subspace: int 
             (isinstance(min_samples_split, numbers.Integral) and min_samples_split >= 2)
             or (not isinstance(min_samples_split, numbers.Integral) and isinstance(min_samples_split, numbers.Real)
                 and 0 < min_samples_split <= 1)):
-        raise InputError(f"ssfi: min_samples_split must be an int >= 2 or a fraction in (0, 1], got {min_samples_split!r}")
+        raise InputError(
+            f"ssfi: min_samples_split must be an int >= 2 or a fraction in (0, 1], got {min_samples_split!r}"
+        )
     if max_depth is not None and not (isinstance(max_depth, numbers.Integral) and max_depth >= 1):
         raise InputError(f"ssfi: max_depth must be None or an int >= 1, got {max_depth!r}")
     Xd = np.asarray(dense(X, method="ssfi"), dtype=np.float32)

@@ -94,7 +94,7 @@ def _run(X, K, A_ml, A_cl, ml_deg, beta, penalty, max_iter, tol, rng):
     a = None
     eps = 1e-12 * max(1.0, float(np.mean(X * X)))
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (returned: the iteration count)
         wb = np.tile(powered(w, beta), (K, 1))
         D = np.maximum(weighted_sq_dists(X, C, wb), eps)
         if a is None:
@@ -112,7 +112,8 @@ def _run(X, K, A_ml, A_cl, ml_deg, beta, penalty, max_iter, tol, rng):
     a2 = a * a
     wb = powered(w, beta)
     obj = float((wb * _dispersions(X, a2, C)).sum())
-    obj += penalty * (float(ml_deg.sum()) / 2 - 0.5 * float((a * (A_ml @ a)).sum()) + 0.5 * float((a * (A_cl @ a)).sum()))
+    ml_term = float(ml_deg.sum()) / 2 - 0.5 * float((a * (A_ml @ a)).sum())
+    obj += penalty * (ml_term + 0.5 * float((a * (A_cl @ a)).sum()))
     return w, a, obj, it
 
 

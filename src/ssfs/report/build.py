@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..experiment.evaluation import higher_is_better
-from ..workflow.atomic import atomic_write_text, write_tsv
+from ..experiment.evaluation import metric_higher_is_better
+from ..io.atomic import atomic_write_text, write_tsv
 from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
 
 KEYS = ["dataset", "variant", "method"]
@@ -72,7 +72,7 @@ def read_timings(paths) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
 
-def pm_table(df: pd.DataFrame, index, columns="method", digits=3, best="auto") -> pd.DataFrame:
+def mean_sd_table(df: pd.DataFrame, index, columns="method", digits=3, best="auto") -> pd.DataFrame:
     """Wide table of "mean ± sd" strings; the best cell of each row is marked with **.
 
     ``best``: ``"max"``, ``"min"`` or ``"auto"`` (by the row's ``metric``: lowest for
@@ -81,10 +81,10 @@ def pm_table(df: pd.DataFrame, index, columns="method", digits=3, best="auto") -
     rows = []
     for key, sub in df.groupby(index, sort=True):
         key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(index, key))
+        row = dict(zip(index, key, strict=True))
         direction = best
         if best == "auto":
-            direction = "max" if higher_is_better(row.get("metric", "")) else "min"
+            direction = "max" if metric_higher_is_better(row.get("metric", "")) else "min"
         finite = sub["mean"].dropna()
         top = (finite.max() if direction == "max" else finite.min()) if len(finite) else np.nan
         for _, r in sub.iterrows():
@@ -202,8 +202,8 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
         groups = sw.groupby(others, sort=True) if others else [((), sw)]
         for okey, g in groups:
             okey = okey if isinstance(okey, tuple) else (okey,)
-            suffix = "".join(f"__{k}-{v}" for k, v in zip(others, okey))
-            fixed = ", ".join(f"{k} = {v}" for k, v in zip(others, okey))
+            suffix = "".join(f"__{k}-{v}" for k, v in zip(others, okey, strict=True))
+            fixed = ", ".join(f"{k} = {v}" for k, v in zip(others, okey, strict=True))
             for metric in sorted(g["metric"].unique()):
                 stem = f"sweep__{param}__{metric}{suffix}"
                 curve_vs_parameter(g, param, metric, figdir / stem, colors=colors)
@@ -236,11 +236,11 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
                   papers_dir=None) -> None:
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
     from ..experiment.evaluation import n_features_grid
+    from ..io.h5ad import dataset_summary
     from ..registry import get_method
-    from ..workflow.pipeline import dataset_summary
     from .figures import method_colors
-    from .papers import OUT_COLUMNS, compare, load_paper
-    from .stability import compact, read_orders, stability_table
+    from .papers import OUT_COLUMNS, compare_with_paper, load_paper
+    from .stability import read_orders, stability_at_one_size, stability_table
     from .statistics import statistics
 
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
@@ -248,16 +248,16 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     scores = pd.concat([pd.read_csv(p, sep="\t") for p in score_paths], ignore_index=True)
     write_tsv(scores, tables_dir / "scores.tsv")
     summ = summarize(scores)
-    _write_all(summ, _drop_base(pm_table(summ, ["dataset", "variant", "metric", "n_features"])),
+    _write_all(summ, _drop_base(mean_sd_table(summ, ["dataset", "variant", "metric", "n_features"])),
                tables_dir / "summary")
     tk = top_k(scores)
-    _write_all(tk, _drop_base(pm_table(tk, ["dataset", "variant", "metric"])), tables_dir / "top_k")
+    _write_all(tk, _drop_base(mean_sd_table(tk, ["dataset", "variant", "metric"])), tables_dir / "top_k")
     timings = read_timings(bench_paths)
     write_tsv(timings, tables_dir / "runtime.tsv")
     ds = pd.DataFrame([{"dataset": Path(p).parent.name, **dataset_summary(p)} for p in prepared_paths])
     ds["class_counts"] = ds["class_counts"].map(lambda d: ":".join(str(v) for v in d.values()))
     write_tsv(ds, tables_dir / "datasets.tsv")
-    p_of = dict(zip(ds["dataset"], ds["n_features"].astype(int)))
+    p_of = dict(zip(ds["dataset"], ds["n_features"].astype(int), strict=True))
 
     # stability across repetitions
     ev = cfg["evaluation"]
@@ -265,7 +265,7 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     extraction = {lab for lab, m in cfg["methods"].items() if get_method(m["method"]).kind == "extraction"}
     orders = read_orders(ranking_paths, max_rows=max(max(g) for g in grid.values()))
     stab = stability_table(orders, p_of, grid, alpha=cfg["report"].get("alpha", 0.05), skip_methods=extraction)
-    _write_all(stab, _drop_base(compact(stab)), tables_dir / "stability")
+    _write_all(stab, _drop_base(stability_at_one_size(stab)), tables_dir / "stability")
 
     colors = method_colors(sorted(scores["method"].unique()))
     figs = make_figures(scores, stab, timings, cfg, figdir, colors)
@@ -279,7 +279,7 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     comp = pd.DataFrame(columns=OUT_COLUMNS)
     name = cfg["report"].get("paper")
     if name and papers_dir is not None and (Path(papers_dir) / f"{name}.tsv").exists():
-        comp = compare(load_paper(Path(papers_dir) / f"{name}.tsv"), scores, p_of, cfg)
+        comp = compare_with_paper(load_paper(Path(papers_dir) / f"{name}.tsv"), scores, p_of, cfg)
     write_tsv(comp, tables_dir / "paper_comparison.tsv")
 
 
@@ -296,12 +296,12 @@ def _versions() -> dict:
 def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
     agg = rt.groupby(["dataset", "method"]).agg(s=("seconds", "mean"), sd=("seconds", "std"),
                                                 mb=("peak_mb", "max")).reset_index()
-    agg["cell"] = [f"{s:.3g}{NBSP}s, {mb:.3g}{NBSP}MiB" for s, mb in zip(agg["s"], agg["mb"])]
+    agg["cell"] = [f"{s:.3g}{NBSP}s, {mb:.3g}{NBSP}MiB" for s, mb in zip(agg["s"], agg["mb"], strict=True)]
     return agg.pivot(index="dataset", columns="method", values="cell").reset_index().rename_axis(columns=None)
 
 
 def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
-    from .papers import available
+    from .papers import available_papers
 
     name = cfg["report"].get("paper")
     if not name:
@@ -309,7 +309,7 @@ def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
     out = [f"<h2 id='paper'>Published numbers: {html.escape(name)}</h2>"]
     path = Path(papers_dir) / f"{name}.tsv" if papers_dir is not None else None
     if path is None or not path.exists():
-        have = ", ".join(available(papers_dir)) if papers_dir is not None else ""
+        have = ", ".join(available_papers(papers_dir)) if papers_dir is not None else ""
         return out[0] + (f"<p>No published table <code>resources/papers/{html.escape(name)}.tsv</code>"
                          f"{'; available: ' + html.escape(have) if have else ''}.</p>")
     header = [ln[1:].strip() for ln in path.read_text().splitlines() if ln.startswith("#")]
@@ -325,8 +325,8 @@ def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
                "our repetitions (<i>runs</i>); rank sums T are over our runs and the methods of the table present "
                "in this run. Full table: <code>tables/paper_comparison.tsv</code>.</p>")
     show = pd.DataFrame({
-        "dataset": [a if a == b else f"{a} → {b}" for a, b in zip(comp["paper_dataset"], comp["dataset"])],
-        "method": [f"{a} → {b}" for a, b in zip(comp["paper_method"], comp["method"])],
+        "dataset": [a if a == b else f"{a} → {b}" for a, b in zip(comp["paper_dataset"], comp["dataset"], strict=True)],
+        "method": [f"{a} → {b}" for a, b in zip(comp["paper_method"], comp["method"], strict=True)],
         "metric": comp["metric"], "features": comp["features"],
         "setting": comp["setting"].where(comp["variant"] == "base", comp["setting"] + " (" + comp["variant"] + ")"),
         "published": comp["published"], "ours": comp["ours"], "runs": comp["n_runs"], "note": comp["note"]})
@@ -340,8 +340,6 @@ def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
 
 def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None:
     """Write the self-contained HTML report ``out`` from the aggregate outputs."""
-    from .stability import compact
-
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     tk = pd.read_csv(tables_dir / "top_k.tsv", sep="\t")
     ds = pd.read_csv(tables_dir / "datasets.tsv", sep="\t")
@@ -349,8 +347,7 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
     scores = pd.read_csv(tables_dir / "scores.tsv", sep="\t")
     stab = pd.read_csv(tables_dir / "stability.tsv", sep="\t")
     index = pd.read_csv(figdir / "index.tsv", sep="\t")
-    captions = dict(zip(index["stem"], index["caption"]))
-    ev, sup = cfg["evaluation"], cfg["supervision"]
+    captions = dict(zip(index["stem"], index["caption"], strict=True))
     n_reps = scores["rep"].nunique()
 
     def section_figs(section):
@@ -364,8 +361,47 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
     has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),
            "stability": len(stab) > 0, "runtime": len(rt) > 0}
     parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
-    meta = {
-        "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    meta = _run_metadata(cfg, n_reps)
+    parts.append("<div class='tw'><table class='meta'>" + "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in meta.items())
+        + "</table></div>")
+    parts.append("<h2 id='datasets'>Datasets</h2>" + html_table(ds))
+    parts.append("<h2 id='topk'>Averaged over the top features</h2><p>Mean ± sd over the repetitions of each "
+                 "metric averaged over all evaluated numbers of selected features (the papers' \"top-K\" "
+                 "average); the best method of each row is in bold (lowest for <code>red</code>). Also in "
+                 "<code>tables/top_k.{tsv,md,tex}</code>; per number of features in <code>tables/summary.*</code>."
+                 "</p>")
+    parts.append(html_table(_drop_base(mean_sd_table(tk, ["dataset", "variant", "metric"]))))
+    parts.append(_paper_section(cfg, tables_dir, papers_dir))
+    parts.append("<h2 id='curves'>Metric vs number of selected features</h2>"
+                 f"<p>For each repetition ({_protocol(cfg, n_reps)}), each method ranks the features on the "
+                 "training part; the metric is computed on the top-i features for every evaluated i. Lines: mean "
+                 "over the repetitions; bands: ±1 sd.</p>"
+                 # every figure at the full text width (scalable SVG): readable without zooming
+                 + section_figs("curves"))
+    if has["sweeps"]:
+        parts.append("<h2 id='sweeps'>Metric vs swept setting</h2>" + section_figs("sweeps"))
+    if has["stability"]:
+        parts.append(_stability_section(stab, cfg) + section_figs("stability"))
+    stats_html = (tables_dir / "stats.html").read_text() if (tables_dir / "stats.html").exists() else ""
+    parts.append("<div class='statistics'>" + re.sub(
+        r"<!--figure:([^>]+?)-->", lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")),
+        stats_html) + "</div>")
+    if has["runtime"]:
+        parts.append(_runtime_section(rt) + section_figs("runtime"))
+    parts.append("<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False))
+                 + "</pre>")
+    doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
+           "content='width=device-width, initial-scale=1'><title>" + title +
+           f"</title><style>{CSS}</style></head><body>" + "\n".join(p for p in parts if p) + "</body></html>\n")
+    atomic_write_text(out, doc)
+
+
+def _run_metadata(cfg: dict, n_reps: int) -> dict:
+    """The report's header table: when, seed, protocol, evaluation, sizes, sweeps, versions."""
+    ev, sup = cfg["evaluation"], cfg["supervision"]
+    return {
+        "generated": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "seed": cfg["seed"],
         "protocol": f"{_protocol(cfg, n_reps)}; constraints: {sup['constraints']['mode']}"
                     + (f" ({sup['constraints']['n_ml']} must-link + {sup['constraints']['n_cl']} cannot-link)"
@@ -377,52 +413,29 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
         "sweeps": ", ".join(f"{k} = {v}" for k, v in (cfg.get("sweeps") or {}).items()) or "none",
         "versions": ", ".join(f"{k} {v}" for k, v in _versions().items()),
     }
-    parts.append("<div class='tw'><table class='meta'>" + "".join(
-        f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in meta.items())
-        + "</table></div>")
-    parts.append("<h2 id='datasets'>Datasets</h2>" + html_table(ds))
-    parts.append("<h2 id='topk'>Averaged over the top features</h2><p>Mean ± sd over the repetitions of each "
-                 "metric averaged over all evaluated numbers of selected features (the papers' \"top-K\" "
-                 "average); the best method of each row is in bold (lowest for <code>red</code>). Also in "
-                 "<code>tables/top_k.{tsv,md,tex}</code>; per number of features in <code>tables/summary.*</code>."
-                 "</p>")
-    parts.append(html_table(_drop_base(pm_table(tk, ["dataset", "variant", "metric"]))))
-    parts.append(_paper_section(cfg, tables_dir, papers_dir))
-    parts.append("<h2 id='curves'>Metric vs number of selected features</h2>"
-                 f"<p>For each repetition ({_protocol(cfg, n_reps)}), each method ranks the features on the "
-                 "training part; the metric is computed on the top-i features for every evaluated i. Lines: mean "
-                 "over the repetitions; bands: ±1 sd.</p>"
-                 # every figure at the full text width (scalable SVG): readable without zooming
-                 + section_figs("curves"))
-    if has["sweeps"]:
-        parts.append("<h2 id='sweeps'>Metric vs swept setting</h2>" + section_figs("sweeps"))
-    if has["stability"]:
-        parts.append("<h2 id='stability'>Stability across repetitions</h2><p>Agreement of the top-t feature sets "
-                     f"of the {int(stab['n_runs'].max())} repetitions (each selects on its own training part), "
-                     "at the largest evaluated t below the number of features (column <i>n_features</i>); every "
-                     "t in <code>tables/stability.tsv</code> and the figure. EFSIS: mean relative selection "
-                     "frequency of the features selected at least once; Jaccard: mean pairwise |A∩B|/|A∪B|; "
-                     "Kuncheva and Nogueira are corrected for chance (0 = random, 1 = identical sets); Nogueira "
-                     f"± half-width of its {1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval. Most "
-                     "stable method in bold.</p>")
-        parts.append(html_table(_drop_base(compact(stab))) + section_figs("stability"))
-    stats_html = (tables_dir / "stats.html").read_text() if (tables_dir / "stats.html").exists() else ""
-    parts.append("<div class='statistics'>" + re.sub(
-        r"<!--figure:([^>]+?)-->", lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")),
-        stats_html) + "</div>")
-    if has["runtime"]:
-        parts.append("<h2 id='runtime'>Run time of the selection methods</h2><p>Mean in-process wall-clock "
-                     "seconds of one selection run (one repetition, data already loaded) and the peak "
-                     "memory it added (resident memory above what the process held before the run, MiB, "
-                     "maximum over runs). Snakemake's per-job benchmark files (with process start-up) are under "
-                     "<code>results/*/*/benchmarks/</code>.</p>")
-        parts.append(html_table(_runtime_table(rt)) + section_figs("runtime"))
-    parts.append("<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False))
-                 + "</pre>")
-    doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
-           "content='width=device-width, initial-scale=1'><title>" + title +
-           f"</title><style>{CSS}</style></head><body>" + "\n".join(p for p in parts if p) + "</body></html>\n")
-    atomic_write_text(out, doc)
+
+
+def _stability_section(stab: pd.DataFrame, cfg: dict) -> str:
+    from .stability import stability_at_one_size
+
+    text = ("<h2 id='stability'>Stability across repetitions</h2><p>Agreement of the top-t feature sets "
+            f"of the {int(stab['n_runs'].max())} repetitions (each selects on its own training part), "
+            "at the largest evaluated t below the number of features (column <i>n_features</i>); every "
+            "t in <code>tables/stability.tsv</code> and the figure. EFSIS: mean relative selection "
+            "frequency of the features selected at least once; Jaccard: mean pairwise |A∩B|/|A∪B|; "
+            "Kuncheva and Nogueira are corrected for chance (0 = random, 1 = identical sets); Nogueira "
+            f"± half-width of its {1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval. Most "
+            "stable method in bold.</p>")
+    return text + html_table(_drop_base(stability_at_one_size(stab)))
+
+
+def _runtime_section(rt: pd.DataFrame) -> str:
+    text = ("<h2 id='runtime'>Run time of the selection methods</h2><p>Mean in-process wall-clock "
+            "seconds of one selection run (one repetition, data already loaded) and the peak "
+            "memory it added (resident memory above what the process held before the run, MiB, "
+            "maximum over runs). Snakemake's per-job benchmark files (with process start-up) are under "
+            "<code>results/*/*/benchmarks/</code>.</p>")
+    return text + html_table(_runtime_table(rt))
 
 
 def _grid_text(ev: dict) -> str:

@@ -134,7 +134,7 @@ def _curves(df: pd.DataFrame, x: str, facet: Sequence[str], path, *, ylabel: str
     cats = None if numeric_x else list(dict.fromkeys(df[x]))
     fig, axes = _grid(len(panels), ncols=ncols)
     with mpl.rc_context(STYLE):
-        for ax, (key, g) in zip(axes, panels):
+        for ax, (key, g) in zip(axes, panels, strict=True):
             key = key if isinstance(key, tuple) else (key,)
             for i, m in enumerate(methods):
                 gm = g[g["method"] == m]
@@ -148,7 +148,7 @@ def _curves(df: pd.DataFrame, x: str, facet: Sequence[str], path, *, ylabel: str
                 if ok.any():
                     ax.fill_between(xs[ok], gm["lo"].to_numpy()[ok], gm["hi"].to_numpy()[ok],
                                     color=c, alpha=0.15, linewidth=0)
-            named = dict(zip(facet, key))
+            named = dict(zip(facet, key, strict=True))
             ax.set_ylabel(str(named.pop("metric")) if "metric" in named and ylabel is None else ylabel)
             ax.set_title(" — ".join(map(str, named.values())))
             ax.set_xlabel(xlabel)
@@ -317,7 +317,7 @@ def runtime_bars(df: pd.DataFrame, path, *, time_metric: str = "runtime_s",
     fig, axes = _grid(len(panels), ncols=2, panel=(4.2, max(2.2, 0.25 * len(methods) * max(nd, 2) ** 0.5 + 1.0)),
                       sharey=True)
     with mpl.rc_context(STYLE):
-        for ax, (metric, xlabel) in zip(axes, panels):
+        for ax, (metric, xlabel) in zip(axes, panels, strict=True):
             agg = (df[df["metric"] == metric].groupby(["method", "dataset"])["value"]
                    .agg(["mean", "std"]).reset_index())
             for j, d in enumerate(datasets):

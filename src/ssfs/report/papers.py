@@ -41,7 +41,7 @@ def _norm(s) -> str:
     return re.sub(r"[^a-z0-9]", "", str(s).lower())
 
 
-def available(papers_dir) -> list[str]:
+def available_papers(papers_dir) -> list[str]:
     d = Path(papers_dir)
     return sorted(p.stem for p in d.glob("*.tsv")) if d.is_dir() else []
 
@@ -95,7 +95,8 @@ def feature_sizes(spec: str, p: int) -> list[int]:
     raise ConfigError(f"published table: unknown features spec {spec!r} (top:K, at:K or percent:Q)")
 
 
-def compare(paper: pd.DataFrame, scores: pd.DataFrame, n_features: dict[str, int], cfg: dict) -> pd.DataFrame:
+def compare_with_paper(paper: pd.DataFrame, scores: pd.DataFrame, n_features: dict[str, int],
+                       cfg: dict) -> pd.DataFrame:
     """One row per published row x matching (dataset, variant, method) of this run
     (columns :data:`OUT_COLUMNS`); published rows with no match are left out."""
     from ..experiment.stats import rank_sum
@@ -120,14 +121,14 @@ def compare(paper: pd.DataFrame, scores: pd.DataFrame, n_features: dict[str, int
             for var in vars_:
                 sub = scores[(scores["dataset"] == ds) & (scores["variant"] == var)]
                 for lab in labels:
-                    ours, n_runs = _ours(sub, lab, r.metric, sizes, paper, method_of, rank_sum)
+                    ours, n_runs = _our_value(sub, lab, r.metric, sizes, paper, method_of, rank_sum)
                     rows.append(dict(paper_dataset=r.dataset, paper_method=r.method, metric=r.metric,
                                      features=r.features, setting=r.setting, published=published, dataset=ds,
                                      variant=var, method=lab, ours=ours, n_runs=n_runs, note=r.note))
     return pd.DataFrame(rows, columns=OUT_COLUMNS)
 
 
-def _ours(sub: pd.DataFrame, label: str, metric: str, sizes: list[int], paper, method_of, rank_sum):
+def _our_value(sub: pd.DataFrame, label: str, metric: str, sizes: list[int], paper, method_of, rank_sum):
     if metric.startswith("rank_sum:"):
         base = metric.split(":", 1)[1]
         # the methods of this published table that this run has (T depends on who is ranked)

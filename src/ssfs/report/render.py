@@ -93,12 +93,11 @@ def figure_html(figdir: Path, stem: str, caption: str) -> str:
     """A figure embedded in the page (the scalable SVG, else the PNG) at :data:`ZOOM` times its
     natural size, never wider than the text, with alt text (the caption's first sentence),
     the caption, and links to the PDF and SVG files."""
-    for ext, mime in (("svg", "image/svg+xml"), ("png", "image/png")):
-        f = figdir / f"{stem}.{ext}"
-        if f.exists():
-            break
-    else:
+    found = [(figdir / f"{stem}.{ext}", ext, mime) for ext, mime in (("svg", "image/svg+xml"), ("png", "image/png"))]
+    found = [x for x in found if x[0].exists()]
+    if not found:
         return ""
+    f, ext, mime = found[0]
     raw = f.read_bytes()
     width = display_width(raw) if ext == "svg" else None
     style = f" style='width:{width}px'" if width else ""

@@ -70,7 +70,7 @@ def stability_long(table: pd.DataFrame) -> pd.DataFrame:
     return long.dropna(subset=["value"])
 
 
-def compact(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def stability_at_one_size(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     """Report view at one number of features per dataset x variant: the largest evaluated
     t at which Nogueira's measure is defined (t < p), else the largest t. One row per
     measure, one column per method ("value", Nogueira "value ±half-width of the CI");
@@ -79,8 +79,9 @@ def compact(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         return pd.DataFrame(columns=["dataset", "variant", "n_features", "measure"])
     t = table.assign(_ok=table["nogueira"].notna())
     pick = t.sort_values(["_ok", "n_features"]).groupby(["dataset", "variant"], sort=True).tail(1)
-    at = dict(zip(zip(pick["dataset"], pick["variant"]), pick["n_features"]))
-    sel = table[[at.get((d, v)) == n for d, v, n in zip(table["dataset"], table["variant"], table["n_features"])]]
+    at = dict(zip(zip(pick["dataset"], pick["variant"], strict=True), pick["n_features"], strict=True))
+    keys = zip(table["dataset"], table["variant"], table["n_features"], strict=True)
+    sel = table[[at.get((d, v)) == n for d, v, n in keys]]
     rows = []
     for (ds, var), g in sel.groupby(["dataset", "variant"], sort=True):
         for m in MEASURES:

@@ -20,12 +20,14 @@ Choices (documented in the report):
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
 from ..errors import InputError
 from ..experiment import stats as st
-from ..experiment.evaluation import higher_is_better
+from ..experiment.evaluation import metric_higher_is_better
 from .render import html_table
 
 FRIEDMAN_COLS = ["variant", "metric", "n_methods", "n_datasets", "chi2", "p_value", "iman_davenport",
@@ -48,31 +50,55 @@ def _figure_slot(stem: str) -> str:
     return f"<!--figure:{stem}-->"
 
 
-def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list[dict]]:
-    """Tables ``{"friedman", "ranks", "wilcoxon", "win_tie_loss"}``, the HTML fragment and
-    the figure index entries (stem, section, caption) of the statistics section."""
-    from .figures import cd_diagram, win_tie_loss_heatmap
+@dataclass
+class _Collected:
+    """Rows of every statistics table, HTML parts and figure index entries, filled section by section."""
 
-    rep_cfg = cfg["report"]
-    alpha = float(rep_cfg.get("alpha", 0.05))
-    wtl_alpha = float(rep_cfg.get("wtl_alpha", 0.1))
-    min_ds = int(rep_cfg.get("wilcoxon_min_datasets", 5))
-    control = rep_cfg.get("control")
-    fr, rk, wx, wt, figs = [], [], [], [], []
-    parts = ["<h2 id='statistics'>Statistics</h2>"]
+    friedman: list = field(default_factory=list)
+    ranks: list = field(default_factory=list)
+    wilcoxon: list = field(default_factory=list)
+    win_tie_loss: list = field(default_factory=list)
+    html: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    alpha: float
+    wtl_alpha: float
+    min_datasets: int
+    control: str | None
+    figdir: Path
+
+    @classmethod
+    def from_config(cls, cfg: dict, figdir) -> _Settings:
+        rep = cfg["report"]
+        return cls(float(rep.get("alpha", 0.05)), float(rep.get("wtl_alpha", 0.1)),
+                   int(rep.get("wilcoxon_min_datasets", 5)), rep.get("control"), Path(figdir))
+
+
+def _introduction(s: _Settings) -> str:
+    return (
+        "<p>Value of a method on a dataset: its test metric averaged over the evaluated numbers of selected "
+        "features, then over the repetitions (the top-K average of the table above). "
+        f"Friedman test over the datasets with the Nemenyi post-hoc test at &alpha; = {s.alpha:g} "
+        "(Demšar 2006); Holm-corrected Wilcoxon signed-rank tests against the control method "
+        f"<code>{html.escape(str(s.control))}</code> over the datasets when there are at least {s.min_datasets}, "
+        "otherwise within each dataset over the repetitions; paired t-test win/tie/loss counts over the "
+        f"repetitions at p = {s.wtl_alpha:g} with the sign-test critical number of wins (EnsCLS paper, "
+        "Table 3).</p>")
+
+
+def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list[dict]]:
+    """Tables ``{"per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss"}``, the HTML
+    fragment and the figure index entries (stem, section, caption) of the statistics section."""
+    s = _Settings.from_config(cfg, figdir)
+    out = _Collected(html=["<h2 id='statistics'>Statistics</h2>"])
     n_methods = scores["method"].nunique()
     if n_methods < 2:
-        parts.append("<p>Only one method: no comparison.</p>")
+        out.html.append("<p>Only one method: no comparison.</p>")
     else:
-        parts.append(
-            "<p>Value of a method on a dataset: its test metric averaged over the evaluated numbers of selected "
-            "features, then over the repetitions (the top-K average of the table above). "
-            f"Friedman test over the datasets with the Nemenyi post-hoc test at &alpha; = {alpha:g} "
-            "(Demšar 2006); Holm-corrected Wilcoxon signed-rank tests against the control method "
-            f"<code>{html.escape(str(control))}</code> over the datasets when there are at least {min_ds}, "
-            "otherwise within each dataset over the repetitions; paired t-test win/tie/loss counts over the "
-            f"repetitions at p = {wtl_alpha:g} with the sign-test critical number of wins (EnsCLS paper, "
-            "Table 3).</p>")
+        out.html.append(_introduction(s))
     variants = sorted(scores["variant"].unique())
     for var in variants if n_methods >= 2 else []:
         dv = scores[scores["variant"] == var]
@@ -80,104 +106,123 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list
             d = dv[dv["metric"] == metric]
             if d["method"].nunique() < 2:
                 continue
-            hib = higher_is_better(metric)
             tag = f"{metric}" if len(variants) == 1 else f"{metric}, {var}"
-            parts.append(f"<h3>{html.escape(tag)}</h3>")
+            out.html.append(f"<h3>{html.escape(tag)}</h3>")
             mat = st.summary_matrix(d, metric).dropna(axis=1)
-            n_ds = mat.shape[1]
-            # --- Friedman + Nemenyi
-            if n_ds >= 2:
-                f = st.friedman(mat, higher_is_better=hib)
-                cd = st.nemenyi_cd(f.n_methods, n_ds, alpha)
-                fr.append(dict(variant=var, metric=metric, n_methods=f.n_methods, n_datasets=n_ds, chi2=f.statistic,
-                               p_value=f.p_value, iman_davenport=f.iman_davenport,
-                               iman_davenport_p=f.iman_davenport_p, cd=cd, alpha=alpha))
-                rk += [dict(variant=var, metric=metric, method=m, avg_rank=r) for m, r in f.avg_ranks.items()]
-                stem = f"cd__{var}__{metric}"
-                cd_diagram(f.avg_ranks, cd, figdir / stem)
-                figs.append(dict(stem=stem, section="statistics", caption=(
-                    f"Critical-difference diagram, {tag}: average rank of each method over {n_ds} datasets "
-                    f"(1 = best, on the right); methods joined by a bar are not significantly different "
-                    f"(Nemenyi, α = {alpha:g}, CD = {cd:.3f}).")))
-                verdict = "rejects" if f.p_value < alpha else "does not reject"
-                parts.append(
-                    f"<p>Friedman: χ²<sub>F</sub> = {f.statistic:.3f}, p = {f.p_value:.3g} (Iman-Davenport "
-                    f"F<sub>F</sub> = {f.iman_davenport:.3f}, p = {f.iman_davenport_p:.3g}) over {n_ds} datasets "
-                    f"and {f.n_methods} methods: {verdict} equal performance at α = {alpha:g}. "
-                    f"Nemenyi critical difference CD = {cd:.3f}.</p>")
-                parts.append(_html_df(pd.DataFrame({"method": f.avg_ranks.index,
-                                                    "average rank": f.avg_ranks.to_numpy()})))
-                parts.append(_figure_slot(stem))
-            else:
-                parts.append("<p>One dataset: no Friedman test (it ranks the methods over datasets).</p>")
-            # --- Holm-Wilcoxon vs control
-            if control is not None and control in set(d["method"]):
-                if n_ds >= min_ds:
-                    tables = [("over datasets", mat)]
-                else:
-                    pr = st.per_rep_values(d, metric)
-                    tables = [(f"{ds}: over repetitions",
-                               g.pivot(index="method", columns="rep", values="value").dropna(axis=1))
-                              for ds, g in pr.groupby("dataset", sort=True)]
-                wrows = []
-                for scope, tab in tables:
-                    if tab.shape[1] < 2 or control not in tab.index or tab.shape[0] < 2:
-                        continue
-                    w = st.wilcoxon_holm(tab, control, higher_is_better=hib, alpha=alpha)
-                    w.insert(0, "control", control)
-                    w.insert(0, "scope", scope)
-                    wrows.append(w)
-                if wrows:
-                    w = pd.concat(wrows, ignore_index=True)
-                    wx += [dict(variant=var, metric=metric, **r) for r in w.to_dict("records")]
-                    unit = "datasets" if n_ds >= min_ds else "repetitions"
-                    parts.append(f"<p>Wilcoxon signed-rank tests against <b>{html.escape(control)}</b> over the "
-                                 f"{unit} (Holm-corrected, α = {alpha:g}); wins/ties/losses of the method against "
-                                 "the control.</p>")
-                    show = w.rename(columns={"n_datasets": "n"})[
-                        ["scope", "method", "n", "wins", "ties", "losses", "mean_diff", "p_value", "p_holm", "reject"]]
-                    parts.append(_html_df(show))
-            # --- win / tie / loss
-            n_reps = d.groupby(["dataset", "method"])["rep"].nunique().min()
-            if n_reps >= 2:
-                try:
-                    w = st.win_tie_loss(d, metric, alpha=wtl_alpha, higher_is_better=hib)
-                except InputError as e:
-                    parts.append(f"<p>No win/tie/loss matrix: {html.escape(str(e))}</p>")
-                    continue
-                crit = st.sign_test_critical(n_ds if n_ds else 1, wtl_alpha)
-                wt += [dict(variant=var, metric=metric, critical_wins=crit, alpha=wtl_alpha, **r)
-                       for r in w.to_dict("records")]
-                stem = f"wtl__{var}__{metric}"
-                win_tie_loss_heatmap(w, figdir / stem)
-                figs.append(dict(stem=stem, section="statistics", caption=(
-                    f"Win/tie/loss, {tag}: cell (row i, column j) = number of datasets where method i is "
-                    f"significantly better / not different / significantly worse than j (paired t-test over the "
-                    f"repetitions, p = {wtl_alpha:g}); bold = significant by the sign test.")))
-                wide = st.win_tie_loss_table(w)
-                sig = {(r.method, r.opponent) for r in w.itertuples() if r.significant}
-                for a, b in sig:
-                    wide.loc[a, b] = f"**{wide.loc[a, b]}**"
-                parts.append(
-                    f"<p>Paired t-test win/tie/loss (row vs column) over {int(n_reps)}+ repetitions per dataset, "
-                    f"p = {wtl_alpha:g}; in bold where the row method wins significantly by the sign test "
-                    f"(critical number of wins for {n_ds} dataset(s): {crit}"
-                    f"{', unreachable' if crit > n_ds else ''}).</p>")
-                parts.append(_html_df(wide.reset_index(names="method")))
-                parts.append(_figure_slot(stem))
-    ps = []
-    if rep_cfg.get("per_size_table") and n_methods >= 2:
-        ps_frame, ps_html = per_size_table(scores, alpha)
-        ps = ps_frame.to_dict("records")
-        parts.append(ps_html)
+            _friedman_nemenyi(out, s, mat, var, metric, tag)
+            _wilcoxon_against_control(out, s, d, mat, var, metric)
+            _win_tie_loss(out, s, d, mat.shape[1], var, metric, tag)
+    per_size = []
+    if cfg["report"].get("per_size_table") and n_methods >= 2:
+        frame, fragment = per_size_table(scores, s.alpha)
+        per_size = frame.to_dict("records")
+        out.html.append(fragment)
     tables = {
-        "per_size": pd.DataFrame(ps, columns=PER_SIZE_COLS),
-        "friedman": pd.DataFrame(fr, columns=FRIEDMAN_COLS),
-        "ranks": pd.DataFrame(rk, columns=RANK_COLS),
-        "wilcoxon": pd.DataFrame(wx, columns=WILCOXON_COLS),
-        "win_tie_loss": pd.DataFrame(wt, columns=WTL_COLS),
+        "per_size": pd.DataFrame(per_size, columns=PER_SIZE_COLS),
+        "friedman": pd.DataFrame(out.friedman, columns=FRIEDMAN_COLS),
+        "ranks": pd.DataFrame(out.ranks, columns=RANK_COLS),
+        "wilcoxon": pd.DataFrame(out.wilcoxon, columns=WILCOXON_COLS),
+        "win_tie_loss": pd.DataFrame(out.win_tie_loss, columns=WTL_COLS),
     }
-    return tables, "\n".join(parts) + "\n", figs
+    return tables, "\n".join(out.html) + "\n", out.figures
+
+
+def _friedman_nemenyi(out: _Collected, s: _Settings, mat: pd.DataFrame, var, metric, tag) -> None:
+    """Friedman over the datasets (columns of ``mat``), Nemenyi CD diagram (Demšar 2006)."""
+    from .figures import cd_diagram
+
+    n_ds = mat.shape[1]
+    if n_ds < 2:
+        out.html.append("<p>One dataset: no Friedman test (it ranks the methods over datasets).</p>")
+        return
+    f = st.friedman(mat, higher_is_better=metric_higher_is_better(metric))
+    cd = st.nemenyi_cd(f.n_methods, n_ds, s.alpha)
+    out.friedman.append(dict(variant=var, metric=metric, n_methods=f.n_methods, n_datasets=n_ds, chi2=f.statistic,
+                             p_value=f.p_value, iman_davenport=f.iman_davenport,
+                             iman_davenport_p=f.iman_davenport_p, cd=cd, alpha=s.alpha))
+    out.ranks += [dict(variant=var, metric=metric, method=m, avg_rank=r) for m, r in f.avg_ranks.items()]
+    stem = f"cd__{var}__{metric}"
+    cd_diagram(f.avg_ranks, cd, s.figdir / stem)
+    out.figures.append(dict(stem=stem, section="statistics", caption=(
+        f"Critical-difference diagram, {tag}: average rank of each method over {n_ds} datasets "
+        f"(1 = best, on the right); methods joined by a bar are not significantly different "
+        f"(Nemenyi, α = {s.alpha:g}, CD = {cd:.3f}).")))
+    verdict = "rejects" if f.p_value < s.alpha else "does not reject"
+    out.html.append(
+        f"<p>Friedman: χ²<sub>F</sub> = {f.statistic:.3f}, p = {f.p_value:.3g} (Iman-Davenport "
+        f"F<sub>F</sub> = {f.iman_davenport:.3f}, p = {f.iman_davenport_p:.3g}) over {n_ds} datasets "
+        f"and {f.n_methods} methods: {verdict} equal performance at α = {s.alpha:g}. "
+        f"Nemenyi critical difference CD = {cd:.3f}.</p>")
+    out.html.append(_html_df(pd.DataFrame({"method": f.avg_ranks.index, "average rank": f.avg_ranks.to_numpy()})))
+    out.html.append(_figure_slot(stem))
+
+
+def _wilcoxon_against_control(out: _Collected, s: _Settings, d: pd.DataFrame, mat: pd.DataFrame, var,
+                              metric) -> None:
+    """Holm-corrected Wilcoxon signed-rank tests against ``report.control``: over the datasets
+    when there are enough, otherwise within each dataset over the repetitions."""
+    control = s.control
+    if control is None or control not in set(d["method"]):
+        return
+    n_ds = mat.shape[1]
+    if n_ds >= s.min_datasets:
+        tables = [("over datasets", mat)]
+    else:
+        pr = st.per_rep_values(d, metric)
+        tables = [(f"{ds}: over repetitions", g.pivot(index="method", columns="rep", values="value").dropna(axis=1))
+                  for ds, g in pr.groupby("dataset", sort=True)]
+    rows = []
+    for scope, tab in tables:
+        if tab.shape[1] < 2 or control not in tab.index or tab.shape[0] < 2:
+            continue
+        w = st.wilcoxon_holm(tab, control, higher_is_better=metric_higher_is_better(metric), alpha=s.alpha)
+        w.insert(0, "control", control)
+        w.insert(0, "scope", scope)
+        rows.append(w)
+    if not rows:
+        return
+    w = pd.concat(rows, ignore_index=True)
+    out.wilcoxon += [dict(variant=var, metric=metric, **r) for r in w.to_dict("records")]
+    unit = "datasets" if n_ds >= s.min_datasets else "repetitions"
+    out.html.append(f"<p>Wilcoxon signed-rank tests against <b>{html.escape(control)}</b> over the "
+                    f"{unit} (Holm-corrected, α = {s.alpha:g}); wins/ties/losses of the method against "
+                    "the control.</p>")
+    show = w.rename(columns={"n_datasets": "n"})[
+        ["scope", "method", "n", "wins", "ties", "losses", "mean_diff", "p_value", "p_holm", "reject"]]
+    out.html.append(_html_df(show))
+
+
+def _win_tie_loss(out: _Collected, s: _Settings, d: pd.DataFrame, n_ds: int, var, metric, tag) -> None:
+    """Paired t-test win/tie/loss over the repetitions, sign-test critical wins (EnsCLS Table 3)."""
+    from .figures import win_tie_loss_heatmap
+
+    n_reps = d.groupby(["dataset", "method"])["rep"].nunique().min()
+    if n_reps < 2:
+        return
+    try:
+        w = st.win_tie_loss(d, metric, alpha=s.wtl_alpha, higher_is_better=metric_higher_is_better(metric))
+    except InputError as e:
+        out.html.append(f"<p>No win/tie/loss matrix: {html.escape(str(e))}</p>")
+        return
+    crit = st.sign_test_critical(n_ds if n_ds else 1, s.wtl_alpha)
+    out.win_tie_loss += [dict(variant=var, metric=metric, critical_wins=crit, alpha=s.wtl_alpha, **r)
+                         for r in w.to_dict("records")]
+    stem = f"wtl__{var}__{metric}"
+    win_tie_loss_heatmap(w, s.figdir / stem)
+    out.figures.append(dict(stem=stem, section="statistics", caption=(
+        f"Win/tie/loss, {tag}: cell (row i, column j) = number of datasets where method i is "
+        f"significantly better / not different / significantly worse than j (paired t-test over the "
+        f"repetitions, p = {s.wtl_alpha:g}); bold = significant by the sign test.")))
+    wide = st.win_tie_loss_table(w)
+    for a, b in {(r.method, r.opponent) for r in w.itertuples() if r.significant}:
+        wide.loc[a, b] = f"**{wide.loc[a, b]}**"
+    out.html.append(
+        f"<p>Paired t-test win/tie/loss (row vs column) over {int(n_reps)}+ repetitions per dataset, "
+        f"p = {s.wtl_alpha:g}; in bold where the row method wins significantly by the sign test "
+        f"(critical number of wins for {n_ds} dataset(s): {crit}"
+        f"{', unreachable' if crit > n_ds else ''}).</p>")
+    out.html.append(_html_df(wide.reset_index(names="method")))
+    out.html.append(_figure_slot(stem))
 
 
 def per_size_table(scores: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, str]:
@@ -189,7 +234,7 @@ def per_size_table(scores: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFr
 
     rows = []
     for (var, metric, ds, k), g in scores.groupby(["variant", "metric", "dataset", "n_features"], sort=True):
-        hib = higher_is_better(metric)
+        hib = metric_higher_is_better(metric)
         wide = g.pivot_table(index="rep", columns="method", values="value")
         means = wide.mean()
         best = means.idxmax() if hib else means.idxmin()

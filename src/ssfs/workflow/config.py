@@ -135,7 +135,7 @@ def variants(cfg: dict) -> dict[str, dict]:
     keys = sorted(sweeps)
     out = {}
     for combo in itertools.product(*(sweeps[k] for k in keys)):
-        over = dict(zip(keys, combo))
+        over = dict(zip(keys, combo, strict=True))
         name = "__".join(f"{k}-{v}" for k, v in over.items())
         out[name] = over
     return out

@@ -10,6 +10,7 @@ report shows. Where the high-water mark cannot be reset or read, the value is Na
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 _STATUS = Path("/proc/self/status")
@@ -40,8 +41,6 @@ class PeakMemory:
 
     def __exit__(self, *exc):
         if self._before is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.mib = max(0.0, _status_mib("VmHWM") - self._before)
-            except OSError:
-                pass
         return False

@@ -8,6 +8,7 @@ rep)`` (see :mod:`ssfs.seeding`); no step depends on another job's random state.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -15,40 +16,26 @@ import pandas as pd
 
 from .._progress import track
 from ..constraints import Constraints
-from ..errors import InputError
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
+from ..io.atomic import atomic_path, write_tsv
+from ..io.h5ad import read_prepared
 from ..ranking import ranking_table
 from ..runner import run_method
 from ..seeding import derive_rng
-from .atomic import atomic_path, write_tsv
 
 
 # ----------------------------------------------------------------------------- data
-def read_prepared(path):
-    """(X, y codes, class names, feature names, AnnData) of a prepared .h5ad."""
-    import anndata as ad
-
-    try:
-        adata = ad.read_h5ad(path)
-    except Exception as e:  # truncated / not HDF5
-        raise InputError(f"cannot read prepared data {path}: {e}") from None
-    if "label" not in adata.obs:
-        raise InputError(f"{path} has no obs['label'] column")
-    classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
-    return adata.X, y.astype(np.int64), classes, np.asarray(adata.var_names), adata
-
-
-def run_prepare(name: str, entry: dict, data_dir, out) -> None:
+def run_prepare(*, dataset: str, entry: dict, data_dir, prepared) -> None:
     from ..io import prepare_dataset, write_prepared
 
-    adata = prepare_dataset(name, entry, data_dir)
-    write_prepared(adata, out)
+    adata = prepare_dataset(dataset, entry, data_dir)
+    write_prepared(adata, prepared)
 
 
 # ------------------------------------------------------------------------ supervision
-def run_split(prepared, outs: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
+def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
     _, y, _, _, _ = read_prepared(prepared)
-    for rep, out in zip(reps, outs):
+    for rep, out in zip(reps, splits, strict=True):
         if sup["protocol"] == "kfold":
             rng_split = derive_rng(seed, dataset, "folds")
         else:
@@ -78,10 +65,10 @@ def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset:
     return c
 
 
-def run_constraints(prepared, split_paths: list, outs: list, sup: dict, seed: int, dataset: str,
+def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, seed: int, dataset: str,
                     reps: list[int]) -> None:
     _, y, _, _, _ = read_prepared(prepared)
-    for rep, sp, out in zip(reps, split_paths, outs):
+    for rep, sp, out in zip(reps, splits, constraints, strict=True):
         c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep)
         with atomic_path(out) as tmp:
             c.to_tsv(tmp)
@@ -105,15 +92,16 @@ def _write_timing(rep: int, seconds: float, peak: float, out) -> None:
     write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak]}), out)
 
 
-def run_select_reps(prepared, split_paths, constraints_paths, outs, component_outs, timing_outs, method: dict,
-                    seed: int, dataset: str, label: str, reps: list[int]) -> None:
-    """Run one method on several repetitions in one process (saves the start-up cost),
-    recording each repetition's in-process time and peak memory."""
+def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list, components: list, timing: list,
+                    settings: dict, seed: int, dataset: str, method: str, reps: list[int]) -> None:
+    """Run one method (config label ``method``, its config entry ``settings``) on several
+    repetitions in one process (saves the start-up cost), recording each repetition's
+    in-process time and peak memory."""
     data = read_prepared(prepared)
-    todo = zip(reps, split_paths, constraints_paths, outs, component_outs, timing_outs)
-    for rep, sp, cp, out, comp, tout in track(todo, f"{label} on {dataset}: repetitions", total=len(reps)):
-        _, seconds, peak = _timed(lambda: run_select(data, sp, cp, out, method, seed, dataset, label, rep,
-                                                     components_out=comp))
+    jobs = zip(reps, splits, constraints, rankings, components, timing, strict=True)
+    for rep, sp, cp, out, comp, tout in track(jobs, f"{method} on {dataset}: repetitions", total=len(reps)):
+        _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, settings, seed, dataset, method, rep,
+                                          components_out=comp))
         _write_timing(rep, seconds, peak, tout)
 
 
@@ -161,47 +149,40 @@ def _write_ranked(ranked, X, names, out, components_out=None) -> None:
     write_tsv(table, out)
 
 
-def run_member_chunk(prepared, split_path, constraints_path, out, method: dict, seed: int, dataset: str,
-                     label: str, rep: int, chunk: int, n_chunks: int) -> None:
+def run_member_chunk(*, prepared, split, constraints, members, settings: dict, seed: int, dataset: str,
+                     method: str, rep: int, chunk: int, n_chunks: int) -> None:
     """One chunk of the members of an ensemble method on one repetition (``.npz`` of its
     arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see :func:`run_combine`."""
     from ..runner import run_member_chunk as member_chunk
 
-    X, Xtr, ytr, cons, _ = _training(prepared, split_path, constraints_path)
+    X, Xtr, ytr, cons, _ = _training(prepared, split, constraints)
     parts, seconds, peak = _timed(lambda: member_chunk(
-        method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), chunk=chunk,
-        n_chunks=n_chunks, **method["params"]))
-    with atomic_path(out) as tmp, open(tmp, "wb") as fh:
+        settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), chunk=chunk,
+        n_chunks=n_chunks, **settings["params"]))
+    with atomic_path(members) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, _seconds=seconds, _peak_mb=peak, **parts)
 
 
-def run_combine(prepared, split_path, constraints_path, chunk_paths: list, out, components_out, timing_out,
-                method: dict, seed: int, dataset: str, label: str, rep: int) -> None:
+def run_combine(*, prepared, split, constraints, chunks: list, ranking, components, timing,
+                settings: dict, seed: int, dataset: str, method: str, rep: int) -> None:
     """The ranking of an ensemble from its member chunks (in chunk order): identical to
     :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
     combination's, peak = the largest of the chunks' and the combination's."""
     from ..runner import combine_member_chunks
 
-    X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
+    X, Xtr, ytr, cons, names = _training(prepared, split, constraints)
     parts, seconds, peaks = [], 0.0, []
-    for cp in chunk_paths:
+    for cp in chunks:
         with np.load(cp) as z:
             parts.append({k: z[k] for k in z.files if not k.startswith("_")})
             seconds += float(z["_seconds"])
             peaks.append(float(z["_peak_mb"]))
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
-        method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep), parts=parts,
-        **method["params"]))
-    _write_ranked(ranked, X, names, out, components_out)
+        settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), parts=parts,
+        **settings["params"]))
+    _write_ranked(ranked, X, names, ranking, components)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
-    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing_out)
-
-
-def dataset_summary(prepared) -> dict:
-    X, y, classes, _, _ = read_prepared(prepared)
-    counts = np.bincount(y)
-    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
-            "class_counts": {str(c): int(k) for c, k in zip(classes, counts)}}
+    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
 
 
 def save_npy(arr, path) -> None:

@@ -8,12 +8,14 @@ workflow passes it on as ``SSFS_LOG_LEVEL``) also lets third-party INFO through.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import sys
 import time
 import warnings
 
+from .._progress import fmt_seconds
 from ..errors import SSFSError
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -74,14 +76,33 @@ def run_step(main, snakemake) -> None:
     log.info("ssfs %s: done in %s", what, fmt_seconds(time.perf_counter() - t0))
 
 
-def fmt_seconds(s: float) -> str:
-    """``0.42 s``, ``12.3 s``, ``4 min 05 s``, ``2 h 03 min``."""
-    if s < 10:
-        return f"{s:.2f} s"
-    if s < 60:
-        return f"{s:.1f} s"
-    m, sec = divmod(int(round(s)), 60)
-    if m < 60:
-        return f"{m} min {sec:02d} s"
-    h, m = divmod(m, 60)
-    return f"{h} h {m:02d} min"
+def rule_arguments(snakemake, fn) -> dict:
+    """The keyword arguments of ``fn`` taken by name from the rule: its named inputs,
+    outputs, params and wildcards (a name must not appear twice). Multi-file entries
+    become lists; wildcards annotated ``int`` become ints."""
+    sig = inspect.signature(fn)
+    groups = [("wildcards", snakemake.wildcards), ("input", snakemake.input), ("output", snakemake.output),
+              ("params", snakemake.params)]
+    found: dict = {}
+    where: dict = {}
+    for group, entries in groups:
+        for name, value in entries.items():
+            if name not in sig.parameters:
+                continue
+            if name in found:
+                raise TypeError(f"{fn.__name__}: {name!r} is both {where[name]}.{name} and {group}.{name} of the rule")
+            if not isinstance(value, str) and group in ("input", "output"):
+                value = list(value)
+            if group == "wildcards" and sig.parameters[name].annotation in (int, "int"):
+                value = int(value)
+            found[name], where[name] = value, group
+    missing = [n for n, q in sig.parameters.items() if q.default is q.empty and n not in found]
+    if missing:
+        raise TypeError(f"{fn.__name__}: the rule has no named input, output, param or wildcard {missing}")
+    return found
+
+
+def run_rule(fn, snakemake) -> None:
+    """:func:`run_step` of ``fn(**rule_arguments(snakemake, fn))``: a pipeline entry point
+    whose keyword-only parameters are named like the rule's inputs, outputs and params."""
+    run_step(lambda sm: fn(**rule_arguments(sm, fn)), snakemake)

@@ -183,7 +183,8 @@ def pairs_matrix(pairs: np.ndarray, n: int, weights=None) -> sparse.csr_matrix:
     if len(pairs) == 0:
         return sparse.csr_matrix((n, n))
     w = np.ones(len(pairs)) if weights is None else np.asarray(weights, float)
-    M = sparse.coo_matrix((np.r_[w, w], (np.r_[pairs[:, 0], pairs[:, 1]], np.r_[pairs[:, 1], pairs[:, 0]])), shape=(n, n))
+    rows, cols = np.r_[pairs[:, 0], pairs[:, 1]], np.r_[pairs[:, 1], pairs[:, 0]]
+    M = sparse.coo_matrix((np.r_[w, w], (rows, cols)), shape=(n, n))
     return M.tocsr()  # Constraints stores each pair once with i < j: no duplicates
 
 
