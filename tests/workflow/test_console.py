@@ -41,3 +41,33 @@ def test_log_level_warning_silences_the_jobs(tmp_path):
     res = snakemake(tmp_path, cfg, "results/wine/base/scores/fisher.tsv", cores=1)
     assert "ssfs " not in res.stdout + res.stderr
     assert (tmp_path / "results/logs/select/wine/base/fisher/chunk0.log").read_text() == ""
+
+
+def test_log_levels_hold_third_party_info_back(monkeypatch, tmp_path):
+    import io
+    import logging
+
+    from ssfs.workflow.scripting import ENV_LEVEL, configure_logging, log_level
+
+    monkeypatch.delenv(ENV_LEVEL, raising=False)
+    assert log_level({}) == "INFO" and log_level({"log_level": "WARNING"}) == "WARNING"
+    monkeypatch.setenv(ENV_LEVEL, "DEBUG")  # snakemake --verbose
+    assert log_level({"log_level": "WARNING"}) == "DEBUG"
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level, logging.getLogger("ssfs").level, logging.getLogger("fontTools").level
+    try:
+        for level, shown in (("INFO", ["ssfs info"]), ("DEBUG", ["glyph subset", "ssfs info", "ssfs debug"])):
+            out = io.StringIO()
+            configure_logging(level, tmp_path / "job.log", stream=out, capture_warnings=False)
+            logging.getLogger("fontTools.subset").info("glyph subset")
+            logging.getLogger("ssfs.x").info("ssfs info")
+            logging.getLogger("ssfs.x").debug("ssfs debug")
+            for h in root.handlers:
+                h.flush()
+            assert out.getvalue().splitlines() == shown
+            assert (tmp_path / "job.log").read_text().splitlines() == shown
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        logging.getLogger("ssfs").setLevel(saved[2])
+        logging.getLogger("fontTools").setLevel(saved[3])
