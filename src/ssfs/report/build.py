@@ -8,7 +8,7 @@ repetitions), ``stability`` (:mod:`ssfs.report.stability`), ``stats_*``
 selection run), ``datasets`` and ``paper_comparison`` (:mod:`ssfs.report.papers`).
 summary, top_k and stability are also written as .md and .tex.
 
-Figures (``results/figures``, .png and .pdf, listed with their captions in
+Figures (``results/figures``, .svg, .png and .pdf, listed with their captions in
 ``figures/index.tsv``): metric vs number of features per dataset x metric
 (``curve__*``), metric vs swept value (``sweep__*``), stability vs number of
 features (``stability__*``), CD diagrams and win/tie/loss heat maps (``cd__*``,
