@@ -181,3 +181,10 @@ def test_method_colors_consistent():
 def test_missing_metric_is_a_clear_error(tmp_path, tidy):
     with pytest.raises(Exception, match="no rows for metric 'auc'"):
         F.curve_vs_features(tidy, "auc", tmp_path / "x")
+
+
+def test_reruns_write_identical_figure_files(tmp_path, tidy):
+    for k in range(2):
+        F.curve_vs_features(tidy, "accuracy", tmp_path / f"run{k}")
+    for ext in (".svg", ".png", ".pdf"):
+        assert (tmp_path / f"run0{ext}").read_bytes() == (tmp_path / f"run1{ext}").read_bytes(), ext

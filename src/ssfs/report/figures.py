@@ -73,7 +73,7 @@ def _save(fig: Figure, path) -> Figure:
     png.parent.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(STYLE):
         fig.savefig(png, dpi=DPI)
-        fig.savefig(pdf)
+        fig.savefig(pdf, metadata={"CreationDate": None})  # reruns write identical files
         fig.savefig(svg, metadata={"Date": None})
     return fig
 
