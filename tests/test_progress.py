@@ -102,7 +102,12 @@ def test_rank_prints_progress_lines_when_not_on_a_terminal(tmp_path):
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     lines = res.stderr.splitlines()
-    assert lines and all(LINE.fullmatch(s) for s in lines), lines
-    assert lines[-1].startswith("ssfs bootstrap rankings (fisher on 6 resamples): 6/6 (100%)")
+    assert re.fullmatch(r"ssfs rank: read .*x\.csv: 30 samples x 20 features in [\d.]+ s", lines[0])
+    assert re.fullmatch(r"ssfs rank: bootstrap_rank done in [\d.]+ s", lines[-1])
+    assert lines[1:-1] and all(LINE.fullmatch(s) for s in lines[1:-1]), lines
+    assert lines[-2].startswith("ssfs bootstrap rankings (fisher on 6 resamples): 6/6 (100%)")
     res = subprocess.run(cmd + ["--no-progress"], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0 and [s.split(":")[0] for s in res.stderr.splitlines()] == ["ssfs rank"] * 2
+    res = subprocess.run(cmd[:3] + ["--log-level", "WARNING"] + cmd[3:], capture_output=True, text=True, env=env,
+                         timeout=120)
     assert res.returncode == 0 and res.stderr == ""

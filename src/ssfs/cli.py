@@ -76,23 +76,35 @@ def cmd_methods(args) -> int:
     return 0
 
 
-def cmd_rank(args) -> int:
+def _rank_output(args):
+    """stderr for ``ssfs rank``: ssfs's messages at ``--log-level``, progress as a tqdm bar on a
+    terminal (else a line every 30 s) unless ``--no-progress``. Returns the ssfs logger."""
     import logging
 
     from ._progress import enable_bar
-    from .constraints import Constraints
-    from .experiment.splits import draw_labeled
-    from .io import prepare_dataset
-    from .io.atomic import write_tsv
-    from .ranking import ranking_table
-    from .runner import run_method
     from .workflow.scripting import configure_logging
 
     configure_logging(args.log_level, capture_warnings=False)
     if args.no_progress:
         logging.getLogger("ssfs.progress").setLevel(logging.WARNING)
     else:
-        enable_bar()  # a tqdm bar when stderr is a terminal, else a line every 30 s
+        enable_bar()
+    return logging.getLogger("ssfs")
+
+
+def cmd_rank(args) -> int:
+    import time
+
+    from ._progress import fmt_seconds
+    from .constraints import Constraints
+    from .experiment.splits import draw_labeled
+    from .io import prepare_dataset
+    from .io.atomic import write_tsv
+    from .ranking import ranking_table
+    from .runner import run_method
+
+    log = _rank_output(args)
+    t0 = time.perf_counter()
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
         val = getattr(args, key)
@@ -102,6 +114,8 @@ def cmd_rank(args) -> int:
         entry["index_col"] = args.index_column
     adata = prepare_dataset("input", entry, ".")
     X = adata.X
+    log.info("ssfs rank: read %s: %d samples x %d features in %s", args.input, *X.shape,
+             fmt_seconds(time.perf_counter() - t0))
     classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class == "all":
@@ -111,7 +125,9 @@ def cmd_rank(args) -> int:
         yl = np.full(y.size, -1)
         yl[lab] = y[lab]
     cons = Constraints.from_tsv(args.constraints) if args.constraints else None
+    t0 = time.perf_counter()
     ranked = run_method(args.method, X, yl, cons, rng=rng, **_parse_params(args.param))
+    log.info("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     table = ranking_table(adata.var_names, ranked.scores, ranked.order,
