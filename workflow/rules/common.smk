@@ -94,4 +94,4 @@ os.environ.setdefault("SSFS_REPO", str(Path(workflow.basedir).resolve()))
 
 # `snakemake --verbose` also makes the jobs' logging verbose (ssfs.workflow.scripting.log_level)
 if workflow.output_settings is not None and workflow.output_settings.verbose:
-    os.environ["SSFS_LOG_LEVEL"] = "DEBUG"
+    os.environ.update(SSFS_LOG_LEVEL="DEBUG")
