@@ -24,7 +24,7 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         f"{RESULTS}/report.html",
         SUMMARY_TABLES,
-    default_target: True

@@ -13,6 +13,7 @@ with a warning, median imputation).
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ from scipy import sparse
 
 from ssfs import Constraints, run_method
 from ssfs._validation import dense
-from ssfs.errors import ConfigError, InputError, MethodError, SupervisionError
+from ssfs.errors import ConfigError, InputError, MethodError, SSFSError, SupervisionError
 from ssfs.experiment.splits import make_split
 from ssfs.io import prepare_dataset
 from ssfs.workflow.config import load_schema, validate_config
@@ -123,7 +124,8 @@ CASES = [
      ["dataset 'd'", "t.h5ad", "truncated or corrupt"]),
     ("wrong delimiter", prep({"path": "semi.csv", "label_column": "label"},
                              {"semi.csv": GOOD.replace(",", ";")}), InputError,
-     ["dataset 'd'", "semi.csv", "single column", "semicolon", "wrong delimiter"]),
+     ["dataset 'd'", "semi.csv", "single column", "semicolon", "wrong delimiter", "comma-separated (format: csv)",
+      "tab-separated (format: tsv)"]),
     ("duplicated sample names", prep({"path": "d.csv", "label_column": "label"},
                                      {"d.csv": GOOD.replace("s2,", "s1,")}), InputError,
      ["dataset 'd'", "sample name 's1' occurs 2 times"]),
@@ -178,7 +180,11 @@ CASES = [
     ("class smaller than labeled_per_class",
      call(make_split, np.array([0] * 30 + [1] * 6), 0, np.random.default_rng(0), np.random.default_rng(1),
           labeled_per_class=5, dataset="d"), SupervisionError,
-     ["d: class 1 has 4 training sample(s)", "fewer than labeled_per_class = 5"]),
+     ["d: class 1 has 4 training sample(s)", "fewer than labeled_per_class = 5", "small_classes: all"]),
+    ("class smaller than labeled_per_class, named", call(
+        make_split, np.array([0] * 30 + [1] * 6), 0, np.random.default_rng(0), np.random.default_rng(1),
+        labeled_per_class=5, dataset="d", class_names=np.array(["ALL", "AML"])), SupervisionError,
+     ["d: class 'AML' has 4 training sample(s)", "(supervision: small_classes: all)"]),
     ("kfold with a class smaller than n_folds",
      call(make_split, np.array([0] * 30 + [1] * 6), 0, np.random.default_rng(0), np.random.default_rng(1),
           protocol="kfold", n_folds=10, dataset="d"), SupervisionError,
@@ -244,8 +250,165 @@ CASES = [
 ]
 
 
+# ----------------------------------------------- issue 19: typed parameters, range, one class
+X_HUGE = X6 * 1e300
+ONE_CLASS = np.zeros(6, dtype=int)
+
+
+def cli_params(method_name, *items):
+    """The command line's --param door: parse, then check against the method's signature."""
+    from ssfs.cli import _parse_params
+    from ssfs.registry import check_params, get_method
+
+    return lambda tmp: check_params(get_method(method_name), _parse_params(list(items)))
+
+
+def _p(method_name, param, shown, *more):
+    return [f"method '{method_name}'", f"parameter {param}: expected", f"got {shown}", *more]
+
+
+ISSUE19 = [
+    # tracebacks of the issue, through the API
+    ("api k='abc'", method("cls", X6, Y6, k="abc"), MethodError, _p("cls", "k", "'abc'", "an integer >= 1")),
+    ("api bandwidth='wide'", method("cls", X6, Y6, bandwidth="wide"), MethodError,
+     _p("cls", "bandwidth", "'wide'", "a number > 0", "'auto'")),
+    ("api ssfi n_members='x'", method("ssfi", X6, Y6, n_members="x"), MethodError,
+     _p("ssfi", "n_members", "'x'", "an integer >= 1 or null")),
+    ("api k=2.5 never truncated", method("laplacian", X6, k=2.5), MethodError,
+     _p("laplacian", "k", "2.5", "never truncated")),
+    ("api efsis n_boot='abc'", method("efsis", X6, Y6, n_boot="abc"), MethodError, _p("efsis", "n_boot", "'abc'")),
+    ("api bootstrap_rank list top_percent", method("bootstrap_rank", X6, Y6, top_percent=[1, 5]), MethodError,
+     _p("bootstrap_rank", "top_percent", "[1, 5]", "a number in (0, 100]")),
+    ("api efsis top_percent list with 0", method("efsis", X6, Y6, top_percent=[1, 0]), MethodError,
+     _p("efsis", "top_percent", "[1, 0]", "a list of (a number in (0, 100])")),
+    ("api k=0", method("cls", X6, Y6, k=0), MethodError, _p("cls", "k", "0")),
+    ("api k=True is not an integer", method("cls", X6, Y6, k=True), MethodError, _p("cls", "k", "True")),
+    ("api som=1 is not a bool", method("cls", X6, Y6, som=1), MethodError, _p("cls", "som", "1", "true or false")),
+    ("api som='yes'", method("cls", X6, Y6, som="yes"), MethodError, _p("cls", "som", "'yes'")),
+    ("api lam=nan", method("cs2", X6, Y6, lam=float("nan")), MethodError, _p("cs2", "lam", "nan")),
+    ("api lam=inf", method("cs2", X6, Y6, lam=float("inf")), MethodError, _p("cs2", "lam", "inf")),
+    ("api lam=1 outside open interval", method("cs2", X6, Y6, lam=1.0), MethodError,
+     _p("cs2", "lam", "1.0", "in (0, 1)")),
+    ("api eta=-0.1", method("sselect", X6, Y6, eta=-0.1), MethodError, _p("sselect", "eta", "-0.1", "in [0, 1]")),
+    ("api relieff instances=0", method("relieff", X6, Y6, instances=0), MethodError,
+     _p("relieff", "instances", "0", "one of 'all', 'sqrt', 'log'")),
+    ("api relieff ramp not a list", method("relieff", X6, Y6, ramp=0.5), MethodError, _p("relieff", "ramp", "0.5")),
+    ("api ssfi min_samples_split=1 is not the fraction 1.0", method("ssfi", X6, Y6, min_samples_split=1),
+     MethodError, _p("ssfi", "min_samples_split", "1", "an integer >= 2")),
+    ("api rf max_features=1.5", method("rf", X6, Y6, max_features=1.5), MethodError,
+     _p("rf", "max_features", "1.5", "'sqrt'")),
+    ("api efsis ranker_params not a mapping", method("efsis", X6, Y6, ranker_params=[1]), MethodError,
+     _p("efsis", "ranker_params", "[1]", "a mapping")),
+    ("api infogain n_bins=1", method("infogain", X6, Y6, n_bins=1), MethodError,
+     _p("infogain", "n_bins", "1", "an integer >= 2")),
+    ("api unknown and typed together", method("cls", X6, Y6, kk=1, k="x"), MethodError,
+     ["method 'cls' got unknown parameter(s) kk"]),
+    ("api efsis ranker_params nested type", method("efsis", X6, Y6, ranker_params={"relieff": {"k": "abc"}}),
+     MethodError, ["method 'efsis' parameter ranker_params: method 'relieff' parameter k: expected", "'abc'"]),
+    ("api efsis ranker_params unknown ranker", method("efsis", X6, Y6, ranker_params={"relief": {}}),
+     MethodError, ["method 'efsis' parameter ranker_params: unknown method 'relief'"]),
+    ("api bootstrap_rank base_params nested", method("bootstrap_rank", X6, Y6, base="fisher", base_params={"k": 1}),
+     MethodError, ["method 'bootstrap_rank' parameter base_params: method 'fisher' got unknown parameter(s) k"]),
+    ("config efsis ranker_params nested", config(methods={"efsis": {"ranker_params": {"sam": {"s0": -1}}}}),
+     ConfigError, ["config key methods.efsis", "parameter ranker_params: method 'sam' parameter s0", "got -1"]),
+    # the command line's --param (values typed as on a shell)
+    ("cli k=abc", cli_params("cls", "k=abc"), MethodError, _p("cls", "k", "'abc'")),
+    ("cli k=2.5", cli_params("laplacian", "k=2.5"), MethodError, _p("laplacian", "k", "2.5")),
+    ("cli n_boot=abc", cli_params("efsis", "n_boot=abc"), MethodError, _p("efsis", "n_boot", "'abc'")),
+    ("cli k=1e-3", cli_params("laplacian", "k=1e-3"), MethodError, _p("laplacian", "k", "0.001")),
+    ("cli k=inf", cli_params("laplacian", "k=inf"), MethodError, _p("laplacian", "k", "inf")),
+    ("cli bandwidth=wide", cli_params("laplacian", "bandwidth=wide"), MethodError,
+     _p("laplacian", "bandwidth", "'wide'")),
+    ("cli som=maybe", cli_params("cls", "som=maybe"), MethodError, _p("cls", "som", "'maybe'")),
+    ("cli top_percent=[1, 2] for bootstrap_rank", cli_params("bootstrap_rank", "top_percent=[1, 2]"), MethodError,
+     _p("bootstrap_rank", "top_percent", "[1, 2]")),
+    ("cli NAME without value", cli_params("cls", "k"), SSFSError, ["--param expects NAME=VALUE, got 'k'"]),
+    ("cli =VALUE without name", cli_params("cls", "=3"), SSFSError, ["--param expects NAME=VALUE, got '=3'"]),
+    ("cli unknown parameter", cli_params("cls", "kk=3"), MethodError, ["method 'cls' got unknown parameter(s) kk"]),
+    # the workflow config, refused before any job
+    ("config cls k: abc", config(methods={"cls": {"k": "abc"}}), ConfigError,
+     ["config key methods.cls", *_p("cls", "k", "'abc'")]),
+    ("config k: 2.5", config(methods={"cls": {"k": 2.5}}), ConfigError,
+     ["config key methods.cls", *_p("cls", "k", "2.5", "never truncated")]),
+    ("config bootstrap_rank list top_percent", config(methods={"b": {"method": "bootstrap_rank",
+                                                                     "top_percent": [1, 2]}}), ConfigError,
+     ["config key methods.b", *_p("bootstrap_rank", "top_percent", "[1, 2]")]),
+    ("config efsis weights heavy", config(methods={"efsis": {"weights": "heavy"}}), ConfigError,
+     ["config key methods.efsis", *_p("efsis", "weights", "'heavy'", "'paper'")]),
+    ("config ssfi n_members x", config(methods={"ssfi": {"n_members": "x"}}), ConfigError,
+     ["config key methods.ssfi", *_p("ssfi", "n_members", "'x'")]),
+    ("config bool as string", config(methods={"cls": {"som": "true"}}), ConfigError,
+     ["config key methods.cls", *_p("cls", "som", "'true'")]),
+    ("config unknown paper", config(report={"paper": "nope_table"}), ConfigError,
+     ["config key report.paper", "no published table 'nope_table'", "available:", "efsis_table2"]),
+    *[(f"config reserved dataset name {nm}", config(datasets={nm: {"source": "builtin", "name": "wine"}}),
+       ConfigError, [f"dataset name {nm!r} is reserved", "rename the dataset"])
+      for nm in ("tables", "logs", "figures", "report", "Tables")],
+    # numerical range and one class
+    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS), SupervisionError,
+     ["method 'cls' gave no finite score", "at least 2 classes or unlabeled samples", "one class (code 0)"]),
+    ("one class, every sample labeled, fisher", method("fisher", X6, ONE_CLASS), SupervisionError,
+     ["method 'fisher' needs labeled samples of at least 2 classes, got 1"]),
+    ("one class, every sample labeled, sselect", method("sselect", X6, ONE_CLASS), SupervisionError,
+     ["method 'sselect' needs labeled samples of at least 2 classes"]),
+    ("one class, every sample labeled, c3", method("c3", X6, ONE_CLASS), SupervisionError,
+     ["method 'c3' needs cannot-link constraints"]),
+    ("values beyond the float maximum", method("variance", np.where(np.arange(18).reshape(6, 3) == 4, np.inf, X6)), InputError,
+     ["X holds 1 missing or infinite value(s)", "first at sample 1, feature 1"]),
+    ("negative values for scanpy_hvg", method("scanpy_hvg", X6), InputError,
+     ["scanpy_hvg needs non-negative expression", "negative value(s)", "minimum"]),
+]
+
+
+def _bad_value(alts):
+    """A value each parameter's declared type refuses (None when everything is accepted)."""
+    from ssfs.params import ParamValueError, coerce
+
+    for v in ("not-a-value", 2.5, {"x": 1}, [{"x": 1}]):
+        try:
+            coerce(alts, v)
+        except ParamValueError:
+            return v
+    return None
+
+
+def _out_of_range(alts):
+    """A number just outside the declared range of the first numeric alternative with one."""
+    from ssfs.params import ParamValueError, coerce
+
+    for a in alts:
+        r = a.range
+        if a.kind in ("int", "float") and r is not None:
+            for v in ([r.low - 1] if r.low is not None else []) + ([r.high + 1] if r.high is not None else []):
+                v = int(v) if a.kind == "int" else float(v)
+                try:
+                    coerce(alts, v)
+                except ParamValueError:
+                    return v
+    return None
+
+
+def _generated_param_cases():
+    """Every parameter of every registered method, given a value of the wrong type and one
+    out of its range: refused at the door in one line naming method, parameter, expected
+    type and value (before the data or an optional package are even looked at)."""
+    from ssfs.registry import get_method, list_methods
+
+    out = []
+    for name in list_methods():
+        for param, alts in get_method(name).types.items():
+            for kind, bad in (("type", _bad_value(alts)), ("range", _out_of_range(alts))):
+                if bad is not None:
+                    out.append((f"{name}.{param} wrong {kind} {bad!r}", method(name, X6, Y6, **{param: bad}),
+                                MethodError, _p(name, param, repr(bad))))
+    return out
+
+
+CASES += ISSUE19 + _generated_param_cases()
+
+
 def test_table_is_large_and_ids_unique():
-    assert len(CASES) >= 30
+    assert len(CASES) >= 150
     assert len({c[0] for c in CASES}) == len(CASES)
 
 
@@ -265,6 +428,10 @@ BAD_WORKFLOW_CONFIGS = {
     "dotdot": ({"../x": {"source": "builtin", "name": "wine"}}, {"fisher": {}}, "name '../x' under datasets"),
     "space": ({"a b": {"source": "builtin", "name": "wine"}}, {"fisher": {}}, "name 'a b' under datasets"),
     "unknown method": ({"wine": {"source": "builtin", "name": "wine"}}, {"fishr": {}}, "unknown method 'fishr'"),
+    "typed parameter": ({"wine": {"source": "builtin", "name": "wine"}}, {"cls": {"k": "abc"}},
+                        "method 'cls' parameter k: expected an integer >= 1, got 'abc'"),
+    "reserved dataset name": ({"tables": {"source": "builtin", "name": "wine"}}, {"fisher": {}},
+                              "dataset name 'tables' is reserved"),
 }
 
 
@@ -292,6 +459,7 @@ def test_small_sparse_input_is_densified_with_identical_result():
     for name in ("wckm", "relieff", "fisher", "laplacian"):
         a = run_method(name, X, y, rng=0)
         b = run_method(name, sparse.csr_matrix(X), y, rng=0)
+        # sparse and dense sums differ in order only: tests/tolerances.py class 2
         np.testing.assert_allclose(a.scores, b.scores, rtol=1e-10, err_msg=name)
         np.testing.assert_array_equal(a.order, b.order, err_msg=name)
     np.testing.assert_array_equal(dense(sparse.csr_matrix(X)), X)
@@ -313,7 +481,7 @@ def test_cls_without_constraints_falls_back_to_laplacian_score():
     X = np.random.default_rng(5).normal(size=(25, 6))
     ls = run_method("laplacian", X, k=5).scores
     cls = run_method("cls", X, None, Constraints.empty(), k=5, mean="degree").scores
-    np.testing.assert_allclose(cls, 2.0 * ls, rtol=1e-10)
+    np.testing.assert_allclose(cls, 2.0 * ls, rtol=1e-10)  # same sums, other order: tolerances.py class 2
     # the default (uniform mean) still ranks without constraints, no error
     assert np.isfinite(run_method("cls", X, None, Constraints.empty(), k=5).scores).all()
 
@@ -341,3 +509,47 @@ def test_p1_and_n2_run():
     assert list(run_method("fisher", X, np.arange(10) % 2).order) == [0]
     r = run_method("laplacian", np.array([[0.0, 1.0], [1.0, 3.0]]))
     assert sorted(r.order) == [0, 1]
+
+
+# ------------------------------------------------ the command line: one line, no traceback
+CLI_CASES = {
+    "param k=abc": (["--param", "k=abc"], 1, "method 'cls' parameter k: expected an integer >= 1, got 'abc'"),
+    "param k=2.5": (["--method", "laplacian", "--param", "k=2.5"], 1, "got 2.5 (a float is never truncated"),
+    "param n_boot=abc": (["--method", "efsis", "--param", "n_boot=abc"], 1, "method 'efsis' parameter n_boot"),
+    "labeled-per-class abc": (["--labeled-per-class", "abc"], 2,
+                              "argument --labeled-per-class: expected a positive integer or 'all', got 'abc'"),
+    "labeled-per-class 0": (["--labeled-per-class", "0"], 2, "expected a positive integer or 'all', got '0'"),
+    "output into a missing folder": (["-o", "nowhere/r.tsv"], 1, "output folder 'nowhere' of -o nowhere/r.tsv "
+                                                                 "does not exist"),
+    "class smaller than labeled-per-class": (["--labeled-per-class", "3"], 1,
+                                             "class 'a' has 2 training sample(s)"),
+}
+
+
+@pytest.mark.parametrize("key", list(CLI_CASES))
+def test_cli_refuses_in_one_line(key, tmp_path, monkeypatch, capsys):
+    from ssfs.cli import main
+
+    args, code, fragment = CLI_CASES[key]
+    _write(tmp_path, "d.csv", GOOD)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) if code == 2 else contextlib.nullcontext():
+        rc = main(["rank", "d.csv", "--label-column", "label", *args])
+        assert rc == code
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if fragment in ln]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_cli_reads_float_spellings_of_integers(tmp_path, monkeypatch, capsys):
+    """`--param k=1e3` is the integer 1000 (clamped to n - 1 like any k), not a traceback."""
+    from ssfs.cli import main
+
+    _write(tmp_path, "d.csv", GOOD)
+    monkeypatch.chdir(tmp_path)
+    assert main(["rank", "d.csv", "--label-column", "label", "--labeled-per-class", "all", "--method", "laplacian",
+                 "--param", "k=1e3", "-o", "r.tsv"]) == 0
+    table = pd.read_csv(tmp_path / "r.tsv", sep="\t")
+    assert list(table.columns) == ["feature", "index", "score", "rank", "ties"]

@@ -5,7 +5,7 @@ import pytest
 from scipy import sparse
 
 from ssfs import list_methods, run_method
-from ssfs.errors import InputError, SupervisionError
+from ssfs.errors import InputError, MethodError, SupervisionError
 from ssfs.singlecell import (
     few_labels,
     generate_planted_markers,
@@ -180,5 +180,5 @@ def test_scanpy_baselines_registered_and_equal_to_direct_formulas(logX, sim):
     assert h.higher_is_better and np.isfinite(h.scores).sum() > 150
     w = run_method("scanpy_rank_genes", logX, sim.cell_type, method="wilcoxon")
     assert recovered(w.order, sim.markers) == 1.0
-    with pytest.raises(InputError, match="flavor"):
+    with pytest.raises(MethodError, match="parameter flavor: expected one of 'seurat', 'cell_ranger'"):
         run_method("scanpy_hvg", logX, flavor="seurat_v3")

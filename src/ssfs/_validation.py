@@ -84,3 +84,39 @@ def constant_features(X) -> np.ndarray:
         return (sq - mean**2) <= 1e-12 * np.maximum(1.0, sq)
     X = np.asarray(X, dtype=float)
     return np.ptp(X, axis=0) == 0
+
+
+def column_variance(X) -> np.ndarray:
+    """Population variance of every column (two-pass for dense input; sparse-aware)."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        return np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0.0)
+    return np.asarray(X, dtype=float).var(axis=0)
+
+
+#: inputs whose largest |value| lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT] are rescaled
+SAFE_EXPONENT = 128
+
+
+def safe_scale(X):
+    """``(X * 2^-e, 2^-e)`` when the largest |value| of X, about 2^e, lies outside
+    [2^-128, 2^128] (the float32 range), else ``(X, 1.0)``.
+
+    Scores square and sum the values (variances, distances, Gram matrices): with |x| near
+    1e300 they overflow to inf, near 1e-300 they underflow to 0, and the ranking becomes
+    column order. Multiplying by a power of two is exact (every mantissa is kept), so a
+    ranking that does not depend on the unit of X, which is every registered score's, is
+    the same as on well-scaled data; scores whose value depends on the unit (variance)
+    are then in the rescaled unit (the factor is recorded as ``extra["input_scale"]``).
+    Values below 2^-1074 relative to the largest one cannot be kept (they become 0).
+    """
+    vals = X.data if sparse.issparse(X) else X
+    m = float(np.max(np.abs(vals))) if vals.size else 0.0
+    if m == 0.0:
+        return X, 1.0
+    e = int(np.frexp(m)[1])
+    if -SAFE_EXPONENT <= e <= SAFE_EXPONENT:
+        return X, 1.0
+    factor = float(np.ldexp(1.0, -e))
+    return X * factor, factor

@@ -12,19 +12,36 @@ import json
 import sys
 
 import numpy as np
-import yaml
 
 from .errors import SSFSError
 
 
 def _parse_params(items) -> dict:
+    """``--param NAME=VALUE`` items as a dict; values read as YAML, numbers in any float
+    spelling (``1e3``); types and ranges are checked against the method's signature by
+    :func:`ssfs.registry.check_params` (one line naming method, parameter, expected, got)."""
+    from .params import parse_text
+
     out = {}
     for item in items or []:
-        if "=" not in item:
+        if "=" not in item or not item.split("=", 1)[0].strip():
             raise SSFSError(f"--param expects NAME=VALUE, got {item!r}")
         k, v = item.split("=", 1)
-        out[k] = yaml.safe_load(v)
+        out[k.strip()] = parse_text(v)
     return out
+
+
+def _labeled_per_class(text: str):
+    """``--labeled-per-class``: a positive integer or 'all' (argparse prints the error)."""
+    if text == "all":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}")
+    return n
 
 
 METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
@@ -101,8 +118,16 @@ def cmd_rank(args) -> int:
     from .io import prepare_dataset
     from .io.atomic import write_tsv
     from .ranking import ranking_table
+    from .registry import check_params, get_method
     from .runner import run_method
 
+    params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
+    if args.output != "-":
+        from pathlib import Path
+
+        folder = Path(args.output).parent
+        if not folder.is_dir():
+            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
     log = _rank_output(args)
     t0 = time.perf_counter()
     entry = {"path": args.input}
@@ -121,17 +146,22 @@ def cmd_rank(args) -> int:
     if args.labeled_per_class == "all":
         yl = y
     else:
-        lab = draw_labeled(y, np.arange(y.size), int(args.labeled_per_class), rng, dataset=args.input)
+        lab = draw_labeled(y, np.arange(y.size), int(args.labeled_per_class), rng, dataset=args.input,
+                           class_names=classes)
         yl = np.full(y.size, -1)
         yl[lab] = y[lab]
     cons = Constraints.from_tsv(args.constraints) if args.constraints else None
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, yl, cons, rng=rng, **_parse_params(args.param))
+    ranked = run_method(args.method, X, yl, cons, rng=rng, **params)
     log.info("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     table = ranking_table(adata.var_names, ranked.scores, ranked.order,
                           selected_only=ranked.result.selected is not None)
+    if ranked.n_tied and ranked.result.selected is None:
+        print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
+              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
+              "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
     if args.output == "-":
         table.to_csv(sys.stdout, sep="\t", index=False)
     else:
@@ -187,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
     r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
-    r.add_argument("--labeled-per-class", default="3", help="labels kept per class (the rest hidden), or 'all'")
+    r.add_argument("--labeled-per-class", default=3, type=_labeled_per_class, help="labels kept per class (the rest hidden), or 'all'")
     r.add_argument("--constraints", help="TSV of pairwise constraints (columns i, j, kind = ML|CL)")
     r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
     r.add_argument("-o", "--output", default="-", help="output TSV ('-': standard output)")

@@ -1,7 +1,15 @@
 """Turning scores into rankings, in one place.
 
-Ties are broken by feature index (lower index first) so a ranking is a
-deterministic function of the scores. Infinite scores are ordered as numbers (a
+Ties (exactly equal scores) in a method's published ranking (:func:`ssfs.runner.run_method`)
+are broken by a documented secondary criterion, never by column order: first the
+feature's variance over all samples the method saw (higher first: of two features the
+method cannot separate, the one that varies more), then a permutation drawn from the run's
+seed (:func:`tie_break_rng`), so that across repetitions no feature wins ties because of
+its position in the file. :func:`tie_sizes` counts ties (the ranking file's ``ties``
+column: how many features share each feature's score) and :func:`tied_at` tells whether
+the top k is decided by them (the runner, the selector and the evaluation warn).
+Without a secondary criterion (inner rankings of ensembles, :func:`rank_matrix`) ties go
+by feature index, so those stay a deterministic function of the scores. Infinite scores are ordered as numbers (a
 perfect separator's Fisher score is +inf and ranks first); NaN (undefined) ranks
 last. :func:`ssfs.runner.run_method` replaces undefined scores by the worst value
 (-inf when higher is better, +inf when lower is better), so published rankings
@@ -19,9 +27,71 @@ def _sort_keys(scores, higher_is_better: bool) -> np.ndarray:
     return -s if higher_is_better else s  # NaN stays NaN: argsort puts it last
 
 
-def order_from_scores(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """Feature indices ordered best first (stable: ties by index; NaN last)."""
-    return np.argsort(_sort_keys(scores, higher_is_better), kind="stable")
+def order_from_scores(scores: np.ndarray, higher_is_better: bool, *, secondary=None,
+                      tie_rng: np.random.Generator | None = None) -> np.ndarray:
+    """Feature indices ordered best first, NaN last. Ties: by ``secondary`` (higher
+    first) when given, then by a permutation drawn from ``tie_rng`` when given, then by
+    index."""
+    keys = _sort_keys(scores, higher_is_better)
+    if secondary is None and tie_rng is None:
+        return np.argsort(keys, kind="stable")
+    p = keys.size
+    perm = tie_rng.permutation(p) if tie_rng is not None else np.arange(p)
+    sec = np.zeros(p) if secondary is None else -np.asarray(secondary, dtype=float)
+    return np.lexsort((perm, sec, keys))  # last key is the primary one
+
+
+#: stream id of the tie-breaking permutation, apart from every stream the methods use
+TIE_STREAM = 0x7135
+
+
+def tie_break_rng(rng: np.random.Generator) -> np.random.Generator:
+    """The generator of the tie-breaking permutation: a function of ``rng``'s seed only
+    (not of how many numbers the method drew), so a ranking split over member jobs and
+    one computed in a single call break ties identically."""
+    ss = getattr(rng.bit_generator, "seed_seq", None)
+    if isinstance(ss, np.random.SeedSequence):
+        return np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, TIE_STREAM)))
+    return np.random.default_rng(TIE_STREAM)
+
+
+def tie_sizes(scores) -> np.ndarray:
+    """For each feature, how many features (itself included) have exactly its score
+    (1 = untied); NaN scores count as equal to each other."""
+    s = np.asarray(scores, dtype=float)
+    if s.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, inv, counts = np.unique(s, return_inverse=True, return_counts=True, equal_nan=True)
+    return counts[inv.ravel()].astype(np.int64)
+
+
+def tied_at(scores, order, k: int) -> int:
+    """Size of the tie group straddling the cut after the first ``k`` of ``order``
+    (0 when the top k is not decided by ties)."""
+    order = np.asarray(order, dtype=np.int64)
+    k = int(k)
+    if scores is None or not 0 < k < order.size:
+        return 0
+    s = np.asarray(scores, dtype=float)[order]
+    a, b = s[k - 1], s[k]
+    if not (a == b or (np.isnan(a) and np.isnan(b))):
+        return 0
+    same = (s == a) | (np.isnan(s) & np.isnan(a))
+    return int(same.sum())
+
+
+def ties_message(method: str, scores, order, k: int) -> str | None:
+    """A one-line warning when the top ``k`` of a ranking is decided by ties, else None."""
+    n = tied_at(scores, order, k)
+    if not n:
+        return None
+    order = np.asarray(order, dtype=np.int64)
+    s = np.asarray(scores, dtype=float)[order]
+    same = np.flatnonzero((s == s[k - 1]) | (np.isnan(s) & np.isnan(s[k - 1])))
+    inside = int((same < k).sum())
+    return (f"{method}: the top {k} is decided by ties: {n} features share the score {s[k - 1]:.6g} "
+            f"(ranks {same.min() + 1}..{same.max() + 1}) and {inside} of them are kept; ties are broken "
+            "by variance, then by a seeded permutation, not by the data")
 
 
 def ranks_from_order(order: np.ndarray, p: int) -> np.ndarray:
@@ -34,7 +104,8 @@ def ranks_from_order(order: np.ndarray, p: int) -> np.ndarray:
 def ranking_table(
     feature_names, scores: np.ndarray | None, order: np.ndarray, selected_only: bool = False, by_size=None
 ) -> pd.DataFrame:
-    """Tidy table ``feature, index, score, rank`` sorted by rank.
+    """Tidy table ``feature, index, score, rank, ties`` sorted by rank; ``ties``: how many
+    features share the feature's score (:func:`tie_sizes`; 1 = untied, 0 = no score).
 
     With ``selected_only`` (subset methods) only the ordered selected features are listed.
     ``by_size`` (t -> order, for methods whose list depends on the number of features
@@ -54,6 +125,7 @@ def ranking_table(
             "index": order,
             "score": sc[order],
             "rank": np.arange(1, order.size + 1),
+            "ties": np.where(np.isnan(sc), 0, tie_sizes(sc))[order],
         }
     )
     for t, o in sorted((by_size or {}).items()):
@@ -101,3 +173,14 @@ def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:
     R = np.empty(S.shape, dtype=np.int64)
     np.put_along_axis(R, order, np.broadcast_to(np.arange(1, S.shape[1] + 1), S.shape), axis=1)
     return R
+
+
+def tied_cuts(path, sizes) -> list[int]:
+    """The sizes t among ``sizes`` whose top t in the ranking file ``path`` is decided by
+    ties (rows t and t + 1 share their score; files without a ``ties`` column: none)."""
+    head = pd.read_csv(path, sep="\t", nrows=0).columns
+    if "ties" not in head or "score" not in head:
+        return []
+    t = pd.read_csv(path, sep="\t", usecols=["score", "ties"])
+    s, n = t["score"].to_numpy(float), t["ties"].to_numpy(np.int64)
+    return [int(k) for k in sizes if 0 < int(k) < s.size and n[k - 1] > 1 and s[k - 1] == s[k]]

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .errors import MethodError
+from .params import ParamValueError, coerce, param_types
 
 #: kinds of output a method can produce
 KINDS = ("score", "subset", "extraction")
@@ -127,6 +128,8 @@ class MethodSpec:
     defaults: dict = field(default_factory=dict)
     #: independent-member protocol of ensembles that can be split over jobs
     members: Members | None = None
+    #: parameter name -> its type alternatives (:mod:`ssfs.params`, from the signature)
+    types: dict = field(default_factory=dict)
 
     @property
     def direction(self) -> str:
@@ -174,6 +177,13 @@ def register(
             if p.default is not inspect.Parameter.empty and p.kind == p.KEYWORD_ONLY
         }
         doc = description or _first_sentence(inspect.getdoc(fn) or "")
+        types = param_types(fn)
+        for k, v in defaults.items():  # a default that breaks its own annotation is a bug
+            if v is not None or any(a.kind == "none" for a in types[k]):
+                try:
+                    coerce(types[k], v)
+                except ParamValueError as e:
+                    raise TypeError(f"method {name!r}: default of {k} = {v!r} breaks its annotation: {e}") from None
         _REGISTRY[name] = MethodSpec(
             name=name,
             fn=fn,
@@ -184,6 +194,7 @@ def register(
             requires=requires,
             defaults=defaults,
             members=members,
+            types=types,
         )
         return fn
 
@@ -223,8 +234,10 @@ def list_methods() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def check_params(spec: MethodSpec, params: dict) -> None:
-    """Refuse parameters the method does not take, naming them and the accepted ones."""
+def check_params(spec: MethodSpec, params: dict) -> dict:
+    """The parameters converted to their declared types (:mod:`ssfs.params`); refuses, in
+    one line, parameters the method does not take (naming the accepted ones) and values
+    that do not fit the parameter's declared type or range (naming both)."""
     unknown = sorted(set(params) - set(spec.defaults))
     if unknown:
         accepted = ", ".join(sorted(spec.defaults)) or "none"
@@ -232,3 +245,24 @@ def check_params(spec: MethodSpec, params: dict) -> None:
             f"method {spec.name!r} got unknown parameter(s) {', '.join(unknown)}; "
             f"accepted: {accepted}"
         )
+    out = {}
+    for k, v in params.items():
+        try:
+            out[k] = coerce(spec.types[k], v)
+        except ParamValueError as e:
+            raise MethodError(f"method {spec.name!r} parameter {k}: {e}") from None
+    for k, v in list(out.items()):  # parameters of other methods (ensembles of rankers)
+        nested = next((a.nested for a in spec.types[k] if a.nested is not None), None)
+        if nested is None or v is None:
+            continue
+        by_name = v if nested.by is None else {out.get(nested.by, spec.defaults.get(nested.by)): v}
+        checked = {}
+        for name, p in by_name.items():
+            try:
+                if not isinstance(p, dict):
+                    raise MethodError(f"expected a mapping of parameters of {name!r}, got {p!r}")
+                checked[name] = check_params(get_method(name), p)
+            except MethodError as e:
+                raise MethodError(f"method {spec.name!r} parameter {k}: {e}") from None
+        out[k] = checked if nested.by is None else next(iter(checked.values()))
+    return out

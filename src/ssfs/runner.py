@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_labels, check_matrix, constant_features
+from ._validation import check_labels, check_matrix, column_variance, constant_features, safe_scale
 from .constraints import Constraints
 from .errors import MethodError, SupervisionError
-from .ranking import order_from_scores
+from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
 from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint
 
 
@@ -32,15 +32,31 @@ class Ranked:
     #: size t -> the order built for t (``SelectionResult.extra["scores_by_size"]``)
     by_size: dict = field(default_factory=dict)
 
+    #: per feature, how many features share its score (1 = untied; empty without scores)
+    ties: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
     @property
     def scores(self):
         return self.result.scores
 
+    @property
+    def n_tied(self) -> int:
+        """Number of features whose score another feature shares."""
+        return int((self.ties > 1).sum())
+
+    def ties_warning(self, k: int) -> str | None:
+        """One line when the top ``k`` is decided by ties (broken by variance, then a
+        seeded permutation), else None."""
+        if self.result.scores is None or self.result.selected is not None or self.kind != "score":
+            return None
+        return ties_message(self.method, self.result.scores, self.order, k)
+
 
 def _validated(name: str, X, y, constraints, rng, params: dict):
-    """(spec, X, y, constraints, rng) after every input check of :func:`run_method`."""
+    """(spec, X, y, constraints, rng, context) after every input check of :func:`run_method`;
+    X rescaled by a power of two when its magnitude would overflow (:func:`safe_scale`)."""
     spec: MethodSpec = get_method(name)
-    check_params(spec, params)
+    params.update(check_params(spec, params))
     if spec.requires:
         try:
             __import__(spec.requires)
@@ -49,6 +65,11 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
                 f"method {name!r} needs the optional package {spec.requires!r}: {install_hint(spec.requires)}"
             ) from None
     X = check_matrix(X)
+    X, scale = safe_scale(X)
+    if scale != 1.0:
+        warnings.warn(f"{name}: X was multiplied by 2^{int(np.log2(scale))} (its largest |value| is outside "
+                      "[2^-128, 2^128], where squares and sums overflow or underflow); the ranking does not "
+                      "change, scores that depend on the unit are in the rescaled unit", stacklevel=3)
     n, p = X.shape
     y = check_labels(y, n)
     if constraints is None:
@@ -66,7 +87,8 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
         raise SupervisionError(f"method {name!r} needs cannot-link constraints but none were given")
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
-    return spec, X, y, constraints, rng
+    ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng)}
+    return spec, X, y, constraints, rng, ctx
 
 
 def run_method(
@@ -81,11 +103,11 @@ def run_method(
 
     Missing constraints are derived from the labeled samples (all pairs, as CLS does).
     """
-    spec, X, y, constraints, rng = _validated(name, X, y, constraints, rng, params)
+    spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 handled in _ranked
         out = spec.fn(X, y, constraints, rng, **params)
-    return _ranked(spec, out, X)
+    return _ranked(spec, out, X, ctx)
 
 
 def _members_of(spec: MethodSpec):
@@ -108,7 +130,7 @@ def run_member_chunk(name: str, X, y=None, constraints: Constraints | None = Non
     """
     from .registry import member_chunks
 
-    spec, X, y, constraints, rng = _validated(name, X, y, constraints, rng, params)
+    spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
     if not 0 <= int(chunk) < int(n_chunks):
         raise MethodError(f"member chunk {chunk} does not exist: chunks are numbered 0..{int(n_chunks) - 1}")
@@ -125,7 +147,7 @@ def combine_member_chunks(name: str, X, y=None, constraints: Constraints | None 
     (:func:`run_member_chunk`, given in chunk order)."""
     from .registry import stack_parts
 
-    spec, X, y, constraints, rng = _validated(name, X, y, constraints, rng, params)
+    spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -136,11 +158,12 @@ def combine_member_chunks(name: str, X, y=None, constraints: Constraints | None 
         if any(v != n for v in got.values()):
             raise MethodError(f"{name}: the member chunks hold {sorted(set(got.values()))} members, the plan has {n}")
         out = mem.combine(X, y, constraints, plan, stacked, **params)
-    return _ranked(spec, out, X)
+    return _ranked(spec, out, X, ctx)
 
 
-def _ranked(spec: MethodSpec, out, X) -> Ranked:
-    """The ranking of a method's output, undefined scores set to the worst value."""
+def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
+    """The ranking of a method's output, undefined scores set to the worst value, ties
+    broken by variance then a seeded permutation (:mod:`ssfs.ranking`)."""
     name = spec.name
     p = X.shape[1]
     res = out if isinstance(out, SelectionResult) else SelectionResult(scores=np.asarray(out, dtype=float))
@@ -154,19 +177,55 @@ def _ranked(spec: MethodSpec, out, X) -> Ranked:
         if res.scores is None or res.scores.shape != (p,):
             raise MethodError(f"method {name!r} returned scores of the wrong shape")
         order = None  # set below, after undefined scores are made the worst
+    if ctx["scale"] != 1.0:
+        res.extra["input_scale"] = ctx["scale"]
     # Documented value of an undefined score (0/0, a feature constant over the samples
     # the method saw, whatever round-off residue its formula gives): the worst value,
     # so it ranks last and no ranking ever holds NaN.
     worst = -np.inf if spec.higher_is_better else np.inf
     by_size = {}
+    ties = np.zeros(0, dtype=np.int64)
     if res.scores is not None and res.scores.shape == (p,):
         const = constant_features(X)
+        _check_finite(spec, res.scores, const, ctx["y"])
         res.scores = np.where(np.isnan(res.scores) | const, worst, res.scores)
+        ties = tie_sizes(res.scores)
+        var = column_variance(X) if (ties > 1).any() else None
+        tie_seed = ctx["tie_rng"].integers(2**63 - 1)
+
+        def order_of(sc):
+            return order_from_scores(sc, spec.higher_is_better, secondary=var,
+                                     tie_rng=np.random.default_rng(tie_seed))
+
         if res.selected is None and spec.kind == "score":
-            order = order_from_scores(res.scores, spec.higher_is_better)
+            order = order_of(res.scores)
         for t, sc in (res.extra.get("scores_by_size") or {}).items():
             sc = np.asarray(sc, dtype=float)
-            by_size[int(t)] = order_from_scores(np.where(np.isnan(sc) | const, worst, sc), spec.higher_is_better)
-    return Ranked(name, res, order, spec.higher_is_better, spec.kind, by_size)
+            sc = np.where(np.isnan(sc) | const, worst, sc)
+            if var is None and (tie_sizes(sc) > 1).any():
+                var = column_variance(X)
+            by_size[int(t)] = order_of(sc)
+    return Ranked(name, res, order, spec.higher_is_better, spec.kind, by_size, ties)
 
 
+def _check_finite(spec: MethodSpec, scores, const, y) -> None:
+    """Refuse a score vector without information: every non-constant feature's score
+    NaN or infinite on finite input (an overflow, or a supervision the method cannot use).
+    Single non-finite scores are documented cases: NaN = undefined (0/0) and +-inf = a
+    zero denominator (e.g. a perfect separator's Fisher score); both are ranked as numbers
+    (NaN worst)."""
+    live = ~const
+    bad = ~np.isfinite(scores) & live
+    if not live.any() or bad.sum() < live.sum():
+        return
+    labels = y[y >= 0]
+    classes = np.unique(labels)
+    if classes.size == 1 and labels.size == y.size:
+        raise SupervisionError(
+            f"method {spec.name!r} gave no finite score: it needs samples of at least 2 classes or unlabeled "
+            f"samples, got one class (code {int(classes[0])}) and every sample labeled")
+    idx = np.flatnonzero(bad)
+    shown = ", ".join(str(i) for i in idx[:5]) + (", ..." if idx.size > 5 else "")
+    raise MethodError(
+        f"method {spec.name!r} gave non-finite scores for all {idx.size} non-constant features (indices {shown}) "
+        "on finite input: the data's scale or supervision leaves it undefined")

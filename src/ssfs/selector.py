@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
@@ -43,6 +45,9 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
         self.higher_is_better_ = ranked.higher_is_better
         self.ranking_ = ranks_from_order(ranked.order, X.shape[1])
         self.result_ = ranked.result
+        msg = ranked.ties_warning(self.n_features)
+        if msg:
+            warnings.warn(msg, stacklevel=2)
         return self
 
     def _get_support_mask(self):

@@ -89,6 +89,7 @@ def _property_data(seed=0, n=36, p=7):
     X = rng.normal(size=(n, p))
     X[:, 1] += 2.0 * y_true
     X[:, 4] += 1.0 * (y_true == 1)
+    X -= X.min()  # non-negative, as expression (scanpy_hvg refuses negative values)
     y = np.full(n, -1)
     y[:12] = y_true[:12]
     return X, y
@@ -297,6 +298,7 @@ def _repro_data():
     X = rng.normal(size=(n, p))
     X[:, 0] += 2.0 * yt
     X[:, 5] += 1.0 * (yt == 2)
+    X -= X.min()  # non-negative, as expression (scanpy_hvg refuses negative values)
     y = np.full(n, -1)
     y[:12] = yt[:12]
     return X, y, Constraints.from_labels(y)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from ssfs.errors import InputError
+from ssfs.errors import InputError, MethodError
 from ssfs.methods import efsis, relieff
 from ssfs.methods._labeled import labeled
 from ssfs.methods._shared.aggregation import (
@@ -150,7 +150,7 @@ def test_registered_ensembles():
     assert set(w.result.extra["exponents"]) == {"fisher", "sam"}
     with pytest.raises(InputError):
         run_method("efsis", X, y, rng=0, n_boot=2, rankers=["sam", "sam"])
-    with pytest.raises(InputError):
+    with pytest.raises(MethodError, match="parameter weights: expected one of 'paper'"):
         run_method("efsis", X, y, rng=0, n_boot=2, weights="heavy")
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from ssfs.errors import InputError
+from ssfs.errors import InputError, MethodError
 from ssfs.methods import infogain, relieff, sam
 from ssfs.runner import run_method
 
@@ -221,10 +221,11 @@ def test_discrete_mismatch_counts():
 
 def test_relieff_refuses_bad_options():
     X, y = _toy(10, 4)
-    for kw in ({"k": 0}, {"weighting": "gauss"}, {"instances": "half"}, {"ramp": (0.5, 0.1)},
-               {"miss_weights": "flat"}):
-        with pytest.raises(InputError):
+    for kw in ({"k": 0}, {"weighting": "gauss"}, {"instances": "half"}, {"miss_weights": "flat"}):
+        with pytest.raises(MethodError, match=f"method 'relieff' parameter {next(iter(kw))}: expected"):
             run_method("relieff", X, y, **kw)
+    with pytest.raises(InputError, match="ramp must be"):
+        run_method("relieff", X, y, ramp=(0.5, 0.1))
 
 
 # ------------------------------------------------------------------------------ information gain

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.errors import InputError
+from ssfs.errors import MethodError
 from ssfs.methods.fwsemifs import _folds, forward_select
 
 
@@ -57,7 +57,7 @@ def test_deterministic_and_parameters():
     a = run_method("fwsemifs", X, y, rng=5, sampling_times=2, prefilter=10, size_fs=7, startfn=4).order
     b = run_method("fwsemifs", X, y, rng=5, sampling_times=2, prefilter=10, size_fs=7, startfn=4).order
     assert np.array_equal(a, b) and a.size == 7
-    with pytest.raises(InputError):
+    with pytest.raises(MethodError, match=r"parameter sampling_rate: expected a number in \(0, 1\], got 1.5"):
         run_method("fwsemifs", X, y, sampling_rate=1.5)
 
 

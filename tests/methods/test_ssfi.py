@@ -6,7 +6,7 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from ssfs import run_method
-from ssfs.errors import InputError
+from ssfs.errors import MethodError
 from ssfs.methods import ssfi as ssfi_module
 from ssfs.methods.forest import (
     FlatForest,
@@ -306,5 +306,5 @@ def test_importance_is_member_by_member_sum():
 def test_bad_tree_parameters_refused():
     X, y = generating(n=30, p=6)
     for kw in ({"min_samples_split": 1}, {"min_samples_split": 1.5}, {"max_depth": 0}):
-        with pytest.raises(InputError, match="ssfi"):
+        with pytest.raises(MethodError, match=f"method 'ssfi' parameter {next(iter(kw))}: expected"):
             run_method("ssfi", X, y, rng=0, n_members=5, **kw)

@@ -68,8 +68,11 @@ def _steps() -> dict[str, tuple[Path, Path]]:
     """rule -> (script, env file), from the rule files."""
     out = {}
     for smk in (REPO / "workflow/rules").glob("*.smk"):
-        for block in re.split(r"\n(?=\s*rule \w+)", smk.read_text()):
-            name = re.search(r"rule (\w+)", block)
+        for block in re.split(r"\n(?=\s*rule( \w+)?:)", smk.read_text()):
+            if not block or not re.match(r"\s*rule( \w+)?:", block):
+                continue
+            # `rule x:`, or `rule:` with `name: f"select_{_chunk}"` (one rule per repetition chunk)
+            name = re.match(r"\s*rule (\w+):", block) or re.search(r"name:\s*\n\s*f?\"([\w{}]+)", block)
             conda = re.search(r"conda:\s*\n\s*\"([^\"]+)\"", block)
             script = re.search(r"script:\s*\n\s*\"([^\"]+)\"", block)
             if name and script:

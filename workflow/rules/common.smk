@@ -11,6 +11,15 @@ try:
 except SSFSError as e:
     raise WorkflowError(str(e)) from None
 
+# kill -9 resume: a lock left by a Snakemake process that no longer runs is removed here, in
+# the main process, before Snakemake takes the lock (ssfs.workflow.locks; README "Interrupting")
+if workflow.is_main_process:
+    from ssfs.workflow.locks import clear_stale_locks
+
+    _lock_note = clear_stale_locks(Path(".snakemake"))
+    if _lock_note:
+        print(f"ssfs: {_lock_note}", file=sys.stderr)
+
 RESULTS = "results"
 SEED = CFG["seed"]
 DATASETS = sorted(CFG["datasets"])
@@ -77,6 +86,13 @@ _RPJ = CFG["execution"]["reps_per_job"] or len(REPS)
 REP_CHUNKS = [REPS[i : i + _RPJ] for i in range(0, len(REPS), _RPJ)]
 MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n > 1}
 WHOLE_METHODS = [m for m in METHODS if m not in MEMBER_CHUNKS]
+
+
+def per_rep(pattern, reps):
+    """The results path ``pattern`` once per repetition; every other wildcard stays a wildcard:
+    ``per_rep("{dataset}/{variant}/splits/{rep}.json", REPS)``."""
+    kept = re.sub(r"\{(?!rep\})(\w+)\}", r"{{\1}}", pattern)
+    return expand(f"{RESULTS}/{kept}", rep=reps)
 
 
 def labels_regex(labels):

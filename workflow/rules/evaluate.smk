@@ -2,23 +2,21 @@ rule evaluate:
     """Every configured evaluation metric on the top-i features of every repetition's ranking (tidy long table)."""
     input:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
-        constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=REPS),
-        rankings=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.tsv", rep=REPS),
-        components=expand(
-            f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.components.npy", rep=REPS
-        ),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
+        constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
+        rankings=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", REPS),
+        components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", REPS),
     output:
         scores=f"{RESULTS}/{{dataset}}/{{variant}}/scores/{{method}}.tsv",
+    log:
+        f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{{method}}.log",
+    conda:
+        "../../envs/evaluate.yaml"
+    resources:
+        runtime=30,
     params:
         ev=CFG["evaluation"],
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{{method}}.log",
-    resources:
-        runtime=30,
-    conda:
-        "../../envs/evaluate.yaml"
     script:
         "../scripts/evaluate.py"

@@ -4,15 +4,15 @@ rule prepare:
         dataset_inputs,
     output:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-    params:
-        entry=lambda wc: CFG["datasets"][wc.dataset],
-        data_dir=CFG["data_dir"],
     log:
         f"{RESULTS}/logs/prepare/{{dataset}}.log",
+    conda:
+        "../../envs/prepare.yaml"
     resources:
         mem_mb=lambda wc, input: max(2000, int(20 * input.size_mb)),
         runtime=30,
-    conda:
-        "../../envs/prepare.yaml"
+    params:
+        entry=lambda wc: CFG["datasets"][wc.dataset],
+        data_dir=CFG["data_dir"],
     script:
         "../scripts/prepare.py"

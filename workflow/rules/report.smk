@@ -50,13 +50,13 @@ rule aggregate:
             patterns=["{name}.png"],
             labels={"figure": "{name}"},
         ),
-    params:
-        cfg=CFG,
-        papers_dir=str(PAPERS_DIR),
     log:
         f"{RESULTS}/logs/aggregate.log",
     conda:
         "../../envs/report.yaml"
+    params:
+        cfg=CFG,
+        papers_dir=str(PAPERS_DIR),
     script:
         "../scripts/aggregate.py"
 
@@ -74,12 +74,12 @@ rule report:
         figures=FIGURES,
     output:
         report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report"),
-    params:
-        cfg=CFG,
-        papers_dir=str(PAPERS_DIR),
     log:
         f"{RESULTS}/logs/report.log",
     conda:
         "../../envs/report.yaml"
+    params:
+        cfg=CFG,
+        papers_dir=str(PAPERS_DIR),
     script:
         "../scripts/report.py"

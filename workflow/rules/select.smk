@@ -17,30 +17,28 @@ for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
             f"select_{_chunk}"
         input:
             prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-            splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=_reps),
-            constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=_reps),
+            splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _reps),
+            constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _reps),
         output:
-            rankings=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
-            components=expand(
-                f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/rankings/{{{{method}}}}/{{rep}}.components.npy", rep=_reps
-            ),
-            timing=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/timing/{{{{method}}}}/{{rep}}.tsv", rep=_reps),
-        wildcard_constraints:
-            method=labels_regex(WHOLE_METHODS),
-        params:
-            settings=lambda wc: CFG["methods"][wc.method],
-            seed=SEED,
-            reps=_reps,
-        benchmark:
-            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/chunk{_chunk}.tsv"
+            rankings=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _reps),
+            components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _reps),
+            timing=per_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _reps),
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/chunk{_chunk}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/chunk{_chunk}.tsv"
+        wildcard_constraints:
+            method=labels_regex(WHOLE_METHODS),
+        conda:
+            "../../envs/select.yaml"
         threads: lambda wc: method_resources(wc.method)[2]
         resources:
             mem_mb=method_mem,
             runtime=lambda wc: method_resources(wc.method)[1] * len(_reps),
-        conda:
-            "../../envs/select.yaml"
+        params:
+            settings=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
+            reps=_reps,
         script:
             "../scripts/select.py"
 
@@ -55,23 +53,23 @@ if MEMBER_CHUNKS:
             constraints=f"{RESULTS}/{{dataset}}/{{variant}}/constraints/{{rep}}.tsv",
         output:
             members=temp(f"{RESULTS}/{{dataset}}/{{variant}}/members/{{method}}/{{rep}}/chunk{{chunk}}.npz"),
+        log:
+            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_members{{chunk}}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/rep{{rep}}_members{{chunk}}.tsv"
         wildcard_constraints:
             method=labels_regex(MEMBER_CHUNKS),
             chunk=r"\d+",
-        params:
-            settings=lambda wc: CFG["methods"][wc.method],
-            seed=SEED,
-            n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
-        benchmark:
-            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/rep{{rep}}_members{{chunk}}.tsv"
-        log:
-            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_members{{chunk}}.log",
+        conda:
+            "../../envs/select.yaml"
         threads: lambda wc: method_resources(wc.method)[2]
         resources:
             mem_mb=method_mem,
             runtime=lambda wc: max(1, -(-method_resources(wc.method)[1] // MEMBER_CHUNKS[wc.method])),
-        conda:
-            "../../envs/select.yaml"
+        params:
+            settings=lambda wc: CFG["methods"][wc.method],
+            seed=SEED,
+            n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
         script:
             "../scripts/select_members.py"
 
@@ -89,16 +87,16 @@ if MEMBER_CHUNKS:
             ranking=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.tsv",
             components=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.components.npy",
             timing=f"{RESULTS}/{{dataset}}/{{variant}}/timing/{{method}}/{{rep}}.tsv",
+        log:
+            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",
         wildcard_constraints:
             method=labels_regex(MEMBER_CHUNKS),
+        conda:
+            "../../envs/select.yaml"
+        resources:
+            mem_mb=method_mem,
         params:
             settings=lambda wc: CFG["methods"][wc.method],
             seed=SEED,
-        log:
-            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",
-        resources:
-            mem_mb=method_mem,
-        conda:
-            "../../envs/select.yaml"
         script:
             "../scripts/combine_members.py"

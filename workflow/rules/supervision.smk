@@ -3,17 +3,17 @@ rule split:
     input:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
     output:
-        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
+    log:
+        f"{RESULTS}/logs/split/{{dataset}}/{{variant}}.log",
+    conda:
+        "../../envs/prepare.yaml"
+    resources:
+        runtime=10,
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/split/{{dataset}}/{{variant}}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../../envs/prepare.yaml"
     script:
         "../scripts/split.py"
 
@@ -22,18 +22,18 @@ rule constraints:
     """Must-link / cannot-link pairs among the labeled training samples (one TSV per repetition)."""
     input:
         prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        splits=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/splits/{{rep}}.json", rep=REPS),
+        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
     output:
-        constraints=expand(f"{RESULTS}/{{{{dataset}}}}/{{{{variant}}}}/constraints/{{rep}}.tsv", rep=REPS),
+        constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
+    log:
+        f"{RESULTS}/logs/constraints/{{dataset}}/{{variant}}.log",
+    conda:
+        "../../envs/prepare.yaml"
+    resources:
+        runtime=10,
     params:
         sup=lambda wc: supervision_for(CFG, VARIANTS[wc.variant]),
         seed=SEED,
         reps=REPS,
-    log:
-        f"{RESULTS}/logs/constraints/{{dataset}}/{{variant}}.log",
-    resources:
-        runtime=10,
-    conda:
-        "../../envs/prepare.yaml"
     script:
         "../scripts/constraints.py"

@@ -30,6 +30,8 @@ other sizes of the grid, and all methods of a repetition share the same draws.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 from scipy import sparse
@@ -41,7 +43,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from ..errors import ConfigError, SupervisionError
-from ..ranking import RankingOrders, read_ranking
+from ..ranking import RankingOrders, read_ranking, tied_cuts
 
 CLASSIFIERS = ("svm", "knn1", "tree")
 CLASSIFIER_METRICS = ("accuracy", "auc")
@@ -215,6 +217,10 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     frames = []
     for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
+        cuts = tied_cuts(rp, grid)
+        if cuts:
+            warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
         Xe = X
         if components:
             Z = np.load(components[i])

@@ -38,11 +38,12 @@ def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int
 
 
 def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Generator,
-                 *, dataset: str = "dataset", small_classes: str = "refuse") -> np.ndarray:
+                 *, dataset: str = "dataset", small_classes: str = "refuse", class_names=None) -> np.ndarray:
     """``per_class`` samples of every class drawn from ``pool`` (indices), sorted.
     ``per_class = "all"`` labels the whole pool. A class with fewer members in the pool
     is refused (``small_classes="refuse"``) or labeled entirely (``"all"``, with a
-    warning; for datasets such as lymphoma and nci9 whose smallest classes have 2 samples)."""
+    warning; for datasets such as lymphoma and nci9 whose smallest classes have 2 samples).
+    ``class_names[c]`` names class code c in messages."""
     if per_class == "all":
         return np.sort(pool)
     per_class = int(per_class)
@@ -51,15 +52,17 @@ def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Gene
     out = []
     for c in np.unique(y):
         members = pool[y[pool] == c]
+        cname = f"class {str(class_names[c])!r}" if class_names is not None else f"class {c}"
         if members.size < per_class and small_classes == "all":
-            msg = f"{dataset}: class {c} has only {members.size} training sample(s); all are labeled"
+            msg = f"{dataset}: {cname} has only {members.size} training sample(s); all are labeled"
             warnings.warn(msg, stacklevel=2)
             out.append(members)
             continue
         if members.size < per_class:
             raise SupervisionError(
-                f"{dataset}: class {c} has {members.size} training sample(s), fewer than "
-                f"labeled_per_class = {per_class}; lower labeled_per_class or use a larger training part"
+                f"{dataset}: {cname} has {members.size} training sample(s), fewer than "
+                f"labeled_per_class = {per_class}; lower labeled_per_class, use a larger training part, or "
+                "label all samples of such classes (supervision: small_classes: all)"
             )
         out.append(rng.choice(members, size=per_class, replace=False))
     return np.sort(np.concatenate(out))
@@ -77,6 +80,7 @@ def make_split(
     labeled_per_class=3,
     small_classes: str = "refuse",
     dataset: str = "dataset",
+    class_names=None,
 ) -> dict:
     """One repetition's split. For ``kfold`` all repetitions must be given the same
     ``rng_split`` (the fold assignment is shared) and ``rep`` picks the fold."""
@@ -100,7 +104,7 @@ def make_split(
     else:
         raise SupervisionError(f"unknown protocol {protocol!r} (holdout or kfold)")
     labeled = draw_labeled(y, np.sort(train), labeled_per_class, rng_labels, dataset=dataset,
-                           small_classes=small_classes)
+                           small_classes=small_classes, class_names=class_names)
     return {
         "protocol": protocol,
         "rep": int(rep),

@@ -72,7 +72,10 @@ def _read_table(path: Path, sep: str, index_col, where: str) -> pd.DataFrame:
         line = _first_line(path)
         others = [name for d, name in _DELIMS.items() if d != sep and d in line]
         if df.shape[1] == 0 or others:
-            hint = f"; the header contains {others[0]}s: wrong delimiter? set format accordingly" if others else ""
+            fix = {"comma": "set format: csv", "tab": "set format: tsv"}.get(
+                others[0] if others else "", "save it comma-separated (format: csv) or tab-separated (format: tsv), "
+                "the two delimiters ssfs reads")
+            hint = f"; the header contains {others[0]}s: wrong delimiter? {fix}" if others else ""
             raise InputError(
                 f"{where}: {path} came out as a single column with delimiter {_DELIMS.get(sep, repr(sep))}{hint}"
             )

@@ -3,9 +3,12 @@ the EnsCLS paper), lower is better."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from ..errors import MethodError, SupervisionError
+from ..params import OpenFraction, PosInt
 from ..ranking import rank_matrix
 from ..registry import SelectionResult, register
 from ._shared.graph import weighted_pair_sums
@@ -26,8 +29,8 @@ def _mean_rank(scores: np.ndarray) -> np.ndarray:
 
 
 @register("bcs", higher_is_better=False, needs=("constraints",))
-def bagging_constraint_score(X, y, constraints, rng, *, n_bags: int = 100, base: str = "cs1",
-                             lam: float = 0.1):
+def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, base: Literal["cs1", "cs2"] = "cs1",
+                             lam: OpenFraction = 0.1):
     """Bagging constraint score (Algorithm 5): ``n_bags`` bootstrap resamples of the
     must-link and of the cannot-link set (with replacement; a pair drawn twice counts
     twice), the constraint score ``base`` ("cs1", eq. 2.17, or "cs2", eq. 2.18 with

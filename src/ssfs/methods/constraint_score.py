@@ -4,9 +4,12 @@ and C4/SC4 of Kalakech et al. (2011)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from scipy import sparse
 
 from ..errors import MethodError
+from ..params import OpenFraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
 from .spectral import laplacian_score
@@ -24,7 +27,7 @@ def constraint_score_1(X, y, constraints, rng):
 
 
 @register("cs2", higher_is_better=False, needs=("constraints",))
-def constraint_score_2(X, y, constraints, rng, *, lam: float = 0.1):
+def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1):
     """Constraint score 2 (eq. 2.18): sum_ML (f_i - f_j)^2 - lam * sum_CL (f_i - f_j)^2."""
     if not 0.0 < lam < 1.0:
         raise ValueError(f"cs2: lam must be in (0, 1), got {lam}")
@@ -46,7 +49,7 @@ def within_class_graph(X, constraints, *, k: int = 10, gamma: float = 100.0):
 
 
 @register("c3", higher_is_better=False, needs=("cannot_link",))
-def constraint_score_3(X, y, constraints, rng, *, k: int = 10, gamma: float = 100.0):
+def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloat = 100.0):
     """Constraint score C3 (Zhao et al. 2008; constraint-score paper eq. 5-6):
     f^T L^W f / f^T L^C f with the within-class graph S^W (eq. 5: gamma on must-link
     pairs, 1 on kNN edges touching an unconstrained sample) over the cannot-link graph."""
@@ -58,7 +61,7 @@ def constraint_score_3(X, y, constraints, rng, *, k: int = 10, gamma: float = 10
 
 @register("c4", higher_is_better=False, needs=("cannot_link",))
 @register("sc4", higher_is_better=False, needs=("cannot_link",))
-def constraint_score_4(X, y, constraints, rng, *, k: int = 10, bandwidth="auto"):
+def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto"):
     """Constraint score C4 / SC4 (Kalakech et al. 2011; constraint-score paper eq. 7,
     thesis eq. 2.23): Laplacian score x C1. The Laplacian score uses the shared sparse
     heat-kernel kNN graph (He et al. 2005) rather than the dense all-pairs kernel of

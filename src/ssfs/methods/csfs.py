@@ -11,6 +11,8 @@ Three parts, each usable alone:
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import numpy as np
 from scipy import sparse
 from scipy.cluster.hierarchy import fcluster, linkage
@@ -18,6 +20,7 @@ from scipy.spatial.distance import squareform
 
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
+from ..params import PosFloat, PosInt, Range
 from ..registry import SelectionResult, register
 from ._shared.graph import (
     as_float_matrix,
@@ -227,9 +230,9 @@ def csfs_denominator(X, d: np.ndarray, cl: np.ndarray, mean: str = "uniform") ->
 
 
 @register("csfs", higher_is_better=False)
-def csfs_score(X, y, constraints, rng, *, neighbourhood: str = "adaptive", k: int = 10,
-               bandwidth="auto", select_constraints: bool = True, som: bool = False,
-               max_clusters: int | None = None, mean: str = "uniform"):
+def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "knn"] = "adaptive", k: PosInt = 10,
+               bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", select_constraints: bool = True, som: bool = False,
+               max_clusters: Annotated[int, Range(2)] | None = None, mean: Literal["uniform", "degree"] = "uniform"):
     """CSFS score phi (thesis eq. 3.18-3.28, Algorithm 10), lower is better.
 
     1. coherent constraint subset (Algorithm 9) unless ``select_constraints`` is false;

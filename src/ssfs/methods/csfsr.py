@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from ..errors import MethodError
+from ..params import PosFloat, PosInt, Range
 from ..ranking import order_from_scores
 from ..registry import SelectionResult, register
 from .csfs import csfs_score
@@ -57,9 +60,9 @@ def redundancy_elimination(I: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register("csfsr", higher_is_better=False, kind="subset")
-def csfsr_select(X, y, constraints, rng, *, h: int = 200, neighbourhood: str = "adaptive", k: int = 10,
-                 bandwidth="auto", select_constraints: bool = True, som: bool = False,
-                 max_clusters: int | None = None, mean: str = "uniform"):
+def csfsr_select(X, y, constraints, rng, *, h: PosInt = 200, neighbourhood: Literal["adaptive", "knn"] = "adaptive", k: PosInt = 10,
+                 bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", select_constraints: bool = True, som: bool = False,
+                 max_clusters: Annotated[int, Range(2)] | None = None, mean: Literal["uniform", "degree"] = "uniform"):
     """CSFSR (Algorithm 12): the top ``h`` features by the CSFS score (never more than
     n, thesis 3.8.5), the maximum spanning tree of their Gaussian mutual information
     (eq. 3.31), and the relevant non-redundant subset it leaves. ``scores`` are the CSFS

@@ -35,6 +35,7 @@ as a list computes every threshold's final list from the same resamples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated, Literal
 
 import numpy as np
 from scipy.stats import rankdata
@@ -43,6 +44,7 @@ from .._progress import progress
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..experiment.stability import efsis_stability, n_top
+from ..params import MethodParams, Percent, PosInt
 from ..registry import (
     Members,
     SelectionResult,
@@ -340,8 +342,10 @@ EFSIS_MEMBERS = Members(plan=_plan, size=_size, run=_run, combine=_combine)
 
 
 @register("efsis", higher_is_better=False, needs=("labels",), members=EFSIS_MEMBERS)
-def efsis_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1.0,
-                 weights: str = "paper", stratified: bool = True, ranker_params=None, n_jobs: int = 1):
+def efsis_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RANKERS, n_boot: PosInt = 50,
+                 top_percent: Percent | list[Percent] = 1.0,
+                 weights: Literal["paper", "stability_rank", "none"] = "paper", stratified: bool = True,
+                 ranker_params: Annotated[dict, MethodParams()] | None = None, n_jobs: PosInt = 1):
     """EFSIS (Zhang & Jonassen): bootstrap rank products per ranker, stability-weighted product (eq. 1-3).
 
     ``top_percent``: the threshold t (percent of the features) of the stability weights;
@@ -355,7 +359,8 @@ def efsis_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, n_boot: int =
 
 
 @register("efsis_basic", higher_is_better=False, needs=("labels",))
-def efsis_basic_method(X, y, constraints, rng, *, rankers=EFSIS_RANKERS, ranker_params=None):
+def efsis_basic_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RANKERS,
+                       ranker_params: Annotated[dict, MethodParams()] | None = None):
     """Basic function perturbation: rankers on the full training data, unweighted rank product (EFSIS 2.3)."""
     XL, codes, _ = labeled(X, y, method="efsis_basic", keep_sparse=True)
     seed = rng.integers(0, 2**63 - 1)
@@ -389,9 +394,11 @@ BOOTSTRAP_MEMBERS = Members(plan=_br_plan, size=_size, run=_br_run, combine=_br_
 
 
 @register("bootstrap_rank", higher_is_better=False, needs=("labels",), members=BOOTSTRAP_MEMBERS)
-def bootstrap_rank_method(X, y, constraints, rng, *, base: str = "relieff", n_boot: int = 50,
-                          aggregate: str = "product", top_percent: float = 1.0, stratified: bool = True,
-                          base_params=None, n_jobs: int = 1):
+def bootstrap_rank_method(X, y, constraints, rng, *, base: str = "relieff", n_boot: PosInt = 50,
+                          aggregate: Literal["product", "mean", "median", "min"] = "product",
+                          top_percent: Percent = 1.0, stratified: bool = True,
+                          base_params: Annotated[dict, MethodParams("base")] | None = None,
+                          n_jobs: PosInt = 1):
     """Data-perturbation ensemble of one ranker: bootstrap rankings aggregated (rank product by default)."""
     return run_members(BOOTSTRAP_MEMBERS, X, y, constraints, rng, base=base, n_boot=n_boot, aggregate=aggregate,
                        top_percent=top_percent, stratified=stratified, base_params=base_params, n_jobs=n_jobs)

@@ -31,6 +31,7 @@ CLS is invariant to scaling a feature, so the scores are those of the member alo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
@@ -39,6 +40,7 @@ from threadpoolctl import threadpool_limits
 from .._progress import progress
 from ..constraints import Constraints
 from ..errors import InputError
+from ..params import PosFloat, PosInt
 from ..registry import Members, register, run_members
 from ._shared.committee import draw_subspaces, resolve_members
 from ._shared.graph import constrained_graph, knn_search, resolve_bandwidth
@@ -211,10 +213,11 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
 
 
 @register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS)
-def enscls(X, y, constraints, rng, *, n_members: int | None = None, subspace: int | None = None,
-           k: int = 10, bandwidth="auto", mean: str = "uniform", som: bool = False,
-           som_nodes: int | None = None, average: str = "members", n_jobs: int = 1,
-           knn_edges: str = "all", denominator: str = "variance", bootstrap: str = "rows"):
+def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
+           k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", mean: Literal["uniform", "degree"] = "uniform",
+           som: bool = False, som_nodes: PosInt | None = None, average: Literal["members", "committee"] = "members",
+           n_jobs: PosInt = 1, knn_edges: Literal["all", "unlabeled"] = "all",
+           denominator: Literal["variance", "cannot_link"] = "variance", bootstrap: Literal["rows", "unique"] = "rows"):
     """Ensemble Constrained Laplacian Score (EnsCLS paper Alg. 2), lower is better.
 
     ``n_members``: committee size (default eq. 4); ``subspace``: features per member

@@ -9,6 +9,7 @@ from scipy import sparse
 
 from .._validation import dense
 from ..errors import MethodError
+from ..params import PosInt
 from ..registry import SelectionResult, register
 from ._shared.graph import pairs_matrix
 
@@ -33,7 +34,7 @@ def _linear_map(G: np.ndarray, center: np.ndarray | None):
 
 
 @register("pca", higher_is_better=True, kind="extraction")
-def pca_extraction(X, y, constraints, rng, *, n_components: int = 200):
+def pca_extraction(X, y, constraints, rng, *, n_components: PosInt = 200):
     """Principal component analysis on all samples (unsupervised baseline): the first
     ``n_components`` (at most min(n - 1, p): centred data have no more) principal
     axes; scikit-learn's PCA, its randomized solver seeded from ``rng``."""
@@ -63,7 +64,7 @@ def ssdr_laplacian_parts(n: int, constraints, alpha: float, beta: float) -> spar
 
 
 @register("ssdr", higher_is_better=True, kind="extraction")
-def ssdr_cmu(X, y, constraints, rng, *, n_components: int = 200, alpha: float = 1.0, beta: float = 20.0):
+def ssdr_cmu(X, y, constraints, rng, *, n_components: PosInt = 200, alpha: float = 1.0, beta: float = 20.0):
     """SSDR-CMU (Zhang et al. 2007; thesis eq. 2.11-2.14, Algorithm 3): projections g
     maximising J(g) = 1/2 sum_ij (g^T x_i - g^T x_j)^2 S_ij with S of eq. 2.13, i.e. the
     top eigenvectors of X^T L X (eq. 2.14); components y = g^T x, largest eigenvalue

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import numbers
 from math import ceil
+from typing import Annotated, Literal
 
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 from .._validation import dense
+from ..params import PosInt, Range
 from ..registry import register
 from ._shared.committee import committee_size
 
@@ -227,8 +229,9 @@ def permuted_predictions(tree, X32: np.ndarray, rng: np.random.Generator):
 
 
 @register("rf", higher_is_better=True, needs=("labels",))
-def random_forest(X, y, constraints, rng, *, n_estimators: int | None = None, max_features="sqrt",
-                  min_samples_split: int = 2):
+def random_forest(X, y, constraints, rng, *, n_estimators: PosInt | None = None,
+                  max_features: Literal["sqrt", "log2"] | PosInt | Annotated[float, Range(0, 1, low_open=True)]
+                  | None = "sqrt", min_samples_split: Annotated[int, Range(2)] = 2):
     """Random forest on the labeled samples, OOB permutation importance (Breiman 2001).
 
     ``n_estimators`` defaults to the SSFI paper's eq. 1 committee size; unlabeled

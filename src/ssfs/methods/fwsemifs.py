@@ -28,6 +28,8 @@ selected features and NaN elsewhere.
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import numpy as np
 import sklearn
 from sklearn.feature_selection import f_classif
@@ -37,6 +39,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from .._validation import dense
 from ..errors import InputError
+from ..params import PosInt, Range
 from ..registry import SelectionResult, register
 from .forest import SplitterSeed, fit_tree, tree_predict
 
@@ -111,9 +114,11 @@ def forward_select(X, y, n_select: int, rng: np.random.Generator, *, classifier:
 
 
 @register("fwsemifs", higher_is_better=True, kind="subset", needs=("labels",))
-def fwsemifs(X, y, constraints, rng, *, size_fs: int = 10, sampling_rate: float = 0.5, sampling_times: int = 10,
-             fnstep: int = 6, startfn: int = 5, max_iterations: int | None = None, classifier: str = "tree",
-             prefilter: int = 50, cv: int = 3):
+def fwsemifs(X, y, constraints, rng, *, size_fs: PosInt = 10,
+             sampling_rate: Annotated[float, Range(0, 1, low_open=True)] = 0.5, sampling_times: PosInt = 10,
+             fnstep: PosInt = 6, startfn: PosInt = 5, max_iterations: PosInt | None = None,
+             classifier: Literal["tree", "nb", "knn"] = "tree", prefilter: PosInt = 50,
+             cv: Annotated[int, Range(2)] = 3):
     """Forward semi-supervised feature selection (thesis Alg. 7): ordered subset of ``size_fs`` features."""
     if classifier not in CLASSIFIERS:
         raise InputError(f"fwsemifs: classifier must be one of {CLASSIFIERS}, got {classifier!r}")

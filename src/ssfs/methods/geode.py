@@ -22,9 +22,12 @@ square over classes (``multiclass="rms"``).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from ..errors import InputError
+from ..params import Fraction
 from ..registry import SelectionResult, register
 from ._labeled import labeled
 
@@ -79,8 +82,8 @@ def chdir_directions(X: np.ndarray, groups: np.ndarray, n_pooled: int | None = N
 
 
 @register("geode", higher_is_better=True, needs=("labels",))
-def geode_score(X, y, constraints, rng, *, gamma: float = 1.0, min_var_share: float = 0.001,
-                multiclass: str = "max"):
+def geode_score(X, y, constraints, rng, *, gamma: Fraction = 1.0, min_var_share: Fraction = 0.001,
+                multiclass: Literal["max", "rms"] = "max"):
     """GeoDE characteristic direction |b| (Clark et al. 2014); one-vs-rest for > 2 classes."""
     if not 0 <= gamma <= 1:
         raise InputError(f"geode: gamma must be in [0, 1], got {gamma}")

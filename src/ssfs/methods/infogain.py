@@ -20,9 +20,12 @@ in fixed point, where equal class-count multisets give equal sums).
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 import numpy as np
 
 from ..errors import InputError
+from ..params import Range
 from ..registry import SelectionResult, register
 from ._labeled import labeled
 
@@ -221,7 +224,8 @@ def information_gain(X: np.ndarray, codes: np.ndarray, *, discretize: str = "mdl
 
 
 @register("infogain", higher_is_better=True, needs=("labels",))
-def infogain_score(X, y, constraints, rng, *, discretize: str = "mdl", n_bins: int = 10):
+def infogain_score(X, y, constraints, rng, *, discretize: Literal["mdl", "equal_width"] = "mdl",
+                   n_bins: Annotated[int, Range(2)] = 10):
     """Information gain after Fayyad-Irani MDL (or equal-width) discretisation (FSelectorRcpp)."""
     if int(n_bins) < 2:
         raise InputError(f"infogain: n_bins must be >= 2, got {n_bins}")

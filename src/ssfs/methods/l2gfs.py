@@ -38,6 +38,7 @@ from ..experiment.clustering import (
     update_centres,
     weighted_sq_dists,
 )
+from ..params import PosInt
 from ..registry import SelectionResult, register
 from .wckm import check_weighting_input
 
@@ -73,8 +74,8 @@ def _run(X, K, index, beta, max_iter, rng):
 
 
 @register("l2gfs", higher_is_better=True)
-def l2gfs(X, y, constraints, rng, *, beta: float = -0.1, n_clusters: int | None = None, n_init: int = 10,
-          max_iter: int = 100, standardize_features: bool = False):
+def l2gfs(X, y, constraints, rng, *, beta: float = -0.1, n_clusters: PosInt | None = None, n_init: PosInt = 10,
+          max_iter: PosInt = 100, standardize_features: bool = False):
     """Local-to-global feature weighting on constrained k-means (thesis Alg. 14); weights sum to 1."""
     Xd, K = check_weighting_input(X, y, "l2gfs", beta=beta, n_clusters=n_clusters, n_init=n_init,
                                   max_iter=max_iter, standardize_features=standardize_features)

@@ -8,11 +8,12 @@ import pandas as pd
 
 from .._validation import dense
 from ..errors import MethodError
+from ..params import PosInt
 from ..registry import SelectionResult, register
 
 
 @register("mrmr", higher_is_better=True, kind="subset", needs=("labels",), requires="mrmr")
-def mrmr_select(X, y, constraints, rng, *, n_features: int = 50, relevance: str = "f",
+def mrmr_select(X, y, constraints, rng, *, n_features: PosInt = 50, relevance: str = "f",
                 redundancy: str = "c"):
     """mRMR on the labeled samples only: ``n_features`` (at most p) features chosen
     greedily by relevance ("f": ANOVA F statistic) over mean redundancy ("c": absolute

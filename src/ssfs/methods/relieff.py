@@ -34,12 +34,14 @@ Ties in distance are broken by sample index.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
 from scipy.spatial.distance import pdist, squareform
 
 from ..errors import InputError
+from ..params import Fraction, NonNegInt, PosFloat, PosInt
 from ..registry import SelectionResult, register
 from ._labeled import labeled
 
@@ -451,8 +453,10 @@ def relieff_scores(XL, codes, rng, *, k=10, weighting="equal", sigma=20.0, miss_
 
 
 @register("relieff", higher_is_better=True, needs=("labels",))
-def relieff_score(X, y, constraints, rng, *, k: int = 10, weighting: str = "equal", sigma: float = 20.0,
-                  miss_weights: str = "prior", instances="all", ramp=None, discrete_threshold: int = 0):
+def relieff_score(X, y, constraints, rng, *, k: PosInt = 10, weighting: Literal["equal", "exprank"] = "equal",
+                  sigma: PosFloat = 20.0, miss_weights: Literal["prior", "neighbourhood"] = "prior",
+                  instances: Literal["all", "sqrt", "log"] | PosInt = "all", ramp: list[Fraction] | None = None,
+                  discrete_threshold: NonNegInt = 0):
     """ReliefF (Kononenko 1994): k nearest hits/misses, class-prior miss weights, optional exp-rank weights."""
     XL, codes, _ = labeled(X, y, method="relieff", keep_sparse=True)
     return SelectionResult(scores=relieff_scores(

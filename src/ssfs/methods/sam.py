@@ -18,9 +18,12 @@ i.e. by |d|, which is ``score="abs"``).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from ..errors import InputError
+from ..params import NonNegFloat
 from ..registry import SelectionResult, register
 from ._labeled import labeled
 
@@ -114,7 +117,8 @@ def sam_statistic(X, codes, counts, s0="auto") -> tuple[np.ndarray, float, float
 
 
 @register("sam", higher_is_better=True, needs=("labels",))
-def sam_score(X, y, constraints, rng, *, score: str = "abs", s0="auto"):
+def sam_score(X, y, constraints, rng, *, score: Literal["abs", "signed"] = "abs",
+              s0: Literal["auto"] | NonNegFloat = "auto"):
     """SAM d statistic (Tusher et al. 2001; samr two-class / multiclass), ranked by |d| or signed d."""
     if score not in ("abs", "signed"):
         raise InputError(f"sam: score must be 'abs' or 'signed', got {score!r}")

@@ -15,11 +15,13 @@ genes scanpy gives no score (constant, alone in their mean-expression bin for
 from __future__ import annotations
 
 import warnings
+from typing import Literal
 
 import numpy as np
 from scipy import sparse
 
 from ..errors import InputError, SupervisionError
+from ..params import PosInt
 from ..registry import register
 
 
@@ -32,7 +34,8 @@ def _anndata(X, obs=None):
 
 
 @register("scanpy_hvg", higher_is_better=True, requires="scanpy")
-def scanpy_hvg(X, y, constraints, rng, *, flavor: str = "seurat", n_bins: int = 20):
+def scanpy_hvg(X, y, constraints, rng, *, flavor: Literal["seurat", "cell_ranger"] = "seurat",
+               n_bins: PosInt = 20):
     """scanpy highly-variable genes: normalized dispersion per gene (unsupervised).
 
     ``flavor``: "seurat" (log data; expm1 inside) or "cell_ranger" (scanpy's options
@@ -42,6 +45,11 @@ def scanpy_hvg(X, y, constraints, rng, *, flavor: str = "seurat", n_bins: int = 
 
     if flavor not in ("seurat", "cell_ranger"):
         raise InputError(f"scanpy_hvg flavor must be 'seurat' or 'cell_ranger', got {flavor!r}")
+    vals = X.data if sparse.issparse(X) else np.asarray(X)
+    if vals.size and vals.min() < 0:
+        raise InputError(f"scanpy_hvg needs non-negative expression (counts, normalised and log1p-transformed): "
+                         f"X has {int((vals < 0).sum())} negative value(s), minimum {vals.min():.4g}; "
+                         "use a score that accepts centred data (e.g. variance)")
     adata = _anndata(X)
     try:
         with warnings.catch_warnings():
@@ -53,7 +61,9 @@ def scanpy_hvg(X, y, constraints, rng, *, flavor: str = "seurat", n_bins: int = 
 
 
 @register("scanpy_rank_genes", higher_is_better=True, needs=("labels",), requires="scanpy")
-def scanpy_rank_genes(X, y, constraints, rng, *, method: str = "t-test", tie_correct: bool = False):
+def scanpy_rank_genes(X, y, constraints, rng, *,
+                      method: Literal["t-test", "t-test_overestim_var", "wilcoxon"] = "t-test",
+                      tie_correct: bool = False):
     """scanpy rank_genes_groups on the labeled cells: max over classes of the
     one-vs-rest score (t statistic for "t-test"/"t-test_overestim_var", z score for
     "wilcoxon"). Deterministic.

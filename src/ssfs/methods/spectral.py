@@ -6,10 +6,13 @@ features: one sparse product ``S @ X`` per score, no loop over features or pairs
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
+from ..params import PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     constrained_graph,
@@ -25,8 +28,8 @@ from ._shared.graph import (
 
 
 @register("laplacian", higher_is_better=False)
-def laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", use_labels: bool = False,
-                    graph=None):
+def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                    use_labels: bool = False, graph: Any = None):
     """Laplacian score (He et al. 2005; thesis eq. 2.5-2.6), lower is better.
 
     LS_r = f~^T L f~ / f~^T D f~ with f~ the degree-weighted centred feature. With
@@ -51,9 +54,10 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
 
 
 @register("cls", higher_is_better=False)
-def constrained_laplacian_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto",
-                                mean: str = "uniform", graph=None, som: bool = False,
-                                knn_edges: str = "all", denominator: str = "variance"):
+def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                                mean: Literal["uniform", "degree"] = "uniform", graph: Any = None,
+                                som: bool = False, knn_edges: Literal["all", "unlabeled"] = "all",
+                                denominator: Literal["variance", "cannot_link"] = "variance"):
     """Constrained Laplacian Score (EnsCLS paper eq. 1-3; thesis eq. 3.1-3.5), lower is better.
 
     Numerator: sum_ij S_ij (f_i - f_j)^2 over the kNN graph with must-link pairs added

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
+from ..params import Fraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     degree,
@@ -38,7 +41,8 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 @register("sselect", higher_is_better=False, needs=("labels",))
-def sselect_score(X, y, constraints, rng, *, k: int = 10, bandwidth="auto", eta: float = 0.1):
+def sselect_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
+                  eta: Fraction = 0.1):
     """sSelect (eq. 2.9): eta g^T L g / g^T D g + (1 - eta)(1 - NMI(sign(g), Y_L)).
 
     g is the F-C transformation of eq. 2.8 (feature centred by its degree-weighted

@@ -44,12 +44,14 @@ the order of the member-by-member algorithm, so the scores are bit-identical to 
 from __future__ import annotations
 
 import numbers
+from typing import Annotated, Literal
 
 import numpy as np
 
 from .._progress import track
 from .._validation import dense
 from ..errors import InputError
+from ..params import NonNegInt, PosFloat, PosInt, Range
 from ..registry import SelectionResult, register
 from ._shared.committee import draw_subspaces, resolve_members
 from .forest import FlatForest, SplitterSeed, fit_tree
@@ -246,9 +248,10 @@ class _PermutedBatch:
 
 
 @register("ssfi", higher_is_better=True, needs=("labels",))
-def ssfi(X, y, constraints, rng, *, n_members: int | None = None, subspace: int | None = None,
-         sample_size: float = 1, max_iter: int = 10, min_samples_split: int = 2, max_depth: int | None = None,
-         average: str = "committee"):
+def ssfi(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
+         sample_size: PosFloat = 1, max_iter: NonNegInt = 10,
+         min_samples_split: Annotated[int, Range(2)] | Annotated[float, Range(0, 1, low_open=True)] = 2,
+         max_depth: PosInt | None = None, average: Literal["committee", "members"] = "committee"):
     """Semi-supervised feature importance (SSFI paper Alg. 1-4), higher is better.
 
     ``n_members`` (default eq. 1), ``subspace`` (default sqrt(p)), ``sample_size`` n and

@@ -42,6 +42,7 @@ from ..experiment.clustering import (
     violations,
     weighted_sq_dists,
 )
+from ..params import NonNegFloat, PosInt
 from ..registry import SelectionResult, register
 from ._shared.graph import pairs_matrix
 
@@ -118,8 +119,9 @@ def _run(X, K, A_ml, A_cl, ml_deg, beta, penalty, max_iter, tol, rng):
 
 
 @register("wckm", higher_is_better=True)
-def wckm(X, y, constraints, rng, *, beta: float = -0.1, n_clusters: int | None = None, n_init: int = 10,
-         max_iter: int = 100, tol: float = 1e-4, penalty: float = 1.0, standardize_features: bool = False):
+def wckm(X, y, constraints, rng, *, beta: float = -0.1, n_clusters: PosInt | None = None, n_init: PosInt = 10,
+         max_iter: PosInt = 100, tol: NonNegFloat = 1e-4, penalty: NonNegFloat = 1.0,
+         standardize_features: bool = False):
     """Weighted constrained fuzzy k-means feature weighting (thesis Alg. 13); weights sum to 1."""
     Xd, K = check_weighting_input(X, y, "wckm", beta=beta, n_clusters=n_clusters, n_init=n_init,
                                   max_iter=max_iter, standardize_features=standardize_features)

@@ -19,6 +19,10 @@ from ..errors import ConfigError, MethodError
 from ..registry import check_params, get_method
 
 BASE_VARIANT = "base"
+#: folders of results/ that are not datasets: a dataset of that name would mix its files with them
+RESERVED_DATASET_NAMES = ("tables", "figures", "logs", "report")
+#: published tables shipped with the repository (``report.paper``)
+PAPERS_DIR = Path(__file__).resolve().parents[3] / "resources" / "papers"
 
 
 def _fill_defaults(node, schema):
@@ -53,8 +57,10 @@ def load_schema(path) -> dict:
         return yaml.safe_load(fh)
 
 
-def validate_config(config: dict, schema: dict) -> dict:
-    """Validated copy of ``config`` with defaults filled. Raises :class:`ConfigError`."""
+def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:
+    """Validated copy of ``config`` with defaults filled. Raises :class:`ConfigError`.
+    ``papers_dir``: where ``report.paper`` tables live (default: the repository's
+    ``resources/papers``)."""
     if not isinstance(config, dict):
         raise ConfigError("config: the configuration must be a mapping of keys to values")
     cfg = copy.deepcopy(config)
@@ -74,6 +80,11 @@ def validate_config(config: dict, schema: dict) -> dict:
         BUILTINS,  # unknown builtin names stop the run here, not in the prepare job
     )
 
+    for label in cfg["datasets"]:
+        if label.lower() in RESERVED_DATASET_NAMES:
+            raise ConfigError(f"config: dataset name {label!r} is reserved: results/{label.lower()}/ holds the "
+                              f"{'job logs' if label.lower() == 'logs' else 'aggregate ' + label.lower()}; "
+                              f"rename the dataset (reserved: {', '.join(RESERVED_DATASET_NAMES)})")
     for label, entry in cfg["datasets"].items():
         if entry.get("source") == "builtin" and entry.get("name") not in BUILTINS:
             raise ConfigError(
@@ -98,6 +109,12 @@ def validate_config(config: dict, schema: dict) -> dict:
             ok = [m for m in list_methods() if get_method(m).members is not None]
             raise ConfigError(f"{key}: method {name!r} cannot be split into member chunks; "
                               f"splittable methods: {', '.join(ok)}")
+    paper = cfg["report"].get("paper")
+    pdir = Path(papers_dir) if papers_dir is not None else PAPERS_DIR
+    if paper is not None and pdir.is_dir() and not (pdir / f"{paper}.tsv").exists():
+        have = sorted(q.stem for q in pdir.glob("*.tsv"))  # the report layer is above this one
+        raise ConfigError(f"config key report.paper: no published table {paper!r} ({pdir / (paper + '.tsv')}); "
+                          f"available: {', '.join(have) or 'none'}")
     ctrl = cfg["report"]["control"]
     if ctrl is not None and ctrl not in cfg["methods"]:
         raise ConfigError(f"config key report.control: {ctrl!r} is not one of the configured methods")

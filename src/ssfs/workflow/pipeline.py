@@ -34,7 +34,7 @@ def run_prepare(*, dataset: str, entry: dict, data_dir, prepared) -> None:
 
 # ------------------------------------------------------------------------ supervision
 def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
-    _, y, _, _, _ = read_prepared(prepared)
+    _, y, classes, _, _ = read_prepared(prepared)
     for rep, out in zip(reps, splits, strict=True):
         if sup["protocol"] == "kfold":
             rng_split = derive_rng(seed, dataset, "folds")
@@ -45,6 +45,7 @@ def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, rep
             y, rep, rng_split, rng_lab,
             protocol=sup["protocol"], test_size=sup["test_size"], n_folds=sup["n_folds"],
             labeled_per_class=sup["labeled_per_class"], small_classes=sup["small_classes"], dataset=dataset,
+            class_names=classes,
         )
         write_split(split, out)
 

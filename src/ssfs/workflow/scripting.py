@@ -61,9 +61,14 @@ def describe(snakemake) -> str:
 def run_step(main, snakemake) -> None:
     """Call ``main(snakemake)`` between a start and an end line (with the wall-clock time);
     an :class:`SSFSError` becomes ``ERROR: <message>`` on stderr and in the log, and exit
-    status 1. Warnings go to the log."""
+    status 1. Warnings go to the log. The job stops by itself when the Snakemake process
+    that started it is gone (:func:`~ssfs.workflow.locks.watch_parent`)."""
     log_path = snakemake.log[0] if len(snakemake.log) else None
     configure_logging(log_level(getattr(snakemake, "config", None)), log_path)
+    from .locks import watch_parent
+
+    watch_parent(on_orphan=lambda pid: log.error(
+        "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))
     what = describe(snakemake)
     log.info("ssfs %s: started", what)
     t0 = time.perf_counter()

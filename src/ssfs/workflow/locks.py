@@ -1,0 +1,150 @@
+"""Resuming after a hard kill (``kill -9``, an out-of-memory kill, a lost terminal).
+
+A Snakemake process killed with SIGKILL cannot release its lock (``.snakemake/locks``):
+the same command then stops with ``LockException ... --unlock``, and the jobs it had
+started keep running as orphans. Two pieces make the same command continue instead:
+
+* :func:`clear_stale_locks`, called by the workflow (``workflow/rules/common.smk``) in
+  the main Snakemake process while the Snakefile is read, i.e. before Snakemake takes the
+  lock: the lock is stale when the process that took it is gone. ssfs records the owner
+  of every run (host, pid, start time) in ``.snakemake/ssfs_owner.json``; a lock is
+  removed only when that owner ran on this host and is no longer alive, and no other
+  Snakemake process works in this folder. A lock taken on another host (shared file
+  system) is never touched: the message says so and ``--unlock`` stays the way out.
+  Incomplete outputs of the killed jobs are then redone (the profile's
+  ``rerun-incomplete``).
+* :func:`watch_parent`, started by every job (:func:`ssfs.workflow.scripting.run_step`):
+  a daemon thread that ends the job when the Snakemake process that started it is gone,
+  so no orphan keeps computing (and writing) after its workflow was killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+OWNER_FILE = "ssfs_owner.json"
+#: environment variable naming the main Snakemake process ("host pid start-time"), set by
+#: :func:`clear_stale_locks` and inherited by the jobs, so a job started just before its
+#: workflow died still knows whom to watch
+PARENT_ENV = "SSFS_WORKFLOW_PROCESS"
+
+
+def _psutil():
+    import psutil  # a dependency of snakemake
+
+    return psutil
+
+
+def _alive(pid: int, create_time: float | None) -> bool:
+    psutil = _psutil()
+    try:
+        p = psutil.Process(int(pid))
+        return create_time is None or abs(p.create_time() - float(create_time)) < 1.0
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return False
+
+
+def _is_snakemake(cmdline) -> bool:
+    return any(Path(a).name in ("snakemake", "snakemake.exe") or a == "snakemake" for a in cmdline[:3]) or (
+        "-m" in cmdline[:3] and "snakemake" in cmdline[:4])
+
+
+def other_snakemakes(workdir: Path) -> list[int]:
+    """PIDs of Snakemake processes working in ``workdir``, other than this one and its ancestors."""
+    psutil = _psutil()
+    me = psutil.Process()
+    mine = {me.pid, *(p.pid for p in me.parents())}
+    wd = os.path.realpath(workdir)
+    out = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if p.info["pid"] in mine or not _is_snakemake(p.info["cmdline"] or []):
+                continue
+            if os.path.realpath(p.cwd()) == wd:
+                out.append(p.info["pid"])
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return out
+
+
+def clear_stale_locks(snakemake_dir: Path | str = ".snakemake") -> str | None:
+    """Remove ``snakemake_dir/locks`` when it is stale (module doc), record this process as
+    the owner of the run, and return a one-line note of what was done (None: nothing)."""
+    sdir = Path(snakemake_dir)
+    locks = sdir / "locks"
+    owner_path = sdir / OWNER_FILE
+    note = None
+    held = locks.is_dir() and any(locks.iterdir())
+    if held:
+        try:
+            owner = json.loads(owner_path.read_text())
+        except (OSError, ValueError):
+            owner = None
+        if owner is not None and owner.get("host") != socket.gethostname():
+            return (f"the lock in {locks} was taken on host {owner.get('host')!r}; if no run is going on there, "
+                    "run the same command once with --unlock")
+        owner_alive = owner is not None and _alive(owner.get("pid", -1), owner.get("create_time"))
+        others = other_snakemakes(sdir.parent)
+        if owner_alive or others:
+            return None  # a live run: Snakemake's own LockException applies
+        for f in locks.iterdir():
+            f.unlink()
+        who = f"process {owner['pid']}" if owner else "a Snakemake process"
+        note = f"removed the stale lock of {who}, which is no longer running (killed?); resuming"
+    psutil = _psutil()
+    me = psutil.Process()
+    sdir.mkdir(parents=True, exist_ok=True)
+    tmp = sdir / f".{OWNER_FILE}.{me.pid}.tmp"
+    tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": me.pid, "create_time": me.create_time()}))
+    os.replace(tmp, owner_path)
+    os.environ[PARENT_ENV] = f"{socket.gethostname()} {me.pid} {me.create_time()!r}"
+    return note
+
+
+def _snakemake_ancestor():
+    """The outermost Snakemake process above this one (None outside a workflow)."""
+    psutil = _psutil()
+    found = None
+    try:
+        for p in psutil.Process().parents():
+            try:
+                if _is_snakemake(p.cmdline()):
+                    found = p
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+    except psutil.NoSuchProcess:
+        return None
+    return found
+
+
+def watch_parent(interval: float = 0.5, on_orphan=None) -> threading.Thread | None:
+    """Start a daemon thread that ends this process (exit status 1, after ``on_orphan()``)
+    as soon as the Snakemake process that started it is gone. None outside a workflow."""
+    host, _, rest = os.environ.get(PARENT_ENV, "").partition(" ")
+    if host == socket.gethostname() and rest:
+        pid, created = int(rest.split()[0]), float(rest.split()[1])
+    else:  # another host (cluster job) or no record: the Snakemake process above this one
+        anc = _snakemake_ancestor()
+        if anc is None:
+            return None
+        pid, created = anc.pid, anc.create_time()
+
+    def run():
+        while True:
+            time.sleep(interval)
+            if not _alive(pid, created):
+                if on_orphan is not None:
+                    try:
+                        on_orphan(pid)
+                    except Exception:  # noqa: BLE001 - never keep an orphan alive
+                        pass
+                os._exit(1)
+
+    t = threading.Thread(target=run, name="ssfs-watch-parent", daemon=True)
+    t.start()
+    return t
