@@ -171,9 +171,9 @@ CASES = [
      SupervisionError, ["dataset 'd'", "label_column 'class' is not a column", "g.csv"]),
     ("h5ad label key absent", prep({"path": "a.h5ad", "label_key": "cell_type"}, {"a.h5ad": _h5ad("group")}),
      SupervisionError, ["dataset 'd'", "label_key 'cell_type'", "a.h5ad", "available obs columns: 'group'"]),
-    ("samples without a label", prep({"path": "u.csv", "label_column": "label"},
-                                     {"u.csv": GOOD.replace("s4,7,9,b", "s4,7,9,")}), SupervisionError,
-     ["dataset 'd'", "1 of 4 sample(s) have no label", "'s4'"]),
+    ("only one labeled class left", prep({"path": "u.csv", "label_column": "label", "unlabeled_values": ["b"]},
+                                         {"u.csv": GOOD}), SupervisionError,
+     ["dataset 'd'", "has one class ('a')", "unlabeled_values"]),
     # ----------------------------------------------------------------- data
     ("one class only", prep({"path": "o.csv", "label_column": "label"}, {"o.csv": GOOD.replace(",b\n", ",a\n")}),
      SupervisionError, ["dataset 'd'", "has one class ('a')", "at least 2"]),
@@ -345,7 +345,8 @@ ISSUE19 = [
        ConfigError, [f"dataset name {nm!r} is reserved", "rename the dataset"])
       for nm in ("tables", "logs", "figures", "report", "Tables")],
     # numerical range and one class
-    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS), SupervisionError,
+    # the papers' CLS (the balanced default has no cannot-link term here: it is the Laplacian score)
+    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS, weights="literal"), SupervisionError,
      ["method 'cls' gave no finite score", "at least 2 classes or unlabeled samples", "one class (code 0)"]),
     ("one class, every sample labeled, fisher", method("fisher", X6, ONE_CLASS), SupervisionError,
      ["method 'fisher' needs labeled samples of at least 2 classes, got 1"]),
@@ -480,10 +481,12 @@ def test_cls_without_constraints_falls_back_to_laplacian_score():
     degree-weighted mean CLS = sum S (f_i - f_j)^2 / sum d (f - mu)^2 = 2 LS exactly."""
     X = np.random.default_rng(5).normal(size=(25, 6))
     ls = run_method("laplacian", X, k=5).scores
-    cls = run_method("cls", X, None, Constraints.empty(), k=5, mean="degree").scores
+    cls = run_method("cls", X, None, Constraints.empty(), k=5, mean="degree", weights="literal").scores
     np.testing.assert_allclose(cls, 2.0 * ls, rtol=1e-10)  # same sums, other order: tolerances.py class 2
-    # the default (uniform mean) still ranks without constraints, no error
-    assert np.isfinite(run_method("cls", X, None, Constraints.empty(), k=5).scores).all()
+    # the literal reading with the uniform mean still ranks without constraints, no error
+    assert np.isfinite(run_method("cls", X, None, Constraints.empty(), k=5, weights="literal").scores).all()
+    # the default (balanced) reading is the Laplacian score itself
+    np.testing.assert_allclose(run_method("cls", X, None, Constraints.empty(), k=5).scores, ls, rtol=1e-10)
 
 
 def test_constant_features_kept_with_a_warning_and_never_ranked_first(tmp_path):

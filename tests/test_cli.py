@@ -80,7 +80,7 @@ def test_every_help_shows_the_defaults():
     helps = dict((name, sub.format_help()) for name, sub in _subparsers(parser))
     assert set(helps) == {"methods", "rank"}
     rank = " ".join(helps["rank"].split())
-    for text in ("(default: 3)", "(default: cls)", "(default: 0)", "(default: auto)", "(default: -)"):
+    for text in ("(default: cls)", "(default: 0)", "(default: auto)", "(default: -)"):
         assert text in rank, text
     # every rank option that has a default shows it
     for action in dict(_subparsers(parser))["rank"]._actions:

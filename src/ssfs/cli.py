@@ -1,8 +1,9 @@
 """Command line: ``ssfs methods`` lists the registered methods; ``ssfs rank`` ranks the
 features of one data file with one method, without Snakemake.
 
-    ssfs rank data.csv --label-column class --method cls --labeled-per-class 3 -o ranking.tsv
-    ssfs rank cells.h5ad --label-key cell_type --method laplacian --param k=15 -o ranking.tsv
+    ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
+    ssfs rank data.csv --method laplacian                      # label-free: no labels needed
+    ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ import sys
 import numpy as np
 
 from .errors import SSFSError
+
+RANK_LABELS_HELP = """\
+Labels are used as given: a blank or NA label cell (NaN in an h5ad obs column) is an
+unlabeled sample, and so is any value given with --unlabeled-value (repeatable, e.g.
+--unlabeled-value unknown --unlabeled-value -1). --labeled-per-class N hides labels
+(keeps N random labeled samples per class) only when asked. Label-free methods
+(variance, laplacian, pca, scanpy_hvg, ...) need no labels. --constraints adds
+must-link / cannot-link pairs by sample id (columns sample_a, sample_b, kind = ML | CL).
+"""
 
 
 def _parse_params(items) -> dict:
@@ -109,27 +119,52 @@ def _rank_output(args):
     return logging.getLogger("ssfs")
 
 
+def _rank_constraints(path, y, names):
+    """Constraints of ``ssfs rank``: those of the given labels (all pairs) plus the file's
+    (by sample id: sample_a, sample_b, kind; or the workflow's i, j, kind indices)."""
+    import pandas as pd
+
+    from .constraints import Constraints, check_consistent, read_sample_constraints
+
+    derived = Constraints.from_labels(y)
+    if path is None:
+        return None if not len(derived) else derived
+    try:
+        head = pd.read_csv(path, sep=None, engine="python", nrows=0).columns
+    except Exception:  # noqa: BLE001 - read_sample_constraints gives the one-line message
+        head = []
+    if "i" in head and "j" in head and "sample_a" not in head:
+        user = Constraints.from_tsv(path)
+        user.validate(len(names))
+    else:
+        user = read_sample_constraints(path, names, where="--constraints")
+    both = Constraints(np.vstack([derived.ml, user.ml]), np.vstack([derived.cl, user.cl]))
+    check_consistent(both, names, where=f"--constraints {path} with the labels")
+    return both
+
+
 def cmd_rank(args) -> int:
     import time
+    from pathlib import Path
 
     from ._progress import fmt_seconds
-    from .constraints import Constraints
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
     from .io.atomic import write_tsv
+    from .io.h5ad import prepared_labels
+    from .labels import class_counts
     from .ranking import ranking_table
     from .registry import check_params, get_method
     from .runner import run_method
 
     params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
     if args.output != "-":
-        from pathlib import Path
-
         folder = Path(args.output).parent
         if not folder.is_dir():
             raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
     log = _rank_output(args)
     t0 = time.perf_counter()
+    name = Path(args.input).name
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
         val = getattr(args, key)
@@ -137,36 +172,42 @@ def cmd_rank(args) -> int:
             entry[key] = val
     if args.index_column != "auto":
         entry["index_col"] = args.index_column
-    adata = prepare_dataset("input", entry, ".")
+    if args.unlabeled_value:
+        entry["unlabeled_values"] = list(args.unlabeled_value)
+    adata = prepare_dataset(name, entry, ".")
     X = adata.X
     log.info("ssfs rank: read %s: %d samples x %d features in %s", args.input, *X.shape,
              fmt_seconds(time.perf_counter() - t0))
-    classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
+    y, classes = prepared_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
-    if args.labeled_per_class == "all":
-        yl = y
-    else:
-        lab = draw_labeled(y, np.arange(y.size), int(args.labeled_per_class), rng, dataset=args.input,
+    if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
+        lab = draw_labeled(y, np.flatnonzero(y >= 0), int(args.labeled_per_class), rng, dataset=name,
                            class_names=classes)
-        yl = np.full(y.size, -1)
-        yl[lab] = y[lab]
-    cons = Constraints.from_tsv(args.constraints) if args.constraints else None
+        hidden = np.full(y.size, -1)
+        hidden[lab] = y[lab]
+        y = hidden
+    cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, yl, cons, rng=rng, **params)
+    ranked = run_method(args.method, X, y, cons, rng=rng, **params)
     log.info("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
-    table = ranking_table(adata.var_names, ranked.scores, ranked.order,
-                          selected_only=ranked.result.selected is not None)
     if ranked.n_tied and ranked.result.selected is None:
         print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
               f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
               "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
-    if args.output == "-":
-        table.to_csv(sys.stdout, sep="\t", index=False)
+    info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
+            "n_unlabeled": int((y < 0).sum()), "output": args.output}
+    if args.output.endswith(".h5ad"):
+        _write_h5ad(args, adata, ranked, info, params)
     else:
+        table = ranking_table(adata.var_names, ranked.scores, ranked.order,
+                              selected_only=ranked.result.selected is not None)
+        if args.output == "-":
+            table.to_csv(sys.stdout, sep="\t", index=False)
+            return 0
         write_tsv(table, args.output)
-        print(json.dumps({"method": args.method, "n_features": int(X.shape[1]), "output": args.output}))
+    print(json.dumps(info))
     return 0
 
 
@@ -195,6 +236,27 @@ def _index_column(value: str):
     return out
 
 
+def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
+    """``-o x.h5ad``: the input AnnData (h5ad input; else the prepared one) with
+    ``var[f"{method}_score"]``, ``var[f"{method}_rank"]`` and ``uns[method]``, as
+    :func:`ssfs.tl.rank_features` writes them."""
+    import anndata
+
+    from .io import write_prepared
+    from .tl import store
+
+    adata, idx = prepared, None
+    if str(args.input).endswith(".h5ad"):
+        adata = anndata.read_h5ad(args.input)
+        idx = adata.var_names.get_indexer(prepared.var_names)
+    store(adata, args.method, ranked, idx)
+    uns = {k: v for k, v in info.items() if k != "output"}
+    uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
+    uns["random_state"] = int(args.seed)
+    adata.uns[args.method] = uns
+    write_prepared(adata, args.output)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -211,16 +273,25 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table (as in README.md)")
     fmt.add_argument("--json", action="store_true", help="JSON: one object per method")
     m.set_defaults(func=cmd_methods)
-    r = sub.add_parser("rank", help="rank the features of a data file", formatter_class=_Formatter,
-                       description="Rank the features of one data file with one method (no Snakemake). "
-                                   "A progress bar shows on a terminal for long ensembles.")
+    r = sub.add_parser(
+        "rank", help="rank the features of a data file", formatter_class=_Formatter,
+        description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
+                    "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
     r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
-    r.add_argument("--labeled-per-class", default=3, type=_labeled_per_class, help="labels kept per class (the rest hidden), or 'all'")
-    r.add_argument("--constraints", help="TSV of pairwise constraints (columns i, j, kind = ML|CL)")
+    r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
+                   help="an experiment: keep N random labels per class and hide the others "
+                        "(default: every given label is used)")
+    r.add_argument("--unlabeled-value", action="append", metavar="VALUE",
+                   help="label value meaning 'no label' (repeatable); blank and NA cells always mean unlabeled")
+    r.add_argument("--constraints", metavar="TSV",
+                   help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
+                        "added to the pairs of the given labels")
     r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
-    r.add_argument("-o", "--output", default="-", help="output TSV ('-': standard output)")
+    r.add_argument("-o", "--output", default="-",
+                   help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
+                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features)")
     r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
                    help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
                         "column 0, refused when it looks like data")
@@ -232,8 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"ssfs: warning: {message}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    import warnings
+
     args = build_parser().parse_args(argv)
+    warnings.showwarning = _one_line_warning
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. piped into `head`

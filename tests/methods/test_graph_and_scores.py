@@ -89,13 +89,13 @@ def direct_cls(X, y, k, t):
 
 def test_cls_matches_direct_formula():
     y = np.array([0, -1, 0, 1, -1, -1])
-    got = run_method("cls", X_SMALL, y, k=2, bandwidth=3.0).scores
+    got = run_method("cls", X_SMALL, y, k=2, bandwidth=3.0, weights="literal").scores
     np.testing.assert_allclose(got, direct_cls(X_SMALL, y, 2, 3.0), rtol=1e-10)
 
 
 def test_cls_without_labels_is_laplacian_sum_form():
     y = -np.ones(6, dtype=int)
-    got = run_method("cls", X_SMALL, y, k=2, bandwidth=3.0).scores
+    got = run_method("cls", X_SMALL, y, k=2, bandwidth=3.0, weights="literal").scores
     S, _ = brute_knn_graph(X_SMALL, 2, 3.0)
     D = S.sum(1)
     exp = [sum(S[i, j] * (X_SMALL[i, r] - X_SMALL[j, r]) ** 2 for i in range(6) for j in range(6))
@@ -165,13 +165,14 @@ def iris_partial(draw):
 
 def test_cls_iris_orders_petal_features_first():
     """Issue 2: with 10 labeled samples CLS orders (petal length, petal width, sepal length,
-    sepal width) in >= 95% of (draw, k) pairs, 10 draws x k = 1..20."""
+    sepal width) in >= 95% of (draw, k) pairs, 10 draws x k = 1..20: the thesis's result, for
+    the thesis's (literal) reading; the balanced default gets the full order in 165 of 200."""
     X, _ = load_iris(return_X_y=True)
     hits = total = 0
     for draw in range(10):
         _, yl = iris_partial(draw)
         for k in range(1, 21):
-            hits += list(run_method("cls", X, yl, k=k).order) == [2, 3, 0, 1]
+            hits += list(run_method("cls", X, yl, k=k, weights="literal").order) == [2, 3, 0, 1]
             total += 1
     assert hits / total >= 0.95, hits
 
@@ -261,12 +262,13 @@ def test_cls_literal_reading_matches_direct_formula():
     y = np.full(14, -1)
     y[[0, 1, 2]] = 0
     y[[7, 8, 9]] = 1
-    got = run_method("cls", X, y, k=3, bandwidth=2.0, knn_edges="unlabeled", denominator="cannot_link").result.scores
+    got = run_method("cls", X, y, k=3, bandwidth=2.0, knn_edges="unlabeled", denominator="cannot_link",
+                     weights="literal").result.scores
     np.testing.assert_allclose(got, direct_cls_literal(X, y, 3, 2.0), rtol=1e-10)
-    default = run_method("cls", X, y, k=3, bandwidth=2.0).result.scores
+    default = run_method("cls", X, y, k=3, bandwidth=2.0, weights="literal").result.scores
     assert not np.allclose(got, default)
     # the options are independent: the CL-only denominator on the default graph
-    only_den = run_method("cls", X, y, k=3, bandwidth=2.0, denominator="cannot_link").result.scores
+    only_den = run_method("cls", X, y, k=3, bandwidth=2.0, denominator="cannot_link", weights="literal").result.scores
     assert not np.allclose(only_den, default) and not np.allclose(only_den, got)
 
 
@@ -288,7 +290,8 @@ def test_cls_literal_reading_is_exact_when_weights_span_many_orders():
     y = np.full(14, -1)
     y[[0, 1, 2]] = 0
     y[[7, 8, 9]] = 1
-    got = run_method("cls", X, y, k=3, bandwidth=0.05, knn_edges="unlabeled", denominator="cannot_link").result.scores
+    got = run_method("cls", X, y, k=3, bandwidth=0.05, knn_edges="unlabeled", denominator="cannot_link",
+                     weights="literal").result.scores
     ref = direct_cls_literal(X, y, 3, 0.05)
     assert (ref > 0).all()
     np.testing.assert_allclose(got, ref, rtol=1e-7)
