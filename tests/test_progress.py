@@ -97,7 +97,8 @@ def test_rank_prints_progress_lines_when_not_on_a_terminal(tmp_path):
     df["class"] = ["a", "b", "c"] * 10
     df.to_csv(tmp_path / "x.csv")
     env = dict(os.environ, SSFS_PROGRESS_INTERVAL="0")
-    cmd = [sys.executable, "-m", "ssfs.cli", "rank", str(tmp_path / "x.csv"), "--label-column", "class",
+    cmd = [sys.executable, "-m", "ssfs.cli", "--log-level", "DEBUG", "rank", str(tmp_path / "x.csv"),
+           "--label-column", "class",
            "--method", "bootstrap_rank", "--param", "n_boot=6", "--param", "base=fisher", "-o", str(tmp_path / "r.tsv")]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0, res.stderr
@@ -108,6 +109,8 @@ def test_rank_prints_progress_lines_when_not_on_a_terminal(tmp_path):
     assert lines[-2].startswith("ssfs bootstrap rankings (fisher on 6 resamples): 6/6 (100%)")
     res = subprocess.run(cmd + ["--no-progress"], capture_output=True, text=True, env=env, timeout=120)
     assert res.returncode == 0 and [s.split(":")[0] for s in res.stderr.splitlines()] == ["ssfs rank"] * 2
-    res = subprocess.run(cmd[:3] + ["--log-level", "WARNING"] + cmd[3:], capture_output=True, text=True, env=env,
+    res = subprocess.run(cmd[:3] + cmd[5:], capture_output=True, text=True, env=env, timeout=120)  # INFO
+    assert res.returncode == 0 and all(LINE.fullmatch(s) for s in res.stderr.splitlines()), res.stderr
+    res = subprocess.run(cmd[:3] + ["--log-level", "WARNING"] + cmd[5:], capture_output=True, text=True, env=env,
                          timeout=120)
     assert res.returncode == 0 and res.stderr == ""

@@ -176,7 +176,7 @@ def cmd_rank(args) -> int:
         entry["unlabeled_values"] = list(args.unlabeled_value)
     adata = prepare_dataset(name, entry, ".")
     X = adata.X
-    log.info("ssfs rank: read %s: %d samples x %d features in %s", args.input, *X.shape,
+    log.debug("ssfs rank: read %s: %d samples x %d features in %s", args.input, *X.shape,
              fmt_seconds(time.perf_counter() - t0))
     y, classes = prepared_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
@@ -189,7 +189,7 @@ def cmd_rank(args) -> int:
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
     ranked = run_method(args.method, X, y, cons, rng=rng, **params)
-    log.info("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
+    log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     if ranked.n_tied and ranked.result.selected is None:
