@@ -198,6 +198,20 @@ def n_features_grid(p: int, max_features=None, n_features=None, percent=None) ->
     return sorted({min(g, p) for g in grid if g >= 1})
 
 
+def _checked_options(metrics, scale: str, auc_direction: str, constraints) -> list[str]:
+    """The metrics without repeats, after refusing unknown metrics, scales and AUC directions."""
+    metrics = list(dict.fromkeys(metrics))
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
+    _check_scale(scale)
+    if auc_direction not in AUC_DIRECTIONS:
+        raise ConfigError(f"unknown auc_direction {auc_direction!r}; choose fixed or auto")
+    if "semisupervised_accuracy" in metrics and constraints is None:
+        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    return metrics
+
+
 def evaluate_order(
     X,
     y: np.ndarray,
@@ -231,15 +245,7 @@ def evaluate_order(
     """
     from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
 
-    metrics = list(dict.fromkeys(metrics))
-    for m in metrics:
-        if m not in METRICS:
-            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
-    _check_scale(scale)
-    if auc_direction not in AUC_DIRECTIONS:
-        raise ConfigError(f"unknown auc_direction {auc_direction!r}; choose fixed or auto")
-    if "semisupervised_accuracy" in metrics and constraints is None:
-        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    metrics = _checked_options(metrics, scale, auc_direction, constraints)
     train_all = np.asarray(split["train"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
