@@ -18,7 +18,7 @@ from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
-from .registry import MethodSpec, SelectionResult, check_params, get_method
+from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint
 
 #: environment variable holding the number of BLAS/OpenMP threads a method may use; set by
 #: every workflow job to its rule's ``threads`` (:func:`ssfs.workflow.scripting.run_step`)
@@ -86,7 +86,7 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
             __import__(spec.requires)
         except ImportError:
             raise MethodError(
-                f"method {name!r} needs the optional package {spec.requires!r}; install it with pip"
+                f"method {name!r} needs the optional package {spec.requires!r}: {install_hint(spec.requires)}"
             ) from None
     if hasattr(X, "obs") and hasattr(X, "var"):
         raise InputError(

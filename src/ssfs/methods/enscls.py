@@ -37,6 +37,7 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import threadpool_limits
 
+from .._progress import progress
 from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
@@ -163,12 +164,15 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
 
     def work(idx):
         blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes, bootstrap) for i in idx]
-        return _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator, weights, label_weight)
+        out = _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator, weights, label_weight)
+        bar.update(len(idx))
+        return out
 
     # members are small (n x sqrt(p)): multithreaded BLAS only adds overhead, and on a loaded
     # 2-core machine it made ALLAML's committee 7x slower (109 s vs 16 s), so BLAS runs on one
     # thread and parallelism, if any, is over batches of members
-    with np.errstate(divide="ignore", invalid="ignore"), threadpool_limits(limits=1, user_api="blas"):
+    with np.errstate(divide="ignore", invalid="ignore"), threadpool_limits(limits=1, user_api="blas"), \
+            progress(members.size, "enscls committee members") as bar:
         if int(n_jobs) == 1 or len(batches) < 2:
             parts = [work(b) for b in batches]
         else:
