@@ -81,9 +81,10 @@ def main(argv=None) -> int:
         for name, X, k in sets:
             res = {}
             for label, fn in (
-                ("exact f64", lambda: knn_search(X, k, method="exact")),
-                ("exact f32", lambda: knn_search(X, k, method="exact", precision="float32")),
-                ("sklearn brute", lambda: NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(X)),
+                ("exact f64", lambda X=X, k=k: knn_search(X, k, method="exact")),
+                ("exact f32", lambda X=X, k=k: knn_search(X, k, method="exact", precision="float32")),
+                ("sklearn brute",
+                 lambda X=X, k=k: NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(X)),
             ):
                 res[label] = (_median_time(fn, args.repeats), fn())
             a = res["exact f64"][1][0]
