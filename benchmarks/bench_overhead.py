@@ -89,10 +89,10 @@ def main(argv=None) -> int:
                 res[label] = (_median_time(fn, args.repeats), fn())
             a = res["exact f64"][1][0]
             b = res["sklearn brute"][1][1][:, 1:]
-            same = np.mean([len(set(u) & set(v)) / k for u, v in zip(a, b)])
+            same = np.mean([len(set(u) & set(v)) / k for u, v in zip(a, b, strict=True)])
             t_sk = res["sklearn brute"][0]
-            print(f"kNN {name}: " + ", ".join(f"{lab} {t:.3f} s ({t_sk / t:.1f}x sklearn)" for lab, (t, _) in res.items())
-                  + f"; neighbour sets equal to sklearn's: {same:.4f}")
+            timings = ", ".join(f"{lab} {t:.3f} s ({t_sk / t:.1f}x sklearn)" for lab, (t, _) in res.items())
+            print(f"kNN {name}: {timings}; neighbour sets equal to sklearn's: {same:.4f}")
         for name in ("Isolet", "PCMAC"):
             d = _mat(name)
             if d is None:
@@ -101,8 +101,8 @@ def main(argv=None) -> int:
             else:
                 X, y = d
             codes = np.unique(y, return_inverse=True)[1]
-            t_ours = _median_time(lambda: run_method("fisher", X, codes), args.repeats)
-            t_peer = _median_time(lambda: f_classif(X, codes), args.repeats)
+            t_ours = _median_time(lambda X=X, codes=codes: run_method("fisher", X, codes), args.repeats)
+            t_peer = _median_time(lambda X=X, codes=codes: f_classif(X, codes), args.repeats)
             print(f"fisher, all {len(codes)} labeled, {name}: run_method {t_ours:.3f} s, f_classif {t_peer:.3f} s, "
                   f"ratio {t_ours / t_peer:.1f}")
     print(f"# load {os.getloadavg()[0]:.1f}; peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
