@@ -260,3 +260,46 @@ def per_size_table(scores: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFr
         parts.append(f"<p><b>{html.escape(metric)}</b>{'' if var == 'base' else ', ' + html.escape(var)}</p>")
         parts.append(_html_df(wide.reset_index()))
     return df, "\n".join(parts)
+
+
+BEST_COLS = ["dataset", "variant", "metric", "best", "runner_up", "difference", "ci_low", "ci_high", "test",
+             "p_value", "decidable", "sentence"]
+
+
+def best_methods(scores: pd.DataFrame, cfg: dict) -> pd.DataFrame:
+    """Per dataset, variant and metric: the method with the best top-K average, its difference to
+    the runner-up (mean over repetitions of the paired per-repetition differences, t interval at
+    ``report.alpha``) and a paired t-test over the repetitions; ``decidable`` = p < alpha.
+    Minimal version for the report's summary (issue #14); columns as agreed with issue #16."""
+    import numpy as np
+    from scipy import stats as sps
+
+    alpha = cfg.get("report", {}).get("alpha", 0.05)
+    rows = []
+    per_rep = scores.groupby(["dataset", "variant", "metric", "method", "rep"], sort=True)["value"].mean()
+    for (ds, var, metric), sub in per_rep.groupby(level=[0, 1, 2], sort=True):
+        wide = sub.droplevel([0, 1, 2]).unstack("method")
+        means = wide.mean().dropna()
+        if len(means) < 2:
+            continue
+        hib = metric_higher_is_better(metric)
+        ranked = means.sort_values(ascending=not hib)
+        best, second = ranked.index[0], ranked.index[1]
+        d = (wide[best] - wide[second]).dropna().to_numpy()
+        diff = float(d.mean()) if d.size else float("nan")
+        if d.size >= 2 and np.std(d) > 0:
+            p = float(sps.ttest_rel(wide[best], wide[second], nan_policy="omit").pvalue)
+            half = float(sps.t.ppf(1 - alpha / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
+        else:
+            p, half = float("nan"), float("nan")
+        decidable = bool(np.isfinite(p) and p < alpha)
+        sentence = (f"On {ds}, {best} has the {'highest' if hib else 'lowest'} mean {metric} "
+                    f"({means[best]:.3g}), {abs(diff):.3g} {'above' if hib else 'below'} the runner-up {second} "
+                    f"({1 - alpha:.0%} CI of the difference {diff - half:.3g} to {diff + half:.3g}; paired t-test "
+                    f"over {d.size} repetitions p = {p:.3g}): "
+                    + ("the difference is significant." if decidable else
+                       "the test cannot decide between them."))
+        rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=second, difference=diff,
+                         ci_low=diff - half, ci_high=diff + half, test="paired t-test", p_value=p,
+                         decidable=decidable, sentence=sentence))
+    return pd.DataFrame(rows, columns=BEST_COLS)

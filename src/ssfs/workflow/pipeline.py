@@ -242,7 +242,7 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
-                  dataset: str) -> None:
+                  dataset: str, figure=None) -> None:
     """consensus.tsv and summary.json of one dataset from every method's full ranking and resample ranks
     (``full`` and ``ranks`` ordered like ``methods``; ``ranks`` chunk files in chunk order per method)."""
     from ..experiment.selection import consensus as make_consensus
@@ -263,6 +263,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     symbol = _symbol_column(adata)
     if symbol is not None:
         table.insert(1, "symbol", np.asarray(symbol)[table["index"].to_numpy()])
+    table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
     write_tsv(table, consensus)
     s = make_summary(table, Z, names, top=sel["top"], threshold=sel["threshold"], scheme=sel["scheme"],
                      aggregation=sel["aggregation"], methods=methods)
@@ -270,6 +271,10 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     s = {"dataset": dataset, "n_samples": int(X.shape[0]), "labeled_per_class": counts,
          "n_unlabeled": int((y < 0).sum()), **s}
     write_json(s, summary)
+    if figure is not None:
+        from ..report.selection import stability_path_figure
+
+        stability_path_figure(table, sel["threshold"], sel["top"], figure)
 
 
 #: var columns holding gene symbols, in order of preference
