@@ -1,15 +1,13 @@
 """Selection mode (issue #14): resamples, consensus, error bound, workflow."""
 
-import json
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from ssfs.constraints import Constraints
 from ssfs.errors import InputError
 from ssfs.experiment.selection import aggregate, consensus, error_bound, ranks_from_order, resamples
 from ssfs.runner import run_method
-from ssfs.constraints import Constraints
 
 
 def planted(n=80, p=40, m=4, seed=0, labeled=None):
@@ -29,7 +27,7 @@ def test_cpss_pairs_are_complementary_within_groups():
     y = np.array([0] * 5 + [1] * 4 + [-1] * 7)
     subs = resamples(y, 6, "cpss", np.random.default_rng(1))
     assert len(subs) == 6
-    for a, b in zip(subs[::2], subs[1::2]):
+    for a, b in zip(subs[::2], subs[1::2], strict=True):
         assert np.intersect1d(a, b).size == 0
         for g, h in ((0, 2), (1, 2), (-1, 3)):  # floor(size/2) of each group in each half
             assert (y[a] == g).sum() == h and (y[b] == g).sum() == h

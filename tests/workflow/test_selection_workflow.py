@@ -9,7 +9,6 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
 from workflow_helpers import snakemake
 
 M, P = 4, 30

@@ -357,7 +357,8 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
 
     title = html.escape(cfg["report"]["title"])
     parts = [f"<h1>{title}</h1>"]  # then the nav, then the summary section (the answer first)
-    nav = [("summary", "Summary"), ("datasets", "Datasets"), ("topk", "Top-K table"), ("paper", "Published"), ("curves", "Curves"),
+    nav = [("summary", "Summary"),
+           ("datasets", "Datasets"), ("topk", "Top-K table"), ("paper", "Published"), ("curves", "Curves"),
            ("sweeps", "Sweeps"), ("stability", "Stability"), ("statistics", "Statistics"), ("runtime", "Run time"),
            ("config", "Configuration")]
     has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),

@@ -10,7 +10,6 @@ import html
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..io.atomic import atomic_path

@@ -57,7 +57,7 @@ def load_schema(path) -> dict:
         return yaml.safe_load(fh)
 
 
-def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:
+def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noqa: C901
     """Validated copy of ``config`` with defaults filled. Raises :class:`ConfigError`.
     ``papers_dir``: where ``report.paper`` tables live (default: the repository's
     ``resources/papers``)."""
