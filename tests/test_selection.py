@@ -2,6 +2,7 @@
 
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ssfs.constraints import Constraints
@@ -82,3 +83,33 @@ def test_planted_markers_consensus(labeled):
     assert table["frequency"][m:].max() <= 0.2
     assert Z.sum(axis=1).tolist() == [top] * 20
     assert np.allclose(table["frequency"], np.sort(Z.mean(axis=0))[::-1])
+
+
+def test_best_methods_paired_difference():
+    from scipy import stats as sps
+
+    from ssfs.report.statistics import best_methods
+
+    a, b = [0.9, 0.8, 0.85], [0.7, 0.75, 0.6]
+    rows = [("d", "base", m, r, k, "accuracy", v + 0.01 * k) for m, vals in (("A", a), ("B", b))
+            for r, v in enumerate(vals) for k in (1, 2)]
+    scores = pd.DataFrame(rows, columns=["dataset", "variant", "method", "rep", "n_features", "metric", "value"])
+    out = best_methods(scores, {"report": {"alpha": 0.05}})
+    r = out.iloc[0]
+    assert (r["best"], r["runner_up"]) == ("A", "B")
+    assert r["difference"] == pytest.approx((0.2 + 0.05 + 0.25) / 3)
+    assert r["p_value"] == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    assert bool(r["decidable"]) == (r["p_value"] < 0.05)
+
+
+def test_frequent_features_of_benchmark_rankings(tmp_path):
+    from ssfs.report.selection import frequent_features
+
+    paths = []
+    for rep, feats in enumerate((["x", "y", "z"], ["x", "z", "y"], ["y", "x", "w"])):
+        p = tmp_path / "ds" / "base" / "rankings" / "m" / f"{rep}.tsv"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"feature": feats, "rank": [1, 2, 3]}).to_csv(p, sep="\t", index=False)
+        paths.append(p)
+    out = frequent_features(paths, top=2)
+    assert out["features"].tolist() == ["x (3/3), y (2/3), z (1/3)"]
