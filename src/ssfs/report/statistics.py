@@ -293,6 +293,12 @@ def best_methods(scores: pd.DataFrame, cfg: dict) -> pd.DataFrame:
         else:
             p, half = float("nan"), float("nan")
         decidable = bool(np.isfinite(p) and p < alpha)
+        if abs(diff) < 1e-9 * max(1.0, abs(means[best])):
+            rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=second, difference=0.0,
+                             ci_low=diff - half, ci_high=diff + half, test="paired t-test", p_value=p,
+                             decidable=False, sentence=f"On {ds}, {best} and {second} tie on mean {metric} "
+                                                       f"({means[best]:.3g}) in every repetition."))
+            continue
         sentence = (f"On {ds}, {best} has the {'highest' if hib else 'lowest'} mean {metric} "
                     f"({means[best]:.3g}), {abs(diff):.3g} {'above' if hib else 'below'} the runner-up {second} "
                     f"({1 - alpha:.0%} CI of the difference {diff - half:.3g} to {diff + half:.3g}; paired t-test "
