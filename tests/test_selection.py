@@ -113,3 +113,23 @@ def test_frequent_features_of_benchmark_rankings(tmp_path):
         paths.append(p)
     out = frequent_features(paths, top=2)
     assert out["features"].tolist() == ["x (3/3), y (2/3), z (1/3)"]
+
+
+def test_selection_config_checks():
+    from pathlib import Path
+
+    from ssfs.errors import ConfigError
+    from ssfs.workflow.config import load_schema, run_parts, validate_config
+
+    schema = load_schema(Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml")
+    base = {"datasets": {"wine": {"source": "builtin", "name": "wine"}}, "methods": {"fisher": {}, "pca": {}}}
+    cfg = validate_config({**base, "selection": {}}, schema)
+    assert cfg["selection"]["methods"] == ["fisher"]  # extraction methods are left out
+    assert cfg["selection"]["scheme"] == "cpss" and cfg["selection"]["resamples"] == 20
+    with pytest.raises(ConfigError, match="odd"):
+        validate_config({**base, "selection": {"resamples": 5}}, schema)
+    with pytest.raises(ConfigError, match="components"):
+        validate_config({**base, "selection": {"methods": ["pca"]}}, schema)
+    assert run_parts(base) == (True, False)
+    assert run_parts({**base, "selection": {}}) == (False, True)
+    assert run_parts({**base, "selection": {}, "supervision": {}}) == (True, True)

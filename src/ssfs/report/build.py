@@ -367,7 +367,8 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     from .selection import summary_section
     from .statistics import best_methods
 
-    parts.append(summary_section(cfg, Path(out).parent, sorted(cfg["datasets"]), selection=selection,
+    parts.append(summary_section(cfg, Path(out).parent, sorted(cfg.get("datasets") or scores["dataset"].unique()),
+                                 selection=selection,
                                  best=best_methods(scores, cfg), ranking_paths=ranking_paths))
     meta = _run_metadata(cfg, n_reps)
     parts.append("<div class='tw'><table class='meta'>" + "".join(
