@@ -171,9 +171,9 @@ CASES = [
      SupervisionError, ["dataset 'd'", "label_column 'class' is not a column", "g.csv"]),
     ("h5ad label key absent", prep({"path": "a.h5ad", "label_key": "cell_type"}, {"a.h5ad": _h5ad("group")}),
      SupervisionError, ["dataset 'd'", "label_key 'cell_type'", "a.h5ad", "available obs columns: 'group'"]),
-    ("samples without a label", prep({"path": "u.csv", "label_column": "label"},
-                                     {"u.csv": GOOD.replace("s4,7,9,b", "s4,7,9,")}), SupervisionError,
-     ["dataset 'd'", "1 of 4 sample(s) have no label", "'s4'"]),
+    ("only one labeled class left", prep({"path": "u.csv", "label_column": "label", "unlabeled_values": ["b"]},
+                                         {"u.csv": GOOD}), SupervisionError,
+     ["dataset 'd'", "has one class ('a')", "unlabeled_values"]),
     # ----------------------------------------------------------------- data
     ("one class only", prep({"path": "o.csv", "label_column": "label"}, {"o.csv": GOOD.replace(",b\n", ",a\n")}),
      SupervisionError, ["dataset 'd'", "has one class ('a')", "at least 2"]),

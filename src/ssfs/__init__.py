@@ -7,6 +7,18 @@ from .runner import run_method
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):  # lazy: the selector imports scikit-learn, tl the runner's AnnData helpers
+    if name == "SemiSupervisedSelector":
+        from .selector import SemiSupervisedSelector
+
+        return SemiSupervisedSelector
+    if name == "tl":
+        import importlib
+
+        return importlib.import_module(".tl", __name__)
+    raise AttributeError(f"module 'ssfs' has no attribute {name!r}")
+
 __all__ = [
     "Constraints",
     "ConfigError",
@@ -15,9 +27,11 @@ __all__ = [
     "SSFSError",
     "SupervisionError",
     "SelectionResult",
+    "SemiSupervisedSelector",
     "get_method",
     "list_methods",
     "register",
     "run_method",
+    "tl",
     "__version__",
 ]

@@ -46,19 +46,26 @@ def check_matrix(X, *, where: str = "X"):
 
 
 def check_labels(y, n: int) -> np.ndarray:
+    """int64 class codes with -1 for unlabeled samples (:func:`check_labels_named` without the names)."""
+    return check_labels_named(y, n)[0]
+
+
+def check_labels_named(y, n: int):
+    """``(codes, classes)``: integer codes are kept as given (``classes`` None: the codes
+    are the names); anything else (strings, NaN, None, categoricals) is encoded by
+    :func:`ssfs.labels.encode_labels`."""
     if y is None:
-        return np.full(n, -1, dtype=np.int64)
-    y = np.asarray(y)
-    if y.shape != (n,):
-        raise SupervisionError(f"labels have shape {y.shape}, expected ({n},)")
-    if not np.issubdtype(y.dtype, np.integer):
-        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-        else:
-            raise SupervisionError("labels must be integer class codes with -1 for unlabeled samples")
-    if (y < -1).any():
-        raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
-    return y.astype(np.int64)
+        return np.full(n, -1, dtype=np.int64), None
+    arr = y if hasattr(y, "dtype") and not hasattr(y, "cat") else np.asarray(y)
+    if isinstance(arr, np.ndarray) and arr.dtype.kind in "iu":
+        if arr.shape != (n,):
+            raise SupervisionError(f"labels have shape {arr.shape}, expected ({n},): one label per sample")
+        if (arr < -1).any():
+            raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
+        return arr.astype(np.int64), None
+    from .labels import encode_labels
+
+    return encode_labels(y, n=n)
 
 
 def dense(X, *, method: str = "this method"):

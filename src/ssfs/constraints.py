@@ -211,6 +211,8 @@ class Constraints:
         missing = {"i", "j", "kind"} - set(df.columns)
         if missing:
             raise InputError(f"constraint file {path} lacks column(s) {sorted(missing)} (expected i, j, kind)")
+        if len(df) == 0:  # no pair (e.g. a label-free dataset without a constraints_file)
+            return cls.empty()
         kinds = set(df["kind"].astype(str).str.upper())
         if kinds - {"ML", "CL"}:
             raise InputError(f"constraint file {path}: kind must be ML or CL, found {sorted(kinds - {'ML', 'CL'})}")
@@ -219,6 +221,87 @@ class Constraints:
                 raise InputError(f"constraint file {path}: column {c} must hold integer sample indices")
         k = df["kind"].astype(str).str.upper()
         return cls(df.loc[k == "ML", ["i", "j"]].to_numpy(), df.loc[k == "CL", ["i", "j"]].to_numpy())
+
+
+def read_sample_constraints(path, sample_ids, *, where: str = "constraints") -> Constraints:
+    """User constraints by sample id: a table with columns ``sample_a``, ``sample_b``,
+    ``kind`` (``ML`` / ``CL``; tab-, comma- or whitespace-separated by the header).
+
+    Unknown ids, unknown kinds and contradictions (a pair both must-link and
+    cannot-link, directly or through the must-link closure) are one-line
+    :class:`SupervisionError` / :class:`InputError` naming them. Returns indices into
+    ``sample_ids``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{where}: constraints file not found: {path}")
+    try:
+        df = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{where}: constraints file {path} is empty (expected columns sample_a, sample_b, kind)") \
+            from None
+    except pd.errors.ParserError as e:
+        raise InputError(f"{where}: cannot parse constraints file {path}: {str(e).strip()}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in ("sample_a", "sample_b", "kind") if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"{where}: constraints file {path} lacks column(s) {', '.join(missing)} "
+            f"(expected sample_a, sample_b, kind; found {', '.join(map(str, df.columns))})"
+        )
+    df = df.apply(lambda c: c.str.strip())
+    kind = df["kind"].str.upper()
+    bad = ~kind.isin(["ML", "CL"])
+    if bad.any():
+        i = int(np.argmax(bad.to_numpy()))
+        raise InputError(
+            f"{where}: constraints file {path} line {i + 2}: kind must be ML or CL, got {df['kind'].iat[i]!r}"
+        )
+    ids = pd.Index([str(s) for s in sample_ids])
+    pos = pd.Series(np.arange(ids.size), index=ids)
+    for col in ("sample_a", "sample_b"):
+        unknown = ~df[col].isin(ids)
+        if unknown.any():
+            names = pd.unique(df.loc[unknown, col])
+            raise SupervisionError(
+                f"{where}: constraints file {path}: {names.size} unknown sample id(s) in {col} "
+                f"(e.g. {', '.join(repr(v) for v in names[:3])}); ids must be sample names of the data"
+            )
+    a, b = pos[df["sample_a"]].to_numpy(), pos[df["sample_b"]].to_numpy()
+    same = a == b
+    if same.any():
+        raise SupervisionError(f"{where}: constraints file {path} pairs sample {ids[a[same][0]]!r} with itself")
+    ml = np.column_stack([a, b])[(kind == "ML").to_numpy()]
+    cl = np.column_stack([a, b])[(kind == "CL").to_numpy()]
+    cons = Constraints(ml, cl)
+    check_consistent(cons, ids, where=f"{where}: constraints file {path}")
+    return cons
+
+
+def check_consistent(cons: Constraints, names=None, *, where: str = "constraints") -> None:
+    """Refuse a cannot-link pair whose samples are must-linked, directly or through the
+    must-link closure, naming the samples (``names[i]``; indices when None)."""
+
+    def nm(i):
+        return repr(str(names[i])) if names is not None else str(int(i))
+
+    if not cons.cl.size or not cons.ml.size:
+        return
+    n = int(max(cons.ml.max(), cons.cl.max())) + 1
+    A = sparse.coo_matrix((np.ones(len(cons.ml)), (cons.ml[:, 0], cons.ml[:, 1])), shape=(n, n))
+    _, comp = connected_components(A, directed=False)
+    clash = comp[cons.cl[:, 0]] == comp[cons.cl[:, 1]]
+    if clash.any():
+        i, j = cons.cl[clash][0]
+        direct = _intersect_rows(cons.ml, cons.cl[clash][:1]).size > 0
+        group = np.flatnonzero(comp == comp[i])
+        how = "directly" if direct else (
+            "through the must-link closure (group " + ", ".join(nm(g) for g in group[:6])
+            + (" ..." if group.size > 6 else "") + ")")
+        raise SupervisionError(
+            f"{where}: contradictory constraints: {nm(i)} and {nm(j)} are cannot-link but must-link {how}"
+            f" ({int(clash.sum())} such pair(s))"
+        )
 
 
 def _intersect_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_labels, check_matrix, column_variance, constant_features, safe_scale
+from ._validation import check_labels_named, check_matrix, column_variance, constant_features, safe_scale
 from .constraints import Constraints
-from .errors import MethodError, SupervisionError
+from .errors import InputError, MethodError, SupervisionError
+from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
 from .registry import MethodSpec, SelectionResult, check_params, get_method
 
@@ -64,6 +65,11 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
             raise MethodError(
                 f"method {name!r} needs the optional package {spec.requires!r}; install it with pip"
             ) from None
+    if hasattr(X, "obs") and hasattr(X, "var"):
+        raise InputError(
+            "run_method takes a samples x features matrix, not an AnnData; use "
+            f"ssfs.tl.rank_features(adata, {name!r}, groupby=<obs column of the labels>)"
+        )
     X = check_matrix(X)
     X, scale = safe_scale(X)
     if scale != 1.0:
@@ -71,24 +77,43 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
                       "[2^-128, 2^128], where squares and sums overflow or underflow); the ranking does not "
                       "change, scores that depend on the unit are in the rescaled unit", stacklevel=3)
     n, p = X.shape
-    y = check_labels(y, n)
+    y, classes = check_labels_named(y, n)
     if constraints is None:
         constraints = Constraints.from_labels(y)
     constraints.validate(n)
     if "labels" in spec.needs:
-        classes, counts = np.unique(y[y >= 0], return_counts=True)
-        if classes.size < 2:
-            raise SupervisionError(
-                f"method {name!r} needs labeled samples of at least 2 classes, got {classes.size}"
-            )
+        check_labeled_classes(name, y, classes)
     if "constraints" in spec.needs and len(constraints) == 0:
         raise SupervisionError(f"method {name!r} needs pairwise constraints but none were given")
     if "cannot_link" in spec.needs and constraints.n_cl == 0:
         raise SupervisionError(f"method {name!r} needs cannot-link constraints but none were given")
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
-    ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng)}
+    ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes}
     return spec, X, y, constraints, rng, ctx
+
+
+def check_labeled_classes(name: str, y: np.ndarray, classes=None, *, min_per_class: int = 1) -> None:
+    """A method that needs labels gets labeled samples of >= 2 classes, and every named
+    class (``classes``, e.g. the categories of a categorical) at least ``min_per_class``."""
+    present, counts = np.unique(y[y >= 0], return_counts=True)
+    if present.size == 0:
+        raise SupervisionError(f"method {name!r} needs labels but no sample is labeled")
+    if present.size < 2:
+        raise SupervisionError(
+            f"method {name!r} needs labeled samples of at least 2 classes, got 1 (class "
+            f"{class_name(classes, present[0])} with {int(counts[0])} labeled sample(s))"
+        )
+    if classes is not None:
+        full = np.bincount(y[y >= 0], minlength=len(classes))
+        low = np.flatnonzero(full < min_per_class)
+        if low.size:
+            c = low[0]
+            raise SupervisionError(
+                f"method {name!r}: class {class_name(classes, c)} has {int(full[c])} labeled sample(s)"
+                + (f" (needs {min_per_class})" if min_per_class > 1 else "")
+                + "; label some of its samples or drop the class"
+            )
 
 
 def run_method(
@@ -101,10 +126,14 @@ def run_method(
 ) -> Ranked:
     """Validate input, run method ``name`` and derive its ranking.
 
+    ``y``: integer codes with -1 for unlabeled samples, or class names (strings,
+    categoricals; None / NaN / -1 = unlabeled, :func:`ssfs.labels.encode_labels`);
+    error messages name the classes.
+
     Missing constraints are derived from the labeled samples (all pairs, as CLS does).
     """
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), using_class_names(ctx["classes"]):
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 handled in _ranked
         out = spec.fn(X, y, constraints, rng, **params)
     return _ranked(spec, out, X, ctx)

@@ -181,7 +181,10 @@ def test_h5ad_use_raw(tmp_path):
 def test_h5ad_label_key_missing_lists_obs_columns(tmp_path):
     _adata(np.eye(3), ["T", "B", "T"]).write_h5ad(tmp_path / "d.h5ad")
     with pytest.raises(SupervisionError, match="label_key 'label'.*available obs columns: 'cell_type', 'depth'"):
-        read_dataset("toy", {"path": "d.h5ad"}, tmp_path)
+        read_dataset("toy", {"path": "d.h5ad", "label_key": "label"}, tmp_path)
+    # without label_key and without a 'label' column the dataset is label-free
+    a = prepare_dataset("toy", {"path": "d.h5ad"}, tmp_path)
+    assert a.obs["label"].isna().all() and a.uns["ssfs_prepare"]["n_unlabeled"] == 3
 
 
 def test_h5ad_truncated(tmp_path):
@@ -236,10 +239,10 @@ def test_arff_class_must_be_last_and_nominal(tmp_path):
         read_dataset("toy", {"path": "t.arff"}, tmp_path)
 
 
-def test_arff_missing_class_is_refused_by_prepare(tmp_path):
+def test_arff_missing_class_is_an_unlabeled_sample(tmp_path):
     write(tmp_path / "t.arff", ARFF.replace("7,?,9,1", "7,8,9,?"))
-    with pytest.raises(SupervisionError, match=r"1 of 3 sample\(s\) have no label \(e.g. 's3'\)"):
-        prepare_dataset("toy", {"path": "t.arff"}, tmp_path)
+    a = prepare_dataset("toy", {"path": "t.arff"}, tmp_path)
+    assert a.obs["label"].isna().tolist() == [False, False, True]
 
 
 # --------------------------------------------------------------------------- mat
@@ -357,14 +360,14 @@ def test_prepare_config_errors(tmp_path):
 
 def test_prepare_label_checks(tmp_path):
     write(tmp_path / "num.csv", "id,g1,g2\ns1,1,2\ns2,3,4\n")
-    with pytest.raises(SupervisionError, match="no class labels found"):
-        prepare_dataset("num", {"path": "num.csv", "format": "csv"}, tmp_path)
+    label_free = prepare_dataset("num", {"path": "num.csv", "format": "csv"}, tmp_path)
+    assert label_free.obs["label"].isna().all()
     write(tmp_path / "one.csv", "id,g1,g2,y\ns1,1,2,A\ns2,3,4,A\n")
     with pytest.raises(SupervisionError, match=r"dataset 'one' has one class \('A'\)"):
         prepare_dataset("one", {"path": "one.csv", "label_column": "y"}, tmp_path)
     write(tmp_path / "gap.csv", "id,g1,y\ns1,1,A\ns2,3,\ns3,4,B\n")
-    with pytest.raises(SupervisionError, match=r"1 of 3 sample\(s\) have no label \(e.g. 's2'\)"):
-        prepare_dataset("gap", {"path": "gap.csv", "label_column": "y"}, tmp_path)
+    gap = prepare_dataset("gap", {"path": "gap.csv", "label_column": "y"}, tmp_path)
+    assert gap.obs["label"].astype(object).where(gap.obs["label"].notna(), None).tolist() == ["A", None, "B"]
 
 
 def test_prepare_text_matrix_without_labels_config(tmp_path):

@@ -36,7 +36,7 @@ def _missing_files():
     missing = []
     for name, entry in CFG["datasets"].items():
         if entry.get("source", "file") == "file":
-            for key in ("path", "labels_file"):
+            for key in ("path", "labels_file", "constraints_file"):
                 if key in entry:
                     p = Path(entry[key])
                     p = p if p.is_absolute() else DATA_DIR / p
@@ -67,7 +67,7 @@ def dataset_inputs(wildcards):
     if entry.get("source", "file") != "file":
         return []
     files = []
-    for key in ("path", "labels_file"):
+    for key in ("path", "labels_file", "constraints_file"):
         if key in entry:
             p = Path(entry[key])
             files.append(str(p if p.is_absolute() else DATA_DIR / p))

@@ -144,9 +144,9 @@ def evaluate_order(
 
     ``X`` is the full dataset (all samples); ``order`` indexes its columns (best
     first), or is a :class:`ssfs.ranking.RankingOrders` whose list for size i is used;
-    ``y`` holds class codes 0..C-1 of all samples. Sizes beyond
-    ``len(order)`` (subset methods) are skipped. ``constraints``
-    (:class:`ssfs.constraints.Constraints`, global sample indices) are needed by
+    ``y`` holds class codes 0..C-1 of all samples, -1 where a dataset gives no label (never
+    trained or scored on); a label-free dataset gets ``red`` only. Sizes beyond
+    ``len(order)`` (subset methods) are skipped. ``constraints`` (global indices) are needed by
     ``semisupervised_accuracy``; when none of the ``cop_kmeans_init`` restarts of
     COP-KMeans finds an assignment satisfying them the value is NaN (certain with
     contradictory noisy constraints; possible with correct ones too, since COP-KMeans
@@ -162,9 +162,12 @@ def evaluate_order(
     if "semisupervised_accuracy" in metrics and constraints is None:
         raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
     train_all = np.asarray(split["train"], dtype=np.int64)
-    train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
-    test = np.asarray(split["test"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
+    train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
+    train = train[y[train] >= 0]
+    test = np.asarray(split["test"], dtype=np.int64)
+    if not train.size or not test.size:  # label-free dataset: only red is defined (computed even unasked)
+        metrics = ["red"]
     classes = np.unique(y[train])
     n_classes = int(y.max()) + 1
     cons_train = constraints.subset(train_all) if constraints is not None else None

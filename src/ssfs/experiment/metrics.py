@@ -155,7 +155,7 @@ def semisupervised_accuracy(X_train, constraints: Constraints, X_test, y_test, n
     3. Each test sample gets the (matched) estimated label of its nearest training
        sample (1-NN, Euclidean), and the accuracy on ``y_test`` is returned.
 
-    Class codes must be ``0..n_classes-1``. The random state of COP-KMeans is
+    Class codes must be ``0..n_classes-1`` (``y_train``: -1 = unknown, not matched). The random state of COP-KMeans is
     ``rng`` (the caller derives one per run).
     """
     if matching not in MATCHING:
@@ -185,7 +185,7 @@ def semisupervised_accuracy(X_train, constraints: Constraints, X_test, y_test, n
             raise InputError(f"semisupervised_accuracy: {Xtr.shape[0]} training samples but "
                              f"{y_train.shape[0]} labels")
         ref = y_train if matching == "train" else y_train[constraints.samples()]
-        if ref.size and (ref.min() < 0 or ref.max() >= n_classes):
+        if ref.size and ((ref < -1).any() or ref.max() >= n_classes):
             raise InputError(f"y_train must hold class codes 0..{n_classes - 1} "
                              f"for the samples used by matching={matching!r}")
 
@@ -198,9 +198,11 @@ def semisupervised_accuracy(X_train, constraints: Constraints, X_test, y_test, n
     nn = KNeighborsClassifier(n_neighbors=1, algorithm="brute").fit(Xtr, clusters)
     pred_cluster = nn.predict(Xte)
     if matching == "train":
-        mapping = match_clusters(clusters, y_train, n_classes)
+        known = y_train >= 0
+        mapping = match_clusters(clusters[known], y_train[known], n_classes)
     elif matching == "constrained":
         idx = constraints.samples()
+        idx = idx[y_train[idx] >= 0]
         mapping = match_clusters(clusters[idx], y_train[idx], n_classes)
     else:
         mapping = match_clusters(pred_cluster, y_test, n_classes)

@@ -11,6 +11,12 @@ times with independent draws.
 as the test part; the labeled subset is drawn from the training folds
 (``labeled_per_class: all`` labels the whole training part).
 
+Partially labelled datasets (``y = -1`` for samples given without a label): the split
+and the hiding are drawn among the labeled samples only; every sample without a label
+joins the training part as unlabeled (listed under ``unlabeled``), so the methods see
+it, and it is never in the test part nor scored on. A dataset with no label at all
+(label-free) gets one "split": every sample in training, none labeled, no test part.
+
 A split is a small dict (stored as JSON) of global sample indices.
 """
 
@@ -24,16 +30,23 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from ..errors import SupervisionError
 from ..io.atomic import atomic_write_text
+from ..labels import class_name
 
 
-def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1) -> None:
-    classes, counts = np.unique(y, return_counts=True)
+def check_classes(y: np.ndarray, *, dataset: str = "dataset", min_per_class: int = 1, class_names=None) -> None:
+    """At least 2 classes among the labeled samples (``y >= 0``), each with ``min_per_class``;
+    ``class_names``: class names for the messages (default: the codes)."""
+    y = np.asarray(y)
+    classes, counts = np.unique(y[y >= 0], return_counts=True)
     if classes.size < 2:
-        raise SupervisionError(f"{dataset} has {classes.size} class(es); at least 2 are needed")
+        raise SupervisionError(
+            f"{dataset} has {classes.size} class(es) among its labeled samples; at least 2 are needed"
+        )
     small = classes[counts < min_per_class]
     if small.size:
         raise SupervisionError(
-            f"{dataset}: class(es) {', '.join(map(str, small))} have fewer than {min_per_class} samples"
+            f"{dataset}: class(es) {', '.join(class_name(class_names, c) for c in small)} have fewer than "
+            f"{min_per_class} labeled samples"
         )
 
 
@@ -43,24 +56,27 @@ def draw_labeled(y: np.ndarray, pool: np.ndarray, per_class, rng: np.random.Gene
     ``per_class = "all"`` labels the whole pool. A class with fewer members in the pool
     is refused (``small_classes="refuse"``) or labeled entirely (``"all"``, with a
     warning; for datasets such as lymphoma and nci9 whose smallest classes have 2 samples).
-    ``class_names[c]`` names class code c in messages."""
+    Samples of ``pool`` without a label (``y = -1``) are never drawn; ``class_names[c]``
+    names class code c in messages."""
+    pool = np.asarray(pool)
+    pool = pool[np.asarray(y)[pool] >= 0]
     if per_class == "all":
         return np.sort(pool)
     per_class = int(per_class)
     if per_class < 1:
         raise SupervisionError(f"labeled_per_class must be >= 1, got {per_class}")
     out = []
-    for c in np.unique(y):
+    for c in np.unique(y[y >= 0]):
         members = pool[y[pool] == c]
-        cname = f"class {str(class_names[c])!r}" if class_names is not None else f"class {c}"
         if members.size < per_class and small_classes == "all":
-            msg = f"{dataset}: {cname} has only {members.size} training sample(s); all are labeled"
+            msg = (f"{dataset}: class {class_name(class_names, c)} has only {members.size} training sample(s); "
+                   "all are labeled")
             warnings.warn(msg, stacklevel=2)
             out.append(members)
             continue
         if members.size < per_class:
             raise SupervisionError(
-                f"{dataset}: {cname} has {members.size} training sample(s), fewer than "
+                f"{dataset}: class {class_name(class_names, c)} has {members.size} training sample(s), fewer than "
                 f"labeled_per_class = {per_class}; lower labeled_per_class, use a larger training part, or "
                 "label all samples of such classes (supervision: small_classes: all)"
             )
@@ -83,16 +99,23 @@ def make_split(
     class_names=None,
 ) -> dict:
     """One repetition's split. For ``kfold`` all repetitions must be given the same
-    ``rng_split`` (the fold assignment is shared) and ``rep`` picks the fold."""
+    ``rng_split`` (the fold assignment is shared) and ``rep`` picks the fold.
+    ``y = -1``: a sample given without a label (see the module doc)."""
     y = np.asarray(y)
-    n = y.size
-    check_classes(y, dataset=dataset, min_per_class=2)
+    known = np.flatnonzero(y >= 0)
+    unlabeled = np.flatnonzero(y < 0)
+    if known.size == 0:  # label-free dataset
+        return {"protocol": protocol, "rep": int(rep), "train": list(range(y.size)), "test": [], "labeled": [],
+                "unlabeled": [int(i) for i in unlabeled]}
+    yk = y[known]
+    n = yk.size
+    check_classes(y, dataset=dataset, min_per_class=2, class_names=class_names)
     seed = int(rng_split.integers(0, 2**31 - 1))
     if protocol == "holdout":
         sss = StratifiedShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
-        train, test = next(sss.split(np.zeros(n), y))
+        train, test = next(sss.split(np.zeros(n), yk))
     elif protocol == "kfold":
-        counts = np.unique(y, return_counts=True)[1]
+        counts = np.unique(yk, return_counts=True)[1]
         if counts.min() < n_folds:
             raise SupervisionError(
                 f"{dataset}: the smallest class has {counts.min()} samples, fewer than n_folds = {n_folds}"
@@ -100,18 +123,22 @@ def make_split(
         if not 0 <= rep < n_folds:
             raise SupervisionError(f"kfold: repetition {rep} outside 0..{n_folds - 1}")
         skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-        train, test = list(skf.split(np.zeros(n), y))[rep]
+        train, test = list(skf.split(np.zeros(n), yk))[rep]
     else:
         raise SupervisionError(f"unknown protocol {protocol!r} (holdout or kfold)")
+    train, test = known[train], known[test]
     labeled = draw_labeled(y, np.sort(train), labeled_per_class, rng_labels, dataset=dataset,
                            small_classes=small_classes, class_names=class_names)
-    return {
+    out = {
         "protocol": protocol,
         "rep": int(rep),
-        "train": sorted(int(i) for i in train),
+        "train": sorted(int(i) for i in np.concatenate([train, unlabeled])),
         "test": sorted(int(i) for i in test),
         "labeled": [int(i) for i in labeled],
     }
+    if unlabeled.size:  # samples given without a label: training, unlabeled, never scored
+        out["unlabeled"] = [int(i) for i in unlabeled]
+    return out
 
 
 def partial_labels(y: np.ndarray, split: dict) -> np.ndarray:

@@ -41,8 +41,9 @@ source: file
       Cells ``NA``, ``NaN``, ``null``, empty ... are missing values; any other
       non-numeric cell is an InputError naming its row and column.
     h5ad:
-      ``label_key``: obs column of the labels (default ``label``; an error lists
-      the obs columns when absent). ``use_raw``: read ``.raw.X`` (default false).
+      ``label_key``: obs column of the labels (default ``label`` when present, else
+      none; a given key that is absent is an error listing the obs columns).
+      ``use_raw``: read ``.raw.X`` (default false).
       Sparse X stays sparse.
     arff:
       all attributes but the last are numeric features; the last is the class
@@ -62,10 +63,18 @@ Preprocessing (applied in this order; see :mod:`ssfs.preprocess`)
     (false); log2: ``log_offset`` (1.0).
     ``top_variable``: keep the N most variable features.
 
-Labels: every sample must have one (samples without a label are refused, with
-their count: semi-supervised runs hide labels themselves) and there must be at
-least 2 classes (SupervisionError otherwise). Constant features are kept with a
-warning.
+Labels (:mod:`ssfs.labels`): a sample is unlabeled when its label cell is blank or
+``NA`` (label column or labels file), NaN in the h5ad obs column, or equal to one of
+``unlabeled_values`` (a list, compared as text, e.g. ``[unknown, "-1"]``). The
+prepared ``obs['label']`` is a categorical of class names with NaN for unlabeled
+samples; the methods receive them as unlabeled (-1). A dataset without any label
+source (csv/tsv without ``label_column``/``labels_file``, h5ad without ``label``
+obs column and without ``label_key``) is label-free: only label-free methods run.
+The labeled samples must hold at least 2 classes (SupervisionError otherwise).
+``constraints_file``: must-link / cannot-link pairs by sample id (columns
+``sample_a``, ``sample_b``, ``kind`` = ML | CL), checked at prepare (unknown ids,
+contradictions) and stored in ``uns['ssfs_constraints']``. Constant features are
+kept with a warning.
 """
 
 from .h5ad import read_prepared, write_prepared

@@ -17,13 +17,17 @@ from .atomic import atomic_path
 from .common import examples, make_adata
 
 
-def read_h5ad_file(path: Path, *, where: str, label_key: str = "label", use_raw: bool = False) -> AnnData:
+def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_raw: bool = False) -> AnnData:
+    """``label_key``: obs column of the labels (NaN = unlabeled); None: ``label`` when
+    present, else no labels (a label-free dataset)."""
     try:
         src = anndata.read_h5ad(path)
     except Exception as e:  # noqa: BLE001 - h5py/anndata raise OSError, KeyError, ValueError ... on damaged files
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"{where}: cannot read h5ad file {path} (truncated or corrupt?): {msg}") from None
-    if label_key not in src.obs.columns:
+    if label_key is None:
+        label_key = "label" if "label" in src.obs.columns else None
+    elif str(label_key) not in src.obs.columns:
         cols = list(src.obs.columns)
         raise SupervisionError(
             f"{where}: label_key {label_key!r} is not an obs column of {path}; "
@@ -39,8 +43,8 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str = "label", use_raw:
         raise InputError(f"{where}: {path} has no X matrix")
     if not hasattr(X, "dtype") or not np.issubdtype(X.dtype, np.number):
         raise InputError(f"{where}: X of {path} is not numeric")
-    labels = src.obs[label_key].to_numpy(dtype=object)
-    obs = src.obs.drop(columns=[label_key, "label"], errors="ignore")
+    labels = None if label_key is None else src.obs[str(label_key)].to_numpy(dtype=object)
+    obs = src.obs.drop(columns=[c for c in (label_key, "label") if c is not None], errors="ignore")
     return make_adata(
         X, where=where, labels=labels, obs_names=src.obs_names, var_names=var.index, obs=obs, var=var.copy()
     )
@@ -64,12 +68,23 @@ def read_prepared(path):
         raise InputError(f"cannot read prepared data {path}: {e}") from None
     if "label" not in adata.obs:
         raise InputError(f"{path} has no obs['label'] column")
-    classes, y = np.unique(adata.obs["label"].astype(str).to_numpy(), return_inverse=True)
-    return adata.X, y.astype(np.int64), classes, np.asarray(adata.var_names), adata
+    y, classes = prepared_labels(adata.obs["label"])
+    return adata.X, y, classes, np.asarray(adata.var_names), adata
+
+
+def prepared_labels(label) -> tuple[np.ndarray, np.ndarray]:
+    """(codes with -1 for unlabeled (NaN), class names sorted as text) of ``obs['label']``."""
+    known = label.notna().to_numpy()
+    text = label.astype(object).to_numpy()
+    classes, codes = np.unique(np.asarray([str(v) for v in text[known]], dtype=object), return_inverse=True)
+    y = np.full(known.size, -1, dtype=np.int64)
+    y[known] = codes
+    return y, classes.astype(str)
 
 
 def dataset_summary(prepared) -> dict:
     X, y, classes, _, _ = read_prepared(prepared)
-    counts = np.bincount(y)
+    counts = np.bincount(y[y >= 0], minlength=classes.size)
     return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
+            "n_unlabeled": int((y < 0).sum()),
             "class_counts": {str(c): int(k) for c, k in zip(classes, counts, strict=True)}}

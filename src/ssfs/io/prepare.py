@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -11,13 +12,14 @@ from anndata import AnnData
 from .. import preprocess as pp
 from ..errors import ConfigError, InputError, SupervisionError
 from .arff import read_arff_file
-from .common import examples
 from .delimited import read_delimited
 from .geo import read_geo_file
 from .h5ad import read_h5ad_file
 from .mat import read_mat_file
 
 SOURCES = ("file", "builtin")
+#: class names that probably mean "no label" (a warning suggests unlabeled_values)
+SUSPECT_UNLABELED = frozenset({"unknown", "unlabeled", "unlabelled", "none", "-1", "?", "missing", "n/a", "na"})
 FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo")
 _DELIMITED = {"orientation": "samples_as_rows", "index_col": 0, "label_column": None, "labels_file": None,
               "labels_file_column": None}
@@ -25,15 +27,17 @@ _DELIMITED = {"orientation": "samples_as_rows", "index_col": 0, "label_column": 
 FORMAT_KEYS: dict[str, dict] = {
     "csv": _DELIMITED,
     "tsv": _DELIMITED,
-    "h5ad": {"label_key": "label", "use_raw": False},
+    "h5ad": {"label_key": None, "use_raw": False},
     "geo": {"geo_characteristic": None},
     "arff": {},
     "mat": {},
 }
 SOURCE_KEYS = {"builtin": ("name", "params", "seed"), "file": ("path", "format")}
+#: keys of every entry about supervision: label values meaning "unlabeled", user constraints by sample id
+LABEL_KEYS = {"unlabeled_values": (), "constraints_file": None}
 #: every key a dataset entry may hold
 ENTRY_KEYS = frozenset(
-    ["source", *pp.DEFAULTS, *SOURCE_KEYS["builtin"], *SOURCE_KEYS["file"],
+    ["source", *pp.DEFAULTS, *LABEL_KEYS, *SOURCE_KEYS["builtin"], *SOURCE_KEYS["file"],
      *(k for keys in FORMAT_KEYS.values() for k in keys)]
 )
 _SUFFIX_FORMAT = {".h5ad": "h5ad", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv",
@@ -129,7 +133,7 @@ def _read(name: str, source: str, opts: dict) -> AnnData:
     if fmt == "h5ad":
         if not isinstance(opts["use_raw"], bool):
             raise ConfigError(f"{where}: use_raw must be true or false, got {opts['use_raw']!r}")
-        return read_h5ad_file(path, where=where, label_key=str(opts["label_key"]), use_raw=opts["use_raw"])
+        return read_h5ad_file(path, where=where, label_key=opts["label_key"], use_raw=opts["use_raw"])
     if fmt == "arff":
         return read_arff_file(path, where=where)
     if fmt == "mat":
@@ -143,8 +147,49 @@ def read_dataset(name: str, entry: dict, data_dir: str | Path = ".") -> AnnData:
     return _read(name, source, opts)
 
 
+def has_label_source(entry: dict) -> bool:
+    """Whether a dataset entry names where its labels are (builtins and arff/mat/h5ad always
+    have a label column; csv/tsv need label_column or labels_file, geo geo_characteristic)."""
+    entry = entry or {}
+    if entry.get("source", "file") == "builtin":
+        return True
+    fmt = entry.get("format", "auto")
+    if fmt == "auto":
+        fmt = guess_format(Path(str(entry.get("path", ""))))
+    if fmt in ("csv", "tsv"):
+        return entry.get("label_column") is not None or entry.get("labels_file") is not None
+    if fmt == "geo":
+        return entry.get("geo_characteristic") is not None
+    return True
+
+
+def apply_unlabeled_values(adata: AnnData, unlabeled_values, name: str) -> AnnData:
+    """``obs['label']`` with the values of ``unlabeled_values`` (compared as text) made
+    missing (NaN = unlabeled), as a categorical of strings; no label column -> all NaN."""
+    where = f"dataset {name!r}"
+    if unlabeled_values is None:
+        unlabeled_values = ()
+    if isinstance(unlabeled_values, (str, int, float)):
+        unlabeled_values = [unlabeled_values]
+    if not isinstance(unlabeled_values, (list, tuple)):
+        raise ConfigError(f"{where}: unlabeled_values must be a list of label values, got {unlabeled_values!r}")
+    if "label" not in adata.obs.columns:
+        adata.obs["label"] = pd.Categorical([None] * adata.n_obs, categories=[])
+        return adata
+    drop = {str(v).strip() for v in unlabeled_values}
+    lab = adata.obs["label"]
+    if drop:
+        cats = [c for c in lab.cat.categories if str(c) in drop]
+        if cats:
+            lab = lab.cat.remove_categories(cats)
+    adata.obs["label"] = lab.cat.remove_unused_categories()
+    return adata
+
+
 def check_labels(adata: AnnData, name: str) -> None:
-    """Every sample labelled, at least 2 classes; otherwise a SupervisionError."""
+    """At least 2 classes among the labeled samples when any sample is labeled (unlabeled
+    samples, NaN in ``obs['label']``, are allowed: they are given to the methods as
+    unlabeled); otherwise a SupervisionError."""
     where = f"dataset {name!r}"
     if "label" not in adata.obs.columns:
         raise SupervisionError(
@@ -152,17 +197,23 @@ def check_labels(adata: AnnData, name: str) -> None:
             "label_key (h5ad) or geo_characteristic (geo)"
         )
     lab = adata.obs["label"]
-    missing = lab.isna().to_numpy()
-    if missing.any():
-        raise SupervisionError(
-            f"{where}: {int(missing.sum())} of {lab.size} sample(s) have no label "
-            f"(e.g. {examples(adata.obs_names[missing])}); label or remove them "
-            "(semi-supervised runs hide labels themselves)"
+    known = lab.dropna().astype(str)
+    if known.size == 0:
+        return  # label-free dataset: only label-free methods can run (checked at selection)
+    classes = pd.unique(known)
+    numeric = pd.to_numeric(pd.Series(classes), errors="coerce").notna().all()
+    suspect = [c for c in classes if c.strip().lower() in SUSPECT_UNLABELED and not (numeric and c.strip() == "-1")]
+    if suspect:
+        warnings.warn(
+            f"{where}: class(es) {', '.join(f'{c!r} ({int((known == c).sum())} samples)' for c in suspect)} "
+            f"look like a 'no label' marker; if so, list them in unlabeled_values "
+            f"(ssfs rank: --unlabeled-value {suspect[0]})",
+            stacklevel=2,
         )
-    classes = pd.unique(lab.astype(str))
     if classes.size < 2:
         raise SupervisionError(
-            f"{where} has one class ({classes[0]!r}) in {lab.size} samples; feature selection needs at least 2"
+            f"{where} has one class ({classes[0]!r}) among its {known.size} labeled samples; feature selection "
+            "needs at least 2 (list label values that mean 'no label' in unlabeled_values)"
         )
 
 
@@ -181,12 +232,26 @@ def prepare_dataset(name: str, entry: dict, data_dir: str | Path = ".") -> AnnDa
     source, opts = _resolve(entry, name, data_dir)
     pre = pp.preprocess_options(entry or {}, where=where)
     adata = _read(name, source, opts)
+    adata = apply_unlabeled_values(adata, (entry or {}).get("unlabeled_values"), name)
     check_labels(adata, name)
-    adata.obs["label"] = adata.obs["label"].cat.remove_unused_categories()
     n_read, p_read = adata.shape
+    user_cons = None
+    if (entry or {}).get("constraints_file") is not None:
+        from ..constraints import read_sample_constraints
+
+        cf = Path(str(entry["constraints_file"])).expanduser()
+        cf = cf if cf.is_absolute() else Path(data_dir) / cf
+        user_cons = read_sample_constraints(cf, adata.obs_names, where=where)
     adata = pp.preprocess(adata, pre, where=where)
     record = {"source": source, **opts, **pre, "n_samples": n_read, "n_features_read": p_read,
               "n_features": adata.n_vars}
+    if adata.obs["label"].isna().any():
+        record["n_unlabeled"] = int(adata.obs["label"].isna().sum())
+    if (entry or {}).get("unlabeled_values"):
+        record["unlabeled_values"] = [str(v) for v in entry["unlabeled_values"]]
+    if user_cons is not None:
+        record["constraints_file"] = str(entry["constraints_file"])
+        adata.uns["ssfs_constraints"] = {"ml": user_cons.ml, "cl": user_cons.cl}
     if "path" in record:  # as given (relative to the data directory), so the record is machine-independent
         record["path"] = str((entry or {}).get("path"))
         if record.get("labels_file") is not None:

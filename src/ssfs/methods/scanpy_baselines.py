@@ -21,6 +21,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import InputError, SupervisionError
+from ..labels import current_class_name
 from ..params import PosInt
 from ..registry import register
 
@@ -80,7 +81,7 @@ def scanpy_rank_genes(X, y, constraints, rng, *,
     if (counts < 2).any():
         raise SupervisionError(
             f"scanpy_rank_genes needs at least 2 labeled cells per class; class(es) "
-            f"{', '.join(map(str, classes[counts < 2]))} have 1"
+            f"{', '.join(current_class_name(c) for c in classes[counts < 2])} have 1"
         )
     Xl = X[lab]
     if sparse.issparse(Xl):

@@ -91,6 +91,7 @@ def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noq
                 f"config key datasets.{label}.name: unknown builtin {entry.get('name')!r}; "
                 f"builtins: {', '.join(BUILTINS)}"
             )
+    _check_label_free(cfg)
     sup = cfg["supervision"]
     if sup["protocol"] == "kfold" and sup["repetitions"] > sup["n_folds"]:
         raise ConfigError(
@@ -154,6 +155,25 @@ def selection_methods(cfg: dict) -> list[str]:
     if not labels:
         raise ConfigError(f"{key}: no configured method ranks features")
     return labels
+
+
+def _check_label_free(cfg: dict) -> None:
+    """A dataset without any label source runs the label-free methods only: refuse the others
+    before any job starts, naming them."""
+    from ..io.prepare import has_label_source
+
+    for name, entry in cfg["datasets"].items():
+        if has_label_source(entry):
+            continue
+        needs = {"labels"} if entry.get("constraints_file") else {"labels", "constraints", "cannot_link"}
+        needy = [label for label, m in cfg["methods"].items() if needs & get_method(m["method"]).needs]
+        if needy:
+            raise ConfigError(
+                f"config key datasets.{name}: the dataset has no labels (no label_column / labels_file), "
+                f"but method(s) {', '.join(needy)} need labels"
+                + ("" if entry.get("constraints_file") else " or constraints (constraints_file)")
+                + "; give them or run label-free methods only"
+            )
 
 
 def method_entry(label: str, entry) -> dict:

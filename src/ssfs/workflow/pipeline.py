@@ -49,8 +49,12 @@ def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, rep
         write_split(split, out)
 
 
-def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset: str, rep: int) -> Constraints:
-    """Constraints among the labeled training samples (global sample indices)."""
+def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset: str, rep: int,
+                     user: Constraints | None = None, sample_names=None) -> Constraints:
+    """Constraints among the labeled training samples (global sample indices), plus the
+    dataset's own constraints (``user``: its ``constraints_file``) among the training
+    samples, which are neither thinned nor made noisy; a contradiction between the two
+    names the samples."""
     yl = np.full(y.size, -1, dtype=np.int64)
     yl[split["labeled"]] = y[split["labeled"]]
     if csup["mode"] == "all_pairs":
@@ -62,14 +66,31 @@ def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset:
         c = c.transitive_closure(y.size)
     if csup["noise"] > 0:
         c = c.with_noise(csup["noise"], derive_rng(seed, dataset, "noise", str(csup["noise"]), rep))
+    if user is not None and len(user):
+        from ..constraints import check_consistent
+
+        train = np.asarray(split["train"], dtype=np.int64)
+        mine = user.subset(train).remap(train)
+        c = Constraints(np.vstack([c.ml, mine.ml]), np.vstack([c.cl, mine.cl]))
+        check_consistent(c, sample_names, where=f"dataset {dataset!r}: constraints_file with the labels")
     return c
+
+
+def user_constraints(adata) -> Constraints | None:
+    """The dataset's ``constraints_file`` pairs stored by prepare (``uns['ssfs_constraints']``)."""
+    u = adata.uns.get("ssfs_constraints")
+    if u is None:
+        return None
+    return Constraints(np.asarray(u["ml"]).reshape(-1, 2), np.asarray(u["cl"]).reshape(-1, 2))
 
 
 def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, seed: int, dataset: str,
                     reps: list[int]) -> None:
-    _, y, _, _, _ = read_prepared(prepared)
+    _, y, _, _, adata = read_prepared(prepared)
+    user = user_constraints(adata)
     for rep, sp, out in zip(reps, splits, constraints, strict=True):
-        c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep)
+        c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep, user,
+                             np.asarray(adata.obs_names))
         with atomic_path(out) as tmp:
             c.to_tsv(tmp)
 
@@ -114,6 +135,17 @@ def _training(prepared, split_path, constraints_path):
     return X, X[train], partial_labels(y, split), cons, names
 
 
+def _check_supervision(name: str, ytr, dataset: str, label: str) -> None:
+    from ..errors import SupervisionError
+    from ..registry import get_method
+
+    if "labels" in get_method(name).needs and not (np.asarray(ytr) >= 0).any():
+        raise SupervisionError(
+            f"dataset {dataset!r} has no labeled sample: method {label!r} needs labels; "
+            "run label-free methods on it (variance, laplacian, pca, scanpy_hvg, ...) or give labels"
+        )
+
+
 def _select_rng(seed, dataset, label, rep):
     return derive_rng(seed, dataset, "select", label, rep)
 
@@ -128,6 +160,7 @@ def run_select(prepared, split_path, constraints_path, out, method: dict, seed: 
     returned by :func:`read_prepared`.
     """
     X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
+    _check_supervision(method["method"], ytr, dataset, label)
     ranked = run_method(method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep),
                         **method["params"])
     _write_ranked(ranked, X, names, out, components_out)

@@ -1,0 +1,134 @@
+"""scanpy-style tools: ``ssfs.tl.rank_features(adata, "cls", groupby="cell_type")``.
+
+Labels come from ``adata.obs[groupby]``; NaN (a missing category), and the values
+of ``unlabeled_values``, mean "unlabeled" (:func:`ssfs.labels.encode_labels`). The
+result is stored in the AnnData as scanpy does:
+
+* ``adata.var[f"{key}_score"]``: the method's score (``-inf``/``inf`` where undefined),
+* ``adata.var[f"{key}_rank"]``: 1 = best (subset methods: unselected features share
+  the last rank),
+* ``adata.uns[key]``: method, params, groupby, graph used, labeled samples per class
+  (by name) and the number of unlabeled samples,
+
+with ``key = key_added or method``. A sparse ``X`` (or layer) stays sparse.
+
+Graphs. The graph-based scores (``laplacian``, ``cls``: the methods with a
+``graph`` parameter) take a precomputed cell graph. ``graph="auto"`` (default) uses
+``adata.obsp["connectivities"]`` (``scanpy.pp.neighbors``) when present, else a kNN
+graph (``k`` neighbours, the method's own ``k``) on ``adata.obsm["X_pca"]`` when
+present, else none: the method builds its kNN graph in feature space. Give an
+``obsp`` key to use another graph, or ``graph=None`` for the method's own. The heat
+kernel weights are always computed in feature space on the graph's edges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from .errors import InputError, SupervisionError
+from .labels import class_counts, encode_labels
+from .ranking import ranks_from_order
+from .registry import get_method
+from .runner import run_method
+
+__all__ = ["rank_features"]
+
+
+def _labels(adata, groupby, unlabeled_values):
+    if groupby is None:
+        return None, None
+    if groupby not in adata.obs.columns:
+        cols = ", ".join(map(repr, list(adata.obs.columns)[:20])) or "none"
+        raise SupervisionError(f"groupby {groupby!r} is not an obs column; obs columns: {cols}")
+    return encode_labels(adata.obs[groupby], unlabeled_values, n=adata.n_obs)
+
+
+def _matrix(adata, layer):
+    if layer is None:
+        X = adata.X
+    else:
+        if layer not in adata.layers:
+            raise InputError(f"layer {layer!r} is not in adata.layers ({', '.join(adata.layers) or 'none'})")
+        X = adata.layers[layer]
+    if X is None:
+        raise InputError("the AnnData has no expression matrix (adata.X is None)")
+    return sparse.csr_matrix(X) if sparse.issparse(X) else np.asarray(X)
+
+
+def _graph(adata, spec, params, graph):
+    """(graph matrix or None, description) for methods with a ``graph`` parameter."""
+    if "graph" not in spec.defaults or "graph" in params or graph is None or graph is False:
+        return None, "method's own kNN graph" if "graph" in spec.defaults else "none"
+    if graph != "auto":
+        if graph not in adata.obsp:
+            raise InputError(f"graph {graph!r} is not in adata.obsp ({', '.join(adata.obsp) or 'none'})")
+        return sparse.csr_matrix(adata.obsp[graph]), f"obsp[{graph!r}]"
+    if "connectivities" in adata.obsp:
+        return sparse.csr_matrix(adata.obsp["connectivities"]), "obsp['connectivities']"
+    if "X_pca" in adata.obsm:
+        from sklearn.neighbors import kneighbors_graph
+
+        Z = np.asarray(adata.obsm["X_pca"], dtype=np.float64)
+        k = min(int(params.get("k", spec.defaults.get("k", 10))), adata.n_obs - 1)
+        G = kneighbors_graph(Z, n_neighbors=max(k, 1), mode="connectivity", include_self=False)
+        return sparse.csr_matrix(G.maximum(G.T)), f"kNN (k={k}) on obsm['X_pca']"
+    return None, "method's own kNN graph"
+
+
+def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_values=(),
+                  key_added: str | None = None, layer: str | None = None, copy: bool = False,
+                  graph="auto", constraints=None, random_state=0, **params):
+    """Rank the features (genes) of ``adata`` with registered method ``method``.
+
+    ``groupby``: obs column of the class labels (None: label-free methods only);
+    ``unlabeled_values``: label values meaning "unlabeled" besides NaN; ``layer``:
+    use ``adata.layers[layer]`` instead of ``X``; ``graph``: see the module doc;
+    ``constraints``: a :class:`ssfs.Constraints` (indices of obs); ``random_state``:
+    the seed; ``params``: the method's parameters (``ssfs methods -v``). Writes
+    ``var[f"{key}_score"]``, ``var[f"{key}_rank"]`` and ``uns[key]``; returns the
+    AnnData when ``copy`` else None.
+    """
+    if copy:
+        adata = adata.copy()
+    spec = get_method(method)
+    y, classes = _labels(adata, groupby, unlabeled_values)
+    X = _matrix(adata, layer)
+    G, graph_used = _graph(adata, spec, params, graph)
+    call = dict(params)
+    if G is not None:
+        call["graph"] = G
+    labels = None if y is None else pd.Categorical.from_codes(y, categories=pd.Index(classes, dtype=object))
+    ranked = run_method(method, X, labels, constraints, rng=random_state, **call)  # names reach the errors
+    if ranked.kind == "extraction":
+        raise SupervisionError(f"{method!r} extracts components; it does not rank features")
+    key = key_added or method
+    store(adata, key, ranked)
+    info = {"method": method, "params": {k: v for k, v in params.items() if k != "graph"}, "graph": graph_used,
+            "random_state": -1 if random_state is None else int(random_state)}
+    if groupby is not None:
+        info["groupby"] = groupby
+        info["n_labeled"] = class_counts(y, classes)
+        info["n_unlabeled"] = int((y < 0).sum())
+    if unlabeled_values:
+        info["unlabeled_values"] = [str(v) for v in np.atleast_1d(np.asarray(unlabeled_values, dtype=object))]
+    adata.uns[key] = info
+    return adata if copy else None
+
+
+def store(adata, key: str, ranked, var_index=None) -> None:
+    """``var[f"{key}_score"]`` and ``var[f"{key}_rank"]`` (1 = best) of a :class:`ssfs.runner.Ranked`.
+
+    ``var_index``: positions in ``adata.var`` of the ranked features when they are a
+    subset (others get NaN); default all features in order."""
+    p = adata.n_vars
+    q = ranked.scores.size if ranked.scores is not None else int(np.max(ranked.order, initial=-1)) + 1
+    idx = np.arange(p) if var_index is None else np.asarray(var_index, dtype=np.int64)
+    scores = np.full(p, np.nan)
+    ranks = np.full(p, np.nan)
+    if ranked.scores is not None:
+        scores[idx] = ranked.scores
+    ranks[idx] = ranks_from_order(ranked.order, q)
+    adata.var[f"{key}_score"] = scores
+    adata.var[f"{key}_rank"] = ranks if var_index is not None else ranks.astype(np.int64)
