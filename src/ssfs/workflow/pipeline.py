@@ -230,16 +230,8 @@ def write_json(obj, path) -> None:
 
 # ------------------------------------------------------------------ selection mode (#14)
 def _selection_data(prepared):
-    """(X, y with -1 = unlabeled, class names, feature names, AnnData): a blank/NaN label is unlabeled."""
-    from ..io.h5ad import read_prepared as _read
-
-    X, _, _, names, adata = _read(prepared)
-    lab = adata.obs["label"]
-    known = lab.notna().to_numpy() & ~lab.astype(str).isin(["", "nan", "NaN", "NA"]).to_numpy()
-    classes, codes = np.unique(lab.astype(str).to_numpy()[known], return_inverse=True)
-    y = np.full(lab.size, -1, dtype=np.int64)
-    y[known] = codes
-    return X, y, classes, names, adata
+    """(X, y with -1 = unlabeled, class names, feature names, AnnData) of a prepared dataset."""
+    return read_prepared(prepared)
 
 
 def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str) -> list[np.ndarray]:
