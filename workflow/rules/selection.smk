@@ -13,13 +13,6 @@ SELECTION_OUTPUTS = expand(
 )
 
 
-def _selection_chunk_outputs(chunk):
-    out = {"ranks": f"{RESULTS}/{{dataset}}/selection/ranks/{{method}}/chunk{chunk}.npy"}
-    if chunk == 0:
-        out["full"] = f"{RESULTS}/{{dataset}}/selection/full/{{method}}.tsv"
-    return out
-
-
 for _chunk, _res in enumerate(SEL_CHUNKS):
 
     rule:
@@ -28,7 +21,9 @@ for _chunk, _res in enumerate(SEL_CHUNKS):
         input:
             prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
         output:
-            **_selection_chunk_outputs(_chunk),
+            ranks=f"{RESULTS}/{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy",
+            # chunk 0 also ranks the full data
+            full=[f"{RESULTS}/{{dataset}}/selection/full/{{method}}.tsv"] if _chunk == 0 else [],
         log:
             f"{RESULTS}/logs/selection/{{dataset}}/{{method}}/chunk{_chunk}.log",
         benchmark:

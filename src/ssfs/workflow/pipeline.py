@@ -252,6 +252,7 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
     X, y, _, names, _ = _selection_data(prepared)
     p = X.shape[1]
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
+    full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
     if full is not None:
         ranked = run_method(settings["method"], X, y, cons, rng=derive_rng(seed, dataset, "selection", method, "full"),
                             **settings["params"])
