@@ -8,8 +8,10 @@ SEL_RESAMPLES = list(range(SEL["resamples"])) if SEL else []
 _SRPJ = CFG["execution"]["reps_per_job"] or max(1, len(SEL_RESAMPLES))
 SEL_CHUNKS = [SEL_RESAMPLES[i : i + _SRPJ] for i in range(0, len(SEL_RESAMPLES), _SRPJ)]
 SEL_METHODS = SEL["methods"] if SEL else []
-SELECTION_OUTPUTS = expand(
-    f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=["consensus.tsv", "summary.json"]
+SELECTION_OUTPUTS = (
+    expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=["consensus.tsv", "summary.json"])
+    if SEL
+    else []
 )
 
 
