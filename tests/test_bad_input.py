@@ -309,6 +309,10 @@ ISSUE19 = [
      MethodError, ["method 'efsis' parameter ranker_params: unknown method 'relief'"]),
     ("api bootstrap_rank base_params nested", method("bootstrap_rank", X6, Y6, base="fisher", base_params={"k": 1}),
      MethodError, ["method 'bootstrap_rank' parameter base_params: method 'fisher' got unknown parameter(s) k"]),
+    ("api efsis unknown ranker name", method("efsis", X6, Y6, rankers=["sam", "relief"]), MethodError,
+     ["method 'efsis' parameter rankers: unknown method 'relief'"]),
+    ("config bootstrap_rank unknown base", config(methods={"b": {"method": "bootstrap_rank", "base": "fishr"}}),
+     ConfigError, ["config key methods.b", "method 'bootstrap_rank' parameter base: unknown method 'fishr'"]),
     ("config efsis ranker_params nested", config(methods={"efsis": {"ranker_params": {"sam": {"s0": -1}}}}),
      ConfigError, ["config key methods.efsis", "parameter ranker_params: method 'sam' parameter s0", "got -1"]),
     # the command line's --param (values typed as on a shell)
@@ -345,7 +349,8 @@ ISSUE19 = [
        ConfigError, [f"dataset name {nm!r} is reserved", "rename the dataset"])
       for nm in ("tables", "logs", "figures", "report", "Tables")],
     # numerical range and one class
-    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS), SupervisionError,
+    # the papers' CLS (the balanced default has no cannot-link term here: it is the Laplacian score)
+    ("one class, every sample labeled, cls", method("cls", X6, ONE_CLASS, weights="literal"), SupervisionError,
      ["method 'cls' gave no finite score", "at least 2 classes or unlabeled samples", "one class (code 0)"]),
     ("one class, every sample labeled, fisher", method("fisher", X6, ONE_CLASS), SupervisionError,
      ["method 'fisher' needs labeled samples of at least 2 classes, got 1"]),
@@ -353,7 +358,8 @@ ISSUE19 = [
      ["method 'sselect' needs labeled samples of at least 2 classes"]),
     ("one class, every sample labeled, c3", method("c3", X6, ONE_CLASS), SupervisionError,
      ["method 'c3' needs cannot-link constraints"]),
-    ("values beyond the float maximum", method("variance", np.where(np.arange(18).reshape(6, 3) == 4, np.inf, X6)), InputError,
+    ("values beyond the float maximum", method("variance", np.where(np.arange(18).reshape(6, 3) == 4, np.inf, X6)),
+     InputError,
      ["X holds 1 missing or infinite value(s)", "first at sample 1, feature 1"]),
     ("negative values for scanpy_hvg", method("scanpy_hvg", X6), InputError,
      ["scanpy_hvg needs non-negative expression", "negative value(s)", "minimum"]),
@@ -480,10 +486,12 @@ def test_cls_without_constraints_falls_back_to_laplacian_score():
     degree-weighted mean CLS = sum S (f_i - f_j)^2 / sum d (f - mu)^2 = 2 LS exactly."""
     X = np.random.default_rng(5).normal(size=(25, 6))
     ls = run_method("laplacian", X, k=5).scores
-    cls = run_method("cls", X, None, Constraints.empty(), k=5, mean="degree").scores
+    cls = run_method("cls", X, None, Constraints.empty(), k=5, mean="degree", weights="literal").scores
     np.testing.assert_allclose(cls, 2.0 * ls, rtol=1e-10)  # same sums, other order: tolerances.py class 2
-    # the default (uniform mean) still ranks without constraints, no error
-    assert np.isfinite(run_method("cls", X, None, Constraints.empty(), k=5).scores).all()
+    # the literal reading with the uniform mean still ranks without constraints, no error
+    assert np.isfinite(run_method("cls", X, None, Constraints.empty(), k=5, weights="literal").scores).all()
+    # the default (balanced) reading is the Laplacian score itself
+    np.testing.assert_allclose(run_method("cls", X, None, Constraints.empty(), k=5).scores, ls, rtol=1e-10)
 
 
 def test_constant_features_kept_with_a_warning_and_never_ranked_first(tmp_path):
@@ -553,3 +561,21 @@ def test_cli_reads_float_spellings_of_integers(tmp_path, monkeypatch, capsys):
                  "--param", "k=1e3", "-o", "r.tsv"]) == 0
     table = pd.read_csv(tmp_path / "r.tsv", sep="\t")
     assert list(table.columns) == ["feature", "index", "score", "rank", "ties"]
+
+
+def test_every_method_parameter_declares_its_type():
+    """Issue 19: a parameter without an annotation would pass the door unchecked. Only
+    precomputed matrices (a graph, an embedding; any sparse or dense array) are deliberately ``Any``."""
+    import inspect
+
+    from ssfs.registry import get_method, list_methods
+
+    unchecked = []
+    for name in list_methods():
+        spec = get_method(name)
+        for k, alts in spec.types.items():
+            if any(a.kind == "any" for a in alts) and k not in ("graph", "embedding"):
+                unchecked.append(f"{name}.{k}")
+        params = [p for p in inspect.signature(spec.fn).parameters.values() if p.kind == p.KEYWORD_ONLY]
+        assert all(p.annotation is not inspect.Parameter.empty for p in params), name
+    assert not unchecked, unchecked

@@ -4,9 +4,9 @@ A test that passes on the author's CPU and fails on a user's (the Davies-Bouldin
 the issue: 2.258361330807098 vs 2.2583613518001875) had a tolerance below the rounding
 differences of another kernel: OpenBLAS picks its kernels by CPU, and kernels sum in
 different orders (vector width, blocking). ``OPENBLAS_CORETYPE`` forces another kernel on
-this machine; threadpoolctl confirms which one is loaded. The files below hold the tightest
-tolerances of the suite (closed forms against loops and reference implementations); each
-tolerance is derived in ``tests/tolerances.py``.
+this machine; threadpoolctl confirms which one is loaded. The files rerun are those holding
+the tightest tolerances of the suite (closed forms against loops and reference
+implementations), each listed and derived in ``tests/tolerances.py``.
 """
 
 from __future__ import annotations
@@ -18,21 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tolerances import TIGHT
 
 REPO = Path(__file__).resolve().parents[1]
 #: Prescott: SSE3 kernels (threadpoolctl may report them as "Katmai"); Haswell: AVX2
 KERNELS = ["Prescott", "Haswell"]
-NUMERIC = [
-    "tests/methods/test_graph_and_scores.py",
-    "tests/methods/test_constraint_scores.py",
-    "tests/methods/test_csfs.py",
-    "tests/methods/test_efsis_rankers.py",
-    "tests/methods/test_extraction.py",
-    "tests/methods/test_som.py",
-    "tests/experiment/test_metrics.py",
-    "tests/experiment/test_stability.py",
-    "tests/test_scale_and_ties.py",
-]
+#: every file holding a tolerance <= 1e-8 (tests/tolerances.py), and the scale/ties properties
+NUMERIC = sorted({key.split("::")[0] for key in TIGHT} | {"tests/test_scale_and_ties.py"})
 
 
 def _env(**over):
@@ -58,8 +50,22 @@ def test_numeric_tests_pass_with_another_openblas_kernel(kernel):
     forced = _blas(_env(OPENBLAS_CORETYPE=kernel))
     if forced["architecture"] == native["architecture"]:
         pytest.skip(f"this CPU's own kernel is {kernel}: nothing different to test")
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "-n", "2",
                           "-x", *NUMERIC], cwd=REPO, env=_env(OPENBLAS_CORETYPE=kernel),
                          capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, (f"with OPENBLAS_CORETYPE={kernel} ({forced['architecture']} instead of "
                                  f"{native['architecture']}):\n{res.stdout[-4000:]}")
+
+
+def test_tight_tolerance_inventory_names_existing_tests():
+    """tests/tolerances.py lists every tolerance <= 1e-8 with its class: keep it true."""
+    import ast
+
+    from tolerances import CLASSES
+
+    for key, klass in TIGHT.items():
+        path, fn = key.split("::")
+        tree = ast.parse((REPO / path).read_text())
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert fn in names, f"{key}: no such test (renamed? update tests/tolerances.py)"
+        assert klass in CLASSES, key

@@ -119,7 +119,7 @@ def safe_scale(X):
     Values below 2^-1074 relative to the largest one cannot be kept (they become 0).
     """
     vals = X.data if sparse.issparse(X) else X
-    m = float(np.max(np.abs(vals))) if vals.size else 0.0
+    m = max(float(vals.max()), -float(vals.min())) if vals.size else 0.0  # max |x| without a copy
     if m == 0.0:
         return X, 1.0
     e = int(np.frexp(m)[1])

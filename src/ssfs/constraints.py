@@ -102,9 +102,18 @@ class Constraints:
         return Constraints(idx[self.ml] if self.ml.size else self.ml, idx[self.cl] if self.cl.size else self.cl)
 
     # ------------------------------------------------------------ constructors
+    #: the label vector when the constraints are all pairs of labeled samples (closed forms)
+    labels = None
+
     @classmethod
     def from_labels(cls, y) -> Constraints:
-        """All pairs of labeled samples (``y >= 0``): same class -> ML, different -> CL."""
+        """All pairs of labeled samples (``y >= 0``): same class -> ML, different -> CL.
+        Returned as :class:`LabelConstraints`: the pairs are built only when read."""
+        return LabelConstraints(y)
+
+    @classmethod
+    def pairs_from_labels(cls, y) -> Constraints:
+        """:meth:`from_labels` with the pairs built now (a plain :class:`Constraints`)."""
         y = np.asarray(y)
         lab = np.flatnonzero(y >= 0)
         if lab.size < 2:
@@ -121,7 +130,7 @@ class Constraints:
         paper's protocol. Refuses when not enough distinct pairs exist."""
         y = np.asarray(y)
         lab = np.flatnonzero(y >= 0)
-        all_c = cls.from_labels(y)
+        all_c = cls.pairs_from_labels(y)
         out = []
         for kind, pool, k in (("must-link", all_c.ml, n_ml), ("cannot-link", all_c.cl, n_cl)):
             if k > len(pool):
@@ -302,6 +311,84 @@ def check_consistent(cons: Constraints, names=None, *, where: str = "constraints
             f"{where}: contradictory constraints: {nm(i)} and {nm(j)} are cannot-link but must-link {how}"
             f" ({int(clash.sum())} such pair(s))"
         )
+
+
+class LabelConstraints(Constraints):
+    """All pairs of labeled samples, held as the labels themselves (issue 16): ``ml`` / ``cl``
+    are built (O(n_labeled^2)) only when a method reads them; counts, the samples involved,
+    validation and subsets cost O(n). Methods with closed forms read ``labels`` instead:
+    a sum over the must-link pairs of class c is n_c sum f^2 - (sum f)^2 (per-class sums)."""
+
+    def __init__(self, y):
+        y = np.array(y, dtype=np.int64).ravel()
+        lab = np.flatnonzero(y >= 0)
+        if lab.size < 2:
+            y = np.full(y.shape, -1, dtype=np.int64)  # one labeled sample gives no pair
+        object.__setattr__(self, "labels", y)
+        object.__setattr__(self, "_pairs", None)
+
+    def _materialise(self) -> Constraints:
+        if self._pairs is None:
+            object.__setattr__(self, "_pairs", Constraints.pairs_from_labels(self.labels))
+        return self._pairs
+
+    @property
+    def ml(self) -> np.ndarray:  # type: ignore[override]
+        return self._materialise().ml
+
+    @property
+    def cl(self) -> np.ndarray:  # type: ignore[override]
+        return self._materialise().cl
+
+    def class_counts(self) -> np.ndarray:
+        """Number of labeled samples per class code 0..max (0 for absent codes)."""
+        lab = self.labels[self.labels >= 0]
+        return np.bincount(lab) if lab.size else np.zeros(0, dtype=np.int64)
+
+    @property
+    def n_ml(self) -> int:
+        c = self.class_counts().astype(np.int64)
+        return int((c * (c - 1) // 2).sum())
+
+    @property
+    def n_cl(self) -> int:
+        c = self.class_counts().astype(np.int64)
+        total = int(c.sum())
+        return int((total * total - int((c * c).sum())) // 2)
+
+    def __len__(self) -> int:
+        return self.n_ml + self.n_cl
+
+    def __repr__(self) -> str:
+        return f"LabelConstraints({int((self.labels >= 0).sum())} labeled: {self.n_ml} ML, {self.n_cl} CL pairs)"
+
+    def __eq__(self, other):
+        if isinstance(other, LabelConstraints):
+            return np.array_equal(self.labels, other.labels)
+        if isinstance(other, Constraints):
+            return np.array_equal(self.ml, other.ml) and np.array_equal(self.cl, other.cl)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def samples(self) -> np.ndarray:
+        return np.flatnonzero(self.labels >= 0)
+
+    def validate(self, n: int) -> Constraints:
+        if self.labels.size != int(n) and (self.labels >= 0).any() and self.samples().max() >= n:
+            raise SupervisionError(
+                f"labels of {self.labels.size} samples give constraints on samples outside 0..{n - 1}")
+        return self  # pairs from labels never contradict each other
+
+    def subset(self, idx: np.ndarray) -> Constraints:
+        idx = np.asarray(idx, dtype=np.int64)
+        if np.unique(idx).size != idx.size:
+            return self._materialise().subset(idx)
+        ok = idx < self.labels.size
+        return LabelConstraints(np.where(ok, self.labels[np.minimum(idx, self.labels.size - 1)], -1))
+
+    def transitive_closure(self, n: int | None = None) -> Constraints:
+        return self  # classes are already cliques, and every pair of classes is cannot-linked
 
 
 def _intersect_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

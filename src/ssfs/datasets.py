@@ -13,9 +13,11 @@
 - ``iris``, ``wine``, ``breast_cancer``: scikit-learn's bundled copies; labels
   are the class names (``setosa``, ``class_0``, ``malignant`` ...).
 - ``pbmc68k_reduced``: scanpy's bundled 700 cells x 765 genes subset of the 10x
-  PBMC 68k data. We use ``adata.X`` (already log-normalised and scaled per gene
-  by scanpy, so it holds negative values; ``.raw`` holds the same 765 genes
-  before scaling) and label cells by ``obs['bulk_labels']`` (10 cell types).
+  PBMC 68k data, cells labeled by ``obs['bulk_labels']`` (10 cell types).
+  ``params``: ``matrix``: ``scaled`` (default: ``adata.X``, log-normalised and
+  scaled per gene by scanpy, so it holds negative values) or ``log1p`` (``.raw``:
+  the same 765 genes, log-normalised, sparse and non-negative, as gene-selection
+  methods for expression such as scanpy's highly variable genes expect).
 """
 
 from __future__ import annotations
@@ -70,8 +72,11 @@ def _pbmc68k_reduced(params: dict, seed: int, where: str) -> AnnData:
     import scanpy as sc
 
     a = sc.datasets.pbmc68k_reduced()
+    matrix = params.get("matrix", "scaled")
+    if matrix not in ("scaled", "log1p"):
+        raise ConfigError(f"{where}: params.matrix must be 'scaled' or 'log1p', got {matrix!r}")
     return make_adata(
-        a.X, where=where, labels=a.obs["bulk_labels"].to_numpy(dtype=object),
+        a.X if matrix == "scaled" else a.raw.X, where=where, labels=a.obs["bulk_labels"].to_numpy(dtype=object),
         obs_names=a.obs_names, var_names=a.var_names,
     )
 
@@ -84,7 +89,7 @@ def _loaders():
         "iris": (_sklearn(skd.load_iris), ()),
         "wine": (_sklearn(skd.load_wine), ()),
         "breast_cancer": (_sklearn(skd.load_breast_cancer), ()),
-        "pbmc68k_reduced": (_pbmc68k_reduced, ()),
+        "pbmc68k_reduced": (_pbmc68k_reduced, ("matrix",)),
     }
 
 

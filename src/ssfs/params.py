@@ -34,8 +34,9 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import numpy as np
 
-__all__ = ["Range", "MethodParams", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction", "OpenFraction",
-           "Percent", "ParamType", "param_types", "coerce", "ParamValueError", "json_schema", "Literal"]
+__all__ = ["Range", "MethodParams", "MethodName", "PosInt", "NonNegInt", "PosFloat", "NonNegFloat", "Fraction",
+           "OpenFraction", "Percent", "Bandwidth", "ParamType", "param_types", "coerce", "ParamValueError",
+           "json_schema", "Literal"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,9 @@ class Range:
     high_open: bool = False
 
     def __contains__(self, v) -> bool:
-        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
-            return False
-        if self.high is not None and (v >= self.high if self.high_open else v > self.high):
-            return False
-        return True
+        below = self.low is not None and (v <= self.low if self.low_open else v < self.low)
+        above = self.high is not None and (v >= self.high if self.high_open else v > self.high)
+        return not (below or above)
 
     def text(self) -> str:
         if self.high is None:
@@ -76,6 +75,12 @@ class MethodParams:
     by: str | None = None
 
 
+@dataclass(frozen=True)
+class MethodName:
+    """Marks a string (or the strings of a list) naming registered methods, checked against
+    the registry at the door (``bootstrap_rank``'s ``base``, ``efsis``'s ``rankers``)."""
+
+
 #: common ranges, for signatures
 PosInt = Annotated[int, Range(1)]
 NonNegInt = Annotated[int, Range(0)]
@@ -84,6 +89,8 @@ NonNegFloat = Annotated[float, Range(0)]
 Fraction = Annotated[float, Range(0, 1)]
 OpenFraction = Annotated[float, Range(0, 1, low_open=True, high_open=True)]
 Percent = Annotated[float, Range(0, 100, low_open=True)]
+#: heat-kernel bandwidth (eq. 8's 2 t^2): a positive number, or chosen from the data
+Bandwidth = PosFloat | Literal["auto", "mean", "median"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ class ParamType:
     range: Range | None = None
     choices: tuple = ()
     item: tuple = ()
-    nested: MethodParams | None = None
+    nested: MethodParams | MethodName | None = None
 
     def text(self) -> str:
         if self.kind == "int":
@@ -136,9 +143,9 @@ def _alternatives(hint) -> tuple[ParamType, ...]:
     if origin is Annotated:
         base, *meta = args
         rng = next((m for m in meta if isinstance(m, Range)), None)
-        nested = next((m for m in meta if isinstance(m, MethodParams)), None)
+        nested = next((m for m in meta if isinstance(m, (MethodParams, MethodName))), None)
         return tuple(ParamType(a.kind, rng if a.kind in ("int", "float") else a.range, a.choices, a.item,
-                               nested if a.kind == "mapping" else a.nested)
+                               nested if a.kind in ("mapping", "str", "list") else a.nested)
                      for a in _alternatives(base))
     if origin in (Union, types.UnionType):
         out = []
@@ -192,48 +199,60 @@ def _is_number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
 
 
+NO = (False, None)
+
+
+def _in_range(alt: ParamType, out):
+    return (True, out) if alt.range is None or out in alt.range else NO
+
+
+def _try_int(alt: ParamType, v):
+    if _is_int(v):
+        return _in_range(alt, int(v))
+    if _is_number(v) and math.isfinite(float(v)) and float(v).is_integer():
+        return _in_range(alt, int(float(v)))
+    return NO
+
+
+def _try_float(alt: ParamType, v):
+    if not _is_number(v) or not math.isfinite(float(v)):
+        return NO
+    return _in_range(alt, float(v))
+
+
+def _try_str(alt: ParamType, v):
+    if not isinstance(v, str):
+        return NO
+    return (True, v) if not alt.choices or v in alt.choices else NO
+
+
+def _try_list(alt: ParamType, v):
+    if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, (Sequence, np.ndarray)):
+        return NO
+    out = []
+    for item in v:
+        conv = next((c for ok, c in (_try(a, item) for a in alt.item) if ok), NO)
+        if conv is NO:
+            return NO
+        out.append(conv)
+    return True, out
+
+
+_TRY = {
+    "any": lambda alt, v: (True, v),
+    "none": lambda alt, v: (v is None, None),
+    "bool": lambda alt, v: (True, bool(v)) if isinstance(v, (bool, np.bool_)) else NO,
+    "int": _try_int,
+    "float": _try_float,
+    "str": _try_str,
+    "mapping": lambda alt, v: (True, dict(v)) if isinstance(v, Mapping) else NO,
+    "list": _try_list,
+}
+
+
 def _try(alt: ParamType, v):
     """(True, converted value) when ``v`` fits ``alt``, else (False, None)."""
-    k = alt.kind
-    if k == "any":
-        return True, v
-    if k == "none":
-        return v is None, None
-    if k == "bool":
-        return (True, bool(v)) if isinstance(v, (bool, np.bool_)) else (False, None)
-    if k == "int":
-        if _is_int(v):
-            out = int(v)
-        elif _is_number(v) and math.isfinite(float(v)) and float(v).is_integer():
-            out = int(float(v))
-        else:
-            return False, None
-        return (True, out) if alt.range is None or out in alt.range else (False, None)
-    if k == "float":
-        if not _is_number(v) or not math.isfinite(float(v)):
-            return False, None
-        out = float(v)
-        return (True, out) if alt.range is None or out in alt.range else (False, None)
-    if k == "str":
-        if not isinstance(v, str):
-            return False, None
-        return (True, v) if not alt.choices or v in alt.choices else (False, None)
-    if k == "mapping":
-        return (True, dict(v)) if isinstance(v, Mapping) else (False, None)
-    if k == "list":
-        if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, (Sequence, np.ndarray)):
-            return False, None
-        out = []
-        for item in v:
-            for a in alt.item:
-                ok, conv = _try(a, item)
-                if ok:
-                    out.append(conv)
-                    break
-            else:
-                return False, None
-        return True, out
-    raise AssertionError(k)
+    return _TRY[alt.kind](alt, v)
 
 
 def coerce(alts: tuple[ParamType, ...], value):
@@ -296,6 +315,9 @@ def json_schema(alts: tuple[ParamType, ...]) -> dict:
         return s
 
     parts = [one(a) for a in alts]
+    if any(a.kind == "int" for a in alts):  # an integer never falls back on a float alternative
+        parts = [dict(p, **{"not": {"type": "integer"}}) if a.kind == "float" else p
+                 for a, p in zip(alts, parts, strict=True)]
     if any(p == {} for p in parts):
         return {}
     return parts[0] if len(parts) == 1 else {"anyOf": parts}

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .errors import MethodError
-from .params import ParamValueError, coerce, param_types
+from .params import MethodName, ParamValueError, coerce, param_types
 
 #: kinds of output a method can produce
 KINDS = ("score", "subset", "extraction")
@@ -232,6 +232,13 @@ def check_params(spec: MethodSpec, params: dict) -> dict:
     for k, v in list(out.items()):  # parameters of other methods (ensembles of rankers)
         nested = next((a.nested for a in spec.types[k] if a.nested is not None), None)
         if nested is None or v is None:
+            continue
+        if isinstance(nested, MethodName):
+            for name in [v] if isinstance(v, str) else v:
+                try:
+                    get_method(name)
+                except MethodError as e:
+                    raise MethodError(f"method {spec.name!r} parameter {k}: {e}") from None
             continue
         by_name = v if nested.by is None else {out.get(nested.by, spec.defaults.get(nested.by)): v}
         checked = {}

@@ -219,22 +219,34 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
         _check_finite(spec, res.scores, const, ctx["y"])
         res.scores = np.where(np.isnan(res.scores) | const, worst, res.scores)
         ties = tie_sizes(res.scores)
-        var = column_variance(X) if (ties > 1).any() else None
+        var = _tied_variance(X, ties > 1)
         tie_seed = ctx["tie_rng"].integers(2**63 - 1)
 
-        def order_of(sc):
+        def order_of(sc, tied: bool = True):
+            if not tied:  # no ties: the secondary keys cannot matter, skip them
+                return order_from_scores(sc, spec.higher_is_better)
             return order_from_scores(sc, spec.higher_is_better, secondary=var,
                                      tie_rng=np.random.default_rng(tie_seed))
 
         if res.selected is None and spec.kind == "score":
-            order = order_of(res.scores)
+            order = order_of(res.scores, bool((ties > 1).any()))
         for t, sc in (res.extra.get("scores_by_size") or {}).items():
             sc = np.asarray(sc, dtype=float)
             sc = np.where(np.isnan(sc) | const, worst, sc)
-            if var is None and (tie_sizes(sc) > 1).any():
-                var = column_variance(X)
-            by_size[int(t)] = order_of(sc)
+            tied = bool((tie_sizes(sc) > 1).any())
+            if tied:
+                var = column_variance(X)  # ties elsewhere than in the main scores: all variances
+            by_size[int(t)] = order_of(sc, tied)
     return Ranked(name, res, order, spec.higher_is_better, spec.kind, by_size, ties)
+
+
+def _tied_variance(X, tied: np.ndarray):
+    """The tie-breaking variance: computed for the tied features only (0 elsewhere, unused)."""
+    if not tied.any():
+        return None
+    var = np.zeros(tied.size)
+    var[tied] = column_variance(X[:, np.flatnonzero(tied)])
+    return var
 
 
 def _check_finite(spec: MethodSpec, scores, const, y) -> None:
@@ -257,4 +269,4 @@ def _check_finite(spec: MethodSpec, scores, const, y) -> None:
     shown = ", ".join(str(i) for i in idx[:5]) + (", ..." if idx.size > 5 else "")
     raise MethodError(
         f"method {spec.name!r} gave non-finite scores for all {idx.size} non-constant features (indices {shown}) "
-        "on finite input: the data's scale or supervision leaves it undefined")
+        "on finite input: too few samples, or a supervision or scale the method cannot use, leaves it undefined")

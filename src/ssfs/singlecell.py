@@ -134,15 +134,21 @@ def generate_planted_markers(
     depth_sd: float = 0.3,
     rate_sd: float = 0.7,
     chunk: int = 10000,
+    dispersion: float = 0.0,
 ) -> PlantedMarkers:
-    """Poisson counts with planted cell-type markers, generated as CSR in chunks of cells.
+    """Poisson (or negative-binomial) counts with planted cell-type markers, generated as
+    CSR in chunks of cells.
 
     Gene g's base rate is log-normal with mean ``mean_expression`` (sd ``rate_sd`` on
     the log scale: most genes mostly zero); each cell has a log-normal sequencing depth
     (sd ``depth_sd``); cell types are balanced. Each type gets ``n_markers``
     distinct genes (base rate log-normal with mean ``marker_expression``, sd 0.5 on
-    the log scale) multiplied by ``fold_change`` in that type's cells. Counts ~ Poisson(depth_c * rate_g * fold_tg).
+    the log scale) multiplied by ``fold_change`` in that type's cells. Counts ~ Poisson(depth_c * rate_g * fold_tg),
+    or with ``dispersion`` phi > 0 negative binomial with that mean and variance
+    mean + phi mean^2 (gamma-Poisson; UMI data: phi about 0.1-1).
     """
+    if not dispersion >= 0:
+        raise InputError(f"dispersion must be >= 0, got {dispersion}")
     if n_types < 1 or n_markers < 1 or n_types * n_markers > n_genes:
         raise InputError(
             f"need 1 <= n_types * n_markers <= n_genes, got {n_types} x {n_markers} for {n_genes} genes"
@@ -162,9 +168,38 @@ def generate_planted_markers(
     for s in range(0, n_cells, chunk):
         e = min(n_cells, s + chunk)
         lam = depth[s:e, None] * rate[None, :] * fold[cell_type[s:e]]
+        if dispersion > 0:
+            lam = rng.gamma(1.0 / dispersion, dispersion * lam)
         blocks.append(sparse.csr_matrix(rng.poisson(lam).astype(np.float64)))
     X = sparse.vstack(blocks, format="csr")
     return PlantedMarkers(X=X, cell_type=cell_type.astype(np.int64), markers=markers)
+
+
+def normalize_log1p(X, target_sum: float = 1e4) -> sparse.csr_matrix:
+    """Library-size normalisation to ``target_sum`` counts per cell, then log1p, as scanpy's
+    ``normalize_total`` + ``log1p`` (:func:`log_normalize`) but without importing scanpy;
+    CSR in, CSR out (cells without counts stay zero)."""
+    X = sparse.csr_matrix(X, dtype=np.float64, copy=True)
+    tot = np.asarray(X.sum(axis=1)).ravel()
+    scale = np.divide(target_sum, tot, out=np.zeros_like(tot), where=tot > 0)
+    X.data *= np.repeat(scale, np.diff(X.indptr))
+    np.log1p(X.data, out=X.data)
+    return X
+
+
+def simulate_singlecell(n_cells: int = 5000, n_genes: int = 1000, n_types: int = 5, n_markers: int = 20,
+                        rng=0, *, dispersion: float = 0.5, fold_change: float = 4.0,
+                        mean_expression: float = 0.3, marker_expression: float = 0.5,
+                        depth_sd: float = 0.5, **kw) -> tuple[sparse.csr_matrix, PlantedMarkers]:
+    """The project's planted single-cell simulation as an analysis would see it:
+    negative-binomial counts (:func:`generate_planted_markers` with ``dispersion``),
+    library-size normalised and log1p-transformed (:func:`normalize_log1p`), sparse.
+    Returns (X, sim): X the CSR log-normalised matrix, sim the raw counts with the cell
+    types and the planted markers (the truth)."""
+    sim = generate_planted_markers(n_cells, n_genes, n_types, n_markers, rng, dispersion=dispersion,
+                                   fold_change=fold_change, mean_expression=mean_expression,
+                                   marker_expression=marker_expression, depth_sd=depth_sd, **kw)
+    return normalize_log1p(sim.X), sim
 
 
 def few_labels(cell_type: np.ndarray, per_type: int, rng=0) -> np.ndarray:

@@ -259,3 +259,64 @@ def test_waveform_csfsr_subset_is_relevant(wave):
     r = run_method("csfsr", X, y, neighbourhood="knn", k=10)
     assert 0 < len(r.order) < 40
     assert np.mean(r.order[:5] < 21) >= 0.8
+
+
+def _breiman(seed, n=1000):
+    from ssfs.datasets import waveform as breiman
+
+    X, Y = breiman(n, rng=np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 10)
+    y = np.full(n, -1)
+    for c in range(3):
+        y[rng.choice(np.flatnonzero(c == Y), 3, replace=False)] = c
+    return X, y
+
+
+INFORMATIVE = set(range(1, 20))  # x2..x20; x1, x21 are zero in every base wave, x22..x40 pure noise
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("neighbourhood,standardize", [("adaptive", False), ("knn", True), ("knn", False)])
+def test_waveform_csfsr_subset_is_informative_only(seed, neighbourhood, standardize):
+    """Issue #20: Algorithm 12's subset keeps relevant non-redundant features and no noise."""
+    X, y = _breiman(seed)
+    if standardize:
+        X = (X - X.mean(0)) / X.std(0)
+    r = run_method("csfsr", X, y, neighbourhood=neighbourhood)
+    chosen = set(r.order.tolist())
+    assert len(chosen) >= 5
+    assert len(chosen - INFORMATIVE - {0, 20}) == 0  # no pure-noise feature x22..x40
+    assert len(chosen & {0, 20}) <= 1
+    assert r.result.extra["n_relevant"] >= 12  # most of the 19 informative features pass the relevance step
+    # redundancy: no two selected features are adjacent in the tree
+    edges = {tuple(sorted(e)) for e in r.result.extra["tree_edges"].tolist()}
+    assert not any(tuple(sorted((a, b))) in edges for a in chosen for b in chosen if a < b)
+
+
+def test_waveform_csfsr_literal_reading_keeps_noise():
+    """The literal Algorithm 12 (pool = top h = 200 = all 40 features, every tree edge removes):
+    the noise features survive the tree (the issue's symptom), which the default removes."""
+    X, y = _breiman(0)
+    r = run_method("csfsr", X, y, relevance="all", redundancy_alpha=0.0)
+    assert len(set(r.order.tolist()) - INFORMATIVE - {0, 20}) >= 5
+
+
+def test_independence_mi_level():
+    from ssfs.methods.csfsr import independence_mi
+
+    assert independence_mi(5000, 0.0) == 0.0
+    assert independence_mi(5000, 0.01) == pytest.approx(6.634897 / 10000, rel=1e-5)
+    rng = np.random.default_rng(3)  # 1 % of independent pairs exceed the level
+    I = gaussian_mutual_information(rng.normal(size=(2000, 60)))
+    frac = np.mean(I[np.triu_indices(60, 1)] > independence_mi(2000, 0.01))
+    assert 0.002 < frac < 0.03
+
+
+def test_redundancy_elimination_cut_keeps_independent_features():
+    # 0-1 strongly dependent, 2 independent of both but hung on 0 by a ~0 edge
+    I = np.array([[0, 1.0, 2e-5], [1.0, 0, 1e-5], [2e-5, 1e-5, 0]])
+    sel_lit, edges = redundancy_elimination(I)
+    assert sorted(map(tuple, edges.tolist())) == [(0, 1), (0, 2)]
+    assert sel_lit.tolist() == [0]  # literal: 2 removed as "redundant" with 0
+    sel_cut, _ = redundancy_elimination(I, min_mi=1e-3)
+    assert sel_cut.tolist() == [0, 2]

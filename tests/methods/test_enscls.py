@@ -68,11 +68,19 @@ def test_committee_size_eq4():
 def test_member_scores_equal_direct_pair_sums():
     X, y = data(n=25, p=12)
     plan = plan_enscls(y, 12, np.random.default_rng(3), n_members=4, subspace=5)
-    got = enscls_chunk(X, y, plan, k=5)
+    got = enscls_chunk(X, y, plan, k=5, weights="literal")
+    balanced = enscls_chunk(X, y, plan, k=5)
+    from ssfs.constraints import LabelConstraints
+    from ssfs.methods._shared.graph import heat_kernel_graph
+    from ssfs.methods.spectral import balanced_cls
+
     for i in range(4):
         Xb, yl = _member_matrix(_columns(X), y, plan, i, False, None)
         yb = np.r_[yl, np.full(Xb.shape[0] - yl.size, -1)]
         assert np.allclose(got[i], cls_by_pair_sums(Xb, yb, k=5), rtol=1e-9)
+        # the default: each member's balanced CLS alone (closed-form label terms per member)
+        S, _ = heat_kernel_graph(Xb, k=5)
+        assert np.allclose(balanced[i], balanced_cls(S, Xb, LabelConstraints(yb)), rtol=1e-9)
 
 
 def test_default_committee_uses_every_feature():
@@ -174,7 +182,7 @@ def test_literal_reading_member_scores_equal_direct_pair_sums():
     X, y = data(n=25, p=12)
     plan = plan_enscls(y, 12, np.random.default_rng(3), n_members=6, subspace=5)
     assert any(np.unique(b).size < b.size for b in plan.boot)  # some bootstraps hold copies
-    opts = dict(knn_edges="unlabeled", denominator="cannot_link", bootstrap="unique")
+    opts = dict(knn_edges="unlabeled", denominator="cannot_link", bootstrap="unique", weights="literal")
     got = enscls_chunk(X, y, plan, k=5, **opts)
     checked = 0
     for i in range(6):
@@ -186,7 +194,7 @@ def test_literal_reading_member_scores_equal_direct_pair_sums():
         assert np.allclose(got[i], cls_literal_by_pair_sums(Xb, yb, k=5), rtol=1e-9)
         checked += 1
     assert checked >= 4
-    assert not np.allclose(got, enscls_chunk(X, y, plan, k=5))
+    assert not np.allclose(got, enscls_chunk(X, y, plan, k=5, weights="literal"))
     # chunking invariance and the registered method with these options
     parts = [np.arange(3, 6), np.arange(0, 3)]
     chunks = np.vstack([enscls_chunk(X, y, plan, m, k=5, **opts) for m in parts])

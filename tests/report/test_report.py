@@ -134,7 +134,8 @@ def test_statistics_section(tmp_path):
 
 # -------------------------------------------------------- published tables
 @pytest.mark.parametrize("name,n_rows", [("enscls_table2", 45), ("ssfi_table2", 40),
-                                         ("constraint_scores_table1", 56), ("efsis_table2", 324)])
+                                         ("constraint_scores_table1", 56), ("efsis_table2", 324),
+                                         ("thesis_ch3", 90), ("thesis_ch4", 96)])
 def test_published_tables_parse(name, n_rows):
     df = load_paper(PAPERS / f"{name}.tsv")
     assert len(df) == n_rows
@@ -155,6 +156,15 @@ def test_published_numbers_spot_checks():
     ef = load_paper(PAPERS / "efsis_table2.tsv")
     row = ef[(ef.dataset == "CNS") & (ef.method == "GeoDE") & (ef.features == "percent:5")].iloc[0]
     assert (row["value"], row["sd"]) == ("0.90", "0.14")
+    th = load_paper(PAPERS / "thesis_ch3.tsv").set_index(["dataset", "method", "metric"])
+    assert tuple(th.loc[("CLL-SUB-111", "CSFSR", "accuracy"), ["value", "sd", "features"]]) == ("0.7522", "0.0893",
+                                                                                               "best:200")
+    assert tuple(th.loc[("PIE10P", "CSFSR", "red"), ["value", "features", "ssfs_dataset"]]) == ("0.06", "upto:88",
+                                                                                               "warpPIE10P")
+    t4 = load_paper(PAPERS / "thesis_ch4.tsv")
+    assert t4[(t4.dataset == "TOX-171") & (t4.method == "L2GFS") & (t4.metric == "accuracy")]["value"].tolist() == [
+        "0.8238"]
+    assert t4[(t4.dataset == "PIX10P") & (t4.method == "cFLD")]["value"].tolist() == ["0.842"]
 
 
 def test_compare_with_published_rows():
@@ -272,3 +282,29 @@ def test_per_size_table_marks_best_and_significantly_worse():
     assert r.loc["A", "mean"] == pytest.approx(0.925)
     assert "<td>A</td><td>0.93±0.02+</td>" in html_ or "<td>A</td><td>0.92±0.02+</td>" in html_
     assert "<td>B</td><td>0.72±0.02*</td>" in html_
+
+
+def test_compare_best_and_upto_specs():
+    """best:K = per-rep best over evaluated sizes <= K (min for red); upto:K = the value at the
+    largest evaluated size <= K (a subset method's whole subset when it is shorter)."""
+    scores = _scores(datasets=("wine",), sizes=(1, 2, 3), methods=("a",))
+    # method a, rep r, size i: 0.9 + 0.01 r + 0.001 i; drop size 3 of rep 0 (a subset of 2 features)
+    scores = scores[~((scores.rep == 0) & (scores.n_features == 3))]
+    red = scores.assign(metric="red")
+    both = pd.concat([scores, red])
+    row = dict(dataset="wine", method="A", sd="", setting="", ssfs_dataset="", ssfs_method="a", note="", value="1")
+    paper = pd.DataFrame([dict(row, metric="accuracy", features="best:3"),
+                          dict(row, metric="accuracy", features="upto:3"),
+                          dict(row, metric="red", features="best:3"),
+                          dict(row, metric="accuracy", features="best:200")])
+    out = compare_with_paper(paper, both, {"wine": 13}, _cfg())
+
+    def num(s):
+        return [float(x) for x in s.split("±")]
+
+    # best: rep0 0.902, rep1 0.913, rep2 0.923 -> mean 0.9127; upto: the same values here
+    assert num(out.iloc[0]["ours"])[0] == pytest.approx((0.902 + 0.913 + 0.923) / 3, abs=6e-4)
+    assert num(out.iloc[1]["ours"])[0] == pytest.approx((0.902 + 0.913 + 0.923) / 3, abs=6e-4)
+    # red best = min: size 1 of every rep
+    assert num(out.iloc[2]["ours"])[0] == pytest.approx((0.901 + 0.911 + 0.921) / 3, abs=6e-4)
+    assert out.iloc[3]["ours"] == out.iloc[0]["ours"] and out.iloc[0]["n_runs"] == 3

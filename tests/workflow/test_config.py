@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from ssfs import ConfigError
+from ssfs.errors import MethodError
 from ssfs.workflow.config import load_schema, validate_config, variants
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,3 +62,30 @@ def test_sweeps_expand_to_variants():
     assert len(v) == 4
     assert v["labeled_per_class-3__noise-0.1"] == {"labeled_per_class": 3, "noise": 0.1}
     assert variants(validate_config(GOOD, SCHEMA)) == {"base": {}}
+
+
+def test_method_schema_generated_from_the_registry_agrees_with_the_door():
+    """The JSON schema of every method's parameters (from its signature) accepts the
+    defaults and refuses what check_params refuses (wrong type, out of range)."""
+    import jsonschema
+    from test_bad_input import _bad_value, _out_of_range
+
+    from ssfs.registry import check_params, get_method, list_methods
+    from ssfs.workflow.config import method_params_schema
+
+    n_refused = 0
+    for name in list_methods():
+        spec = get_method(name)
+        v = jsonschema.Draft202012Validator(method_params_schema(name))
+        defaults = {k: (list(d) if isinstance(d, tuple) else d) for k, d in spec.defaults.items() if k != "graph"}
+        assert not list(v.iter_errors({"method": name, **defaults})), name
+        for k, alts in spec.types.items():
+            for bad in (_bad_value(alts), _out_of_range(alts)):
+                if bad is None:
+                    continue
+                with pytest.raises(MethodError):
+                    check_params(spec, {k: bad})
+                assert list(v.iter_errors({k: bad})), (name, k, bad)
+                n_refused += 1
+    assert n_refused > 150
+    assert list(jsonschema.Draft202012Validator(method_params_schema("cls")).iter_errors({"k": 2.5}))

@@ -138,7 +138,7 @@ def test_ranking_file_round_trip_with_sizes(tmp_path):
     order = np.array([3, 1, 0, 5, 2, 4])
     by2 = np.array([0, 2, 1, 3, 4, 5])
     table = ranking_table(names, np.arange(6.0), order, by_size={2: by2})
-    assert list(table.columns) == ["feature", "index", "score", "rank", "rank_top2"]
+    assert list(table.columns) == ["feature", "index", "score", "rank", "ties", "rank_top2"]
     # feature 3 is first in the main order and fourth in the list for t = 2
     assert table["rank_top2"].tolist() == [4, 3, 1, 6, 2, 5]
     path = tmp_path / "r.tsv"

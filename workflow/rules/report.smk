@@ -21,7 +21,9 @@ TABLES = f"{RESULTS}/tables"
 PAPERS_DIR = Path(workflow.basedir) / "resources" / "papers"
 PAPER = CFG["report"].get("paper")
 PAPER_TSV = [str(PAPERS_DIR / f"{PAPER}.tsv")] if PAPER and (PAPERS_DIR / f"{PAPER}.tsv").exists() else []
-STATS_TABLES = expand(f"{TABLES}/stats_{{name}}.tsv", name=["friedman", "ranks", "wilcoxon", "win_tie_loss"])
+STATS_TABLES = expand(
+    f"{TABLES}/stats_{{name}}.tsv", name=["best", "per_dataset", "friedman", "ranks", "wilcoxon", "win_tie_loss"]
+)
 STABILITY_TABLES = expand(f"{TABLES}/stability.{{ext}}", ext=["md", "tex"])
 
 

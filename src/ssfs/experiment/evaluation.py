@@ -4,10 +4,12 @@
 For each number of features i of the grid, the top-i features of the ranking are
 scored by every requested metric:
 
-- ``accuracy``, ``auc``: a classifier (linear SVM, 1-NN or decision tree) trained on
-  the training part restricted to the top-i features, scored on the test part
-  (EnsCLS paper Alg. 3, SSFI paper Alg. 5, EFSIS paper Section 3.2). AUC is binary
-  or one-vs-rest macro.
+- ``accuracy``, ``auc``: a classifier (linear SVM, 1-NN, decision tree, or
+  ``e1071_svm``: R's ``e1071::svm`` defaults as the EFSIS authors' code ran it, see
+  :func:`e1071_svm`) trained on the training part restricted to the top-i features,
+  scored on the test part (EnsCLS paper Alg. 3, SSFI paper Alg. 5, EFSIS paper
+  Section 3.2). AUC is binary or one-vs-rest macro; ``auc_direction: auto`` orients
+  it as R's ``pROC::auc`` does by default (:func:`macro_auc`).
 - ``semisupervised_accuracy``: the constraint-score paper's semi-supervised protocol
   (Section 3.2): COP-KMeans on all training samples in the top-i space with the
   repetition's constraints only, Hungarian matching of clusters to classes
@@ -35,6 +37,7 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
@@ -45,7 +48,8 @@ from sklearn.tree import DecisionTreeClassifier
 from ..errors import ConfigError, SupervisionError
 from ..ranking import RankingOrders, read_ranking, tied_cuts
 
-CLASSIFIERS = ("svm", "knn1", "tree")
+CLASSIFIERS = ("svm", "knn1", "tree", "e1071_svm")
+AUC_DIRECTIONS = ("fixed", "auto")
 CLASSIFIER_METRICS = ("accuracy", "auc")
 CLUSTER_METRICS = ("rand", "ari")
 METRICS = CLASSIFIER_METRICS + ("semisupervised_accuracy",) + CLUSTER_METRICS + ("red",)
@@ -58,9 +62,65 @@ def metric_higher_is_better(metric: str) -> bool:
     return metric not in LOWER_IS_BETTER and not str(metric).startswith("rank_sum")
 
 
+class RStandardScaler(TransformerMixin, BaseEstimator):
+    """R's ``scale()`` as ``e1071::svm(scale = TRUE)`` applies it: centre by the training
+    mean, divide by the training sd with n-1; when any column is constant on the
+    training part e1071 warns and scales no column at all, reproduced here."""
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=np.float64)
+        sd = X.std(axis=0, ddof=1) if X.shape[0] > 1 else np.zeros(X.shape[1])
+        if np.any(sd == 0) or not np.all(np.isfinite(sd)):
+            self.mean_, self.scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        else:
+            self.mean_, self.scale_ = X.mean(axis=0), sd
+        return self
+
+    def transform(self, X):
+        return (np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_
+
+
+def e1071_svm(seed: int = 0):
+    """``e1071::svm(formula, data, probability = TRUE)`` with its defaults, as the EFSIS
+    authors' ``scripts/efsis_efsosParalStab.R`` trains it: C-classification, radial
+    kernel, gamma = 1/(number of features), cost 1, tolerance 0.001, every feature
+    standardised on the training part (:class:`RStandardScaler`), Platt probabilities
+    fitted by libsvm's internal 5-fold cross-validation (its shuffle seeded by ``seed``;
+    R leaves it unseeded). ``predict_proba`` gives the probabilities the AUC uses."""
+    return make_pipeline(RStandardScaler(), SVC(kernel="rbf", gamma=1.0, C=1.0, tol=1e-3, probability=True,
+                                                random_state=seed))
+
+
+class _GammaPerFeature(BaseEstimator):
+    """Sets the RBF gamma of the wrapped pipeline's SVC to 1/(number of features) at fit."""
+
+    def __init__(self, pipe):
+        self.pipe = pipe
+
+    def fit(self, X, y):
+        self.pipe.set_params(svc__gamma=1.0 / max(1, np.shape(X)[1]))
+        with warnings.catch_warnings():
+            # scikit-learn 1.9 deprecates SVC(probability=True); it is libsvm's own Platt
+            # scaling, the one e1071 calls, so it stays while it exists
+            warnings.simplefilter("ignore", FutureWarning)
+            self.pipe.fit(X, y)
+        self.classes_ = self.pipe.classes_
+        return self
+
+    def predict(self, X):
+        return self.pipe.predict(X)
+
+    def predict_proba(self, X):
+        return self.pipe.predict_proba(X)
+
+
 def make_classifier(name: str, seed: int = 0, scale: str = "minmax"):
+    """The evaluation classifier, behind the ``scale`` scaler (fitted on the training part).
+    ``e1071_svm`` standardises by itself; a per-feature affine scaler before it changes nothing."""
     if name == "svm":
         clf = SVC(kernel="linear", C=1.0)
+    elif name == "e1071_svm":
+        return _GammaPerFeature(e1071_svm(seed))
     elif name == "knn1":
         clf = KNeighborsClassifier(n_neighbors=1)
     elif name == "tree":
@@ -86,22 +146,38 @@ def _scaled(fit, *others, scale: str = "minmax"):
     return tuple(sc.transform(a) for a in (fit, *others))
 
 
-def macro_auc(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray) -> float:
-    """Binary AUC, or one-vs-rest macro AUC over the classes present in ``y_true``."""
+def _auc(pos: np.ndarray, s: np.ndarray, direction: str) -> float:
+    """AUC of scores ``s`` for the positives ``pos``. ``direction="auto"`` is pROC's default
+    (``roc(direction = "auto")``): when the median score of the negatives (controls)
+    exceeds that of the positives (cases) the scores are read reversed, so a classifier
+    that ranks the test samples the wrong way round gets 1 - AUC."""
+    auc = float(roc_auc_score(pos, s))
+    if direction == "auto" and np.median(s[~pos]) > np.median(s[pos]):
+        return 1.0 - auc
+    return auc
+
+
+def macro_auc(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray, direction: str = "fixed") -> float:
+    """Binary AUC, or one-vs-rest macro AUC over the classes present in ``y_true``;
+    ``direction``: ``fixed`` (higher score = the class) or ``auto`` (pROC's, :func:`_auc`)."""
+    if direction not in AUC_DIRECTIONS:
+        raise ConfigError(f"unknown auc_direction {direction!r}; choose fixed or auto")
     if classes.size == 2:
         s = scores if scores.ndim == 1 else scores[:, 1]
         if np.unique(y_true).size < 2:
             return float("nan")
-        return float(roc_auc_score(y_true == classes[1], s))
+        return _auc(y_true == classes[1], s, direction)
     aucs = []
     for c_idx, c in enumerate(classes):
         pos = y_true == c
         if 0 < pos.sum() < pos.size:
-            aucs.append(roc_auc_score(pos, scores[:, c_idx]))
+            aucs.append(_auc(pos, scores[:, c_idx], direction))
     return float(np.mean(aucs)) if aucs else float("nan")
 
 
 def _scores_for_auc(model, X):
+    if isinstance(model, _GammaPerFeature):  # Platt probabilities, as e1071 + pROC
+        return model.predict_proba(X)
     if hasattr(model, "decision_function"):
         try:
             return model.decision_function(X)
@@ -122,6 +198,20 @@ def n_features_grid(p: int, max_features=None, n_features=None, percent=None) ->
     return sorted({min(g, p) for g in grid if g >= 1})
 
 
+def _checked_options(metrics, scale: str, auc_direction: str, constraints) -> list[str]:
+    """The metrics without repeats, after refusing unknown metrics, scales and AUC directions."""
+    metrics = list(dict.fromkeys(metrics))
+    for m in metrics:
+        if m not in METRICS:
+            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
+    _check_scale(scale)
+    if auc_direction not in AUC_DIRECTIONS:
+        raise ConfigError(f"unknown auc_direction {auc_direction!r}; choose fixed or auto")
+    if "semisupervised_accuracy" in metrics and constraints is None:
+        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    return metrics
+
+
 def evaluate_order(
     X,
     y: np.ndarray,
@@ -139,6 +229,7 @@ def evaluate_order(
     cop_kmeans_init: int = 10,
     kmeans_init: int = 20,
     red_absolute: bool = False,
+    auc_direction: str = "fixed",
 ) -> pd.DataFrame:
     """Every metric of ``metrics`` on the top-i features of ``order`` for every i in ``grid``.
 
@@ -154,13 +245,7 @@ def evaluate_order(
     """
     from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
 
-    metrics = list(dict.fromkeys(metrics))
-    for m in metrics:
-        if m not in METRICS:
-            raise ConfigError(f"unknown metric {m!r}; choose from {', '.join(METRICS)}")
-    _check_scale(scale)
-    if "semisupervised_accuracy" in metrics and constraints is None:
-        raise ConfigError("metric semisupervised_accuracy needs the repetition's constraints")
+    metrics = _checked_options(metrics, scale, auc_direction, constraints)
     train_all = np.asarray(split["train"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     train = np.asarray(split["labeled"], dtype=np.int64) if train_on == "labeled" else train_all
@@ -184,7 +269,8 @@ def evaluate_order(
             if "accuracy" in metrics:
                 rows.append((i, "accuracy", float(accuracy_score(y[test], model.predict(Xi[test])))))
             if "auc" in metrics:
-                rows.append((i, "auc", macro_auc(y[test], _scores_for_auc(model, Xi[test]), classes)))
+                rows.append((i, "auc", macro_auc(y[test], _scores_for_auc(model, Xi[test]), classes,
+                                                   auc_direction)))
         if "semisupervised_accuracy" in metrics:
             Xtr, Xte = _scaled(Xi[train_all], Xi[test], scale=scale)
             try:
@@ -223,7 +309,8 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
         cuts = tied_cuts(rp, grid)
         if cuts:
             warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
-                          "(broken by variance, then a seeded permutation; see the ranking's ties column)")
+                          "(broken by variance, then a seeded permutation; see the ranking's ties column)",
+                          stacklevel=2)
         Xe = X
         if components:
             Z = np.load(components[i])
@@ -237,7 +324,7 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
             seed=int(derive_rng(seed, dataset, "classifier", rep).integers(2**31)),
             constraints=cons, matching=ev.get("matching", "train"),
             cop_kmeans_init=ev.get("cop_kmeans_init", 10), kmeans_init=ev.get("kmeans_init", 20),
-            red_absolute=ev.get("red_absolute", False),
+            red_absolute=ev.get("red_absolute", False), auc_direction=ev.get("auc_direction", "fixed"),
         )
         df.insert(0, "rep", rep)
         frames.append(df)

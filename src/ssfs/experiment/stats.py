@@ -14,6 +14,11 @@ metric, value``) or a methods x datasets summary matrix built from them by
   paper's Table 3 with the sign-test verdict (:func:`sign_test`).
 - :func:`rank_sum`: the rank-sum statistic T of the constraint-score paper
   (eq. 9, Tables 1-3).
+- :func:`corrected_resampled_ttest`, :func:`corrected_interval`: two methods on one
+  dataset over J repetitions of holdout / cross-validation, with Nadeau & Bengio's
+  (2003) variance correction for the training sets the repetitions share;
+  :func:`wilcoxon_min_pvalue`: the smallest p-value the exact signed-rank test can
+  give with n pairs (whether it can decide at all).
 
 Critical values come from scipy (``studentized_range``, ``binom``) rather than
 copied tables; the tests check them against Demšar's printed tables.
@@ -253,6 +258,77 @@ def wilcoxon_holm(table: pd.DataFrame, control: str, *, higher_is_better: bool =
     out["p_holm"] = holm(out["p_value"].to_numpy())
     out["reject"] = out["p_holm"] <= alpha
     return out.sort_values(["p_value", "method"], kind="stable").reset_index(drop=True)
+
+
+# ------------------------------------------- one dataset, repeated resampling
+def _paired_differences(a, b) -> np.ndarray:
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise InputError(f"paired samples of different lengths: {a.size} and {b.size}")
+    if a.size < 2:
+        raise InputError(f"the corrected resampled t-test needs at least 2 repetitions, got {a.size}")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise InputError("paired samples contain missing or non-finite values")
+    return a - b
+
+
+def _check_sizes(n_train, n_test) -> float:
+    if not (n_train > 0 and n_test > 0):
+        raise InputError(f"n_train and n_test must be positive, got {n_train} and {n_test}")
+    return float(n_test) / float(n_train)
+
+
+def corrected_resampled_ttest(a, b, *, n_train: float, n_test: float) -> tuple[float, float]:
+    """Corrected resampled t-test (Nadeau & Bengio 2003, Mach. Learn. 52: 239-281, eq. of
+    Section 4, "corrected resampled t-test"; Bouckaert & Frank 2004 for repeated CV).
+
+    ``a``, ``b``: the two methods' values over the same J repetitions (paired: same
+    split); d = a - b; t = mean(d) / sqrt((1/J + n_test/n_train) var(d, ddof=1)), two-sided
+    p from Student's t with J-1 degrees of freedom. The n_test/n_train term accounts for
+    the overlap of the training sets (the plain paired t-test, 1/J alone, is
+    anti-conservative). A constant difference gives t = ±inf, p = 0 (identical
+    values: t = 0, p = 1). Returns ``(statistic, pvalue)``.
+    """
+    d = _paired_differences(a, b)
+    ratio = _check_sizes(n_train, n_test)
+    J = d.size
+    mean, var = float(d.mean()), float(d.var(ddof=1))
+    if var <= (1e-12 * max(1.0, abs(mean))) ** 2:
+        if abs(mean) <= 1e-15:
+            return 0.0, 1.0
+        return float(np.copysign(np.inf, mean)), 0.0
+    t = mean / np.sqrt((1.0 / J + ratio) * var)
+    return float(t), float(2.0 * sps.t.sf(abs(t), J - 1))
+
+
+def corrected_interval(a, b, *, n_train: float, n_test: float, alpha: float = 0.05) -> tuple[float, float, float]:
+    """``(mean(d), low, high)``: the (1 - alpha) confidence interval of the mean difference
+    d = a - b that inverts :func:`corrected_resampled_ttest`: mean(d) ± t_{J-1, 1-alpha/2}
+    sqrt((1/J + n_test/n_train) var(d, ddof=1))."""
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
+    d = _paired_differences(a, b)
+    ratio = _check_sizes(n_train, n_test)
+    half = float(sps.t.ppf(1 - alpha / 2, d.size - 1) * np.sqrt((1.0 / d.size + ratio) * d.var(ddof=1)))
+    m = float(d.mean())
+    return m, m - half, m + half
+
+
+def wilcoxon_min_pvalue(n: int) -> float:
+    """Smallest two-sided p-value of the exact Wilcoxon signed-rank test with ``n`` non-zero
+    paired differences: all of one sign, 2 / 2^n (5 pairs: 0.0625, so p < 0.05 is
+    impossible; 6 pairs: 0.03125)."""
+    if n < 1:
+        return 1.0
+    return float(min(1.0, 2.0 / 2.0**n))
+
+
+def wilcoxon_pairs_needed(alpha: float = 0.05) -> int:
+    """Fewest non-zero pairs with which the exact two-sided signed-rank test can reach p <= alpha."""
+    if not 0 < alpha < 1:
+        raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
+    return int(np.ceil(np.log2(2.0 / alpha) - 1e-12))
 
 
 # ------------------------------------------------------------- sign test

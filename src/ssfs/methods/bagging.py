@@ -28,7 +28,8 @@ def _mean_rank(scores: np.ndarray) -> np.ndarray:
     return rank_matrix(scores, higher_is_better=False).mean(axis=0)
 
 
-@register("bcs", higher_is_better=False, needs=("constraints",))
+@register("bcs", higher_is_better=False, needs=("constraints",), description=(
+    "Bagging constraint score (Algorithm 5). Labels only (bootstraps of cs1): follows fisher, cannot beat it"))
 def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, base: Literal["cs1", "cs2"] = "cs1",
                              lam: OpenFraction = 0.1):
     """Bagging constraint score (Algorithm 5): ``n_bags`` bootstrap resamples of the

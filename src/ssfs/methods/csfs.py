@@ -11,7 +11,7 @@ Three parts, each usable alone:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from scipy import sparse
@@ -20,7 +20,7 @@ from scipy.spatial.distance import squareform
 
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
-from ..params import PosFloat, PosInt, Range
+from ..params import Bandwidth, PosInt, Range
 from ..registry import SelectionResult, register
 from ._shared.graph import (
     as_float_matrix,
@@ -32,6 +32,7 @@ from ._shared.graph import (
     resolve_bandwidth,
     sparse_if_mostly_zero,
 )
+from ._shared.representation import graph_space
 from ._shared.som import compress_unlabeled
 from .spectral import cls_denominator
 
@@ -229,10 +230,14 @@ def csfs_denominator(X, d: np.ndarray, cl: np.ndarray, mean: str = "uniform") ->
     return cls_denominator(X, d, free, cl, mean=mean)
 
 
-@register("csfs", higher_is_better=False)
+@register("csfs", higher_is_better=False, description=(
+    "CSFS score phi (thesis eq. 3.18-3.28). Literal all-pairs constraint terms: degrades with many labels "
+    "(0.34 of planted markers at 20 per type, README)"))
 def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "knn"] = "adaptive", k: PosInt = 10,
-               bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto", select_constraints: bool = True, som: bool = False,
-               max_clusters: Annotated[int, Range(2)] | None = None, mean: Literal["uniform", "degree"] = "uniform"):
+               bandwidth: Bandwidth = "auto", select_constraints: bool = True,
+               som: bool = False, max_clusters: Annotated[int, Range(2)] | None = None,
+               mean: Literal["uniform", "degree"] = "uniform", space: Literal["auto", "raw", "pca"] = "auto",
+               n_pcs: PosInt = 50, embedding: Any = None):
     """CSFS score phi (thesis eq. 3.18-3.28, Algorithm 10), lower is better.
 
     1. coherent constraint subset (Algorithm 9) unless ``select_constraints`` is false;
@@ -245,15 +250,44 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
        eq. 3.20 taken literally (ML neighbours: S + N = 0; ML non-neighbours: w^2; CL
        neighbours: w + w^2) and D the degree of S.
 
+    ``space``, ``n_pcs``, ``embedding``: the space of steps 1 and 3 (coherence, clustering or
+    kNN, heat-kernel weights; "auto": PCA for single-cell-like input,
+    :mod:`ssfs.methods._shared.representation`); the score itself is on the features.
+
     ``extra``: ``n_constraints_kept`` (and ``n_constraints_given``, ``coherence``,
     ``n_clusters`` for the adaptive neighbourhood).
     """
+    model = csfs_model(X, y, constraints, rng, neighbourhood=neighbourhood, k=k, bandwidth=bandwidth,
+                       select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean,
+                       space=space, n_pcs=n_pcs, embedding=embedding)
+    return SelectionResult(scores=model.phi(model.X), extra=model.extra)
+
+
+class CsfsModel:
+    """The graph of a CSFS run (scored samples ``X``, S + N, degrees, cannot-link pairs), so
+    that other columns over the same samples (CSFSR's permuted copies) get the same phi."""
+
+    def __init__(self, X, W, d, cl, mean, extra):
+        self.X, self.W, self.d, self.cl, self.mean, self.extra = X, W, d, cl, mean, extra
+
+    def phi(self, F) -> np.ndarray:
+        """phi (eq. 3.18) of every column of F (rows = the scored samples)."""
+        return laplacian_quad(self.W, F) / csfs_denominator(F, self.d, self.cl, self.mean)
+
+
+def csfs_model(X, y, constraints, rng, *, neighbourhood: str = "adaptive", k: int = 10, bandwidth="auto",
+               select_constraints: bool = True, som: bool = False, max_clusters: int | None = None,
+               mean: str = "uniform", space: str = "auto", n_pcs: int = 50, embedding=None) -> CsfsModel:
+    """Steps 1-3 of :func:`csfs_score` (parameters as there)."""
     if neighbourhood not in ("adaptive", "knn"):
         raise MethodError(f"csfs: neighbourhood must be 'adaptive' or 'knn', got {neighbourhood!r}")
     given = len(constraints)
     coh = None
+    if som and embedding is not None:
+        raise MethodError("csfs: som and an embedding cannot be combined")
+    Z = None if som else graph_space(X, space, n_pcs, embedding)
     if select_constraints:
-        constraints, coh = coherent_constraints(X, constraints)
+        constraints, coh = coherent_constraints(X if Z is None else Z, constraints)
     extra = {"n_constraints_given": given, "n_constraints_kept": len(constraints), "coherence": coh}
     if som:
         keep = y >= 0
@@ -261,17 +295,16 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
         X, index = compress_unlabeled(X, keep, rng)
         constraints = Constraints(index[constraints.ml], index[constraints.cl]) if len(constraints) else constraints
         extra["n_samples_scored"] = X.shape[0]
+        Z = graph_space(X, space, n_pcs)
     X = as_float_matrix(X)
+    Z = as_float_matrix(Z)
     if neighbourhood == "adaptive":
-        labels, D2 = _adaptive(X, max_clusters)
-        S, t = cluster_graph(X, labels, bandwidth, sq_dists=D2)
+        labels, D2 = _adaptive(Z, max_clusters)
+        S, t = cluster_graph(Z, labels, bandwidth, sq_dists=D2)
         extra["n_clusters"] = int(np.unique(labels).size)
     else:
-        S, t = heat_kernel_graph(X, k=k, bandwidth=bandwidth)
+        S, t = heat_kernel_graph(Z, k=k, bandwidth=bandwidth)
     d = degree(S)
     if not d.any():
         raise InputError("csfs: the neighbourhood graph has no edges (every sample is alone in its cluster)")
-    W = csfs_graph(X, S, t, constraints)
-    num = laplacian_quad(W, X)
-    den = csfs_denominator(X, d, constraints.cl, mean)
-    return SelectionResult(scores=num / den, extra=extra)
+    return CsfsModel(X, csfs_graph(Z, S, t, constraints), d, constraints.cl, mean, extra)

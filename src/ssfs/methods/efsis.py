@@ -43,7 +43,7 @@ from scipy.stats import rankdata
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..experiment.stability import efsis_stability, n_top
-from ..params import MethodParams, Percent, PosInt
+from ..params import MethodName, MethodParams, Percent, PosInt
 from ..registry import (
     Members,
     SelectionResult,
@@ -334,7 +334,8 @@ EFSIS_MEMBERS = Members(plan=_plan, size=_size, run=_run, combine=_combine)
 
 
 @register("efsis", higher_is_better=False, needs=("labels",), members=EFSIS_MEMBERS)
-def efsis_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RANKERS, n_boot: PosInt = 50,
+def efsis_method(X, y, constraints, rng, *, rankers: Annotated[str | list[str], MethodName()] = EFSIS_RANKERS,
+                 n_boot: PosInt = 50,
                  top_percent: Percent | list[Percent] = 1.0,
                  weights: Literal["paper", "stability_rank", "none"] = "paper", stratified: bool = True,
                  ranker_params: Annotated[dict, MethodParams()] | None = None, n_jobs: PosInt = 1):
@@ -351,7 +352,7 @@ def efsis_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RAN
 
 
 @register("efsis_basic", higher_is_better=False, needs=("labels",))
-def efsis_basic_method(X, y, constraints, rng, *, rankers: str | list[str] = EFSIS_RANKERS,
+def efsis_basic_method(X, y, constraints, rng, *, rankers: Annotated[str | list[str], MethodName()] = EFSIS_RANKERS,
                        ranker_params: Annotated[dict, MethodParams()] | None = None):
     """Basic function perturbation: rankers on the full training data, unweighted rank product (EFSIS 2.3)."""
     XL, codes, _ = labeled(X, y, method="efsis_basic", keep_sparse=True)
@@ -386,7 +387,8 @@ BOOTSTRAP_MEMBERS = Members(plan=_br_plan, size=_size, run=_br_run, combine=_br_
 
 
 @register("bootstrap_rank", higher_is_better=False, needs=("labels",), members=BOOTSTRAP_MEMBERS)
-def bootstrap_rank_method(X, y, constraints, rng, *, base: str = "relieff", n_boot: PosInt = 50,
+def bootstrap_rank_method(X, y, constraints, rng, *, base: Annotated[str, MethodName()] = "relieff",
+                          n_boot: PosInt = 50,
                           aggregate: Literal["product", "mean", "median", "min"] = "product",
                           top_percent: Percent = 1.0, stratified: bool = True,
                           base_params: Annotated[dict, MethodParams("base")] | None = None,

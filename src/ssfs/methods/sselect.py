@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import Fraction, PosFloat, PosInt
+from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
 from ._shared.graph import (
     degree,
@@ -17,6 +17,7 @@ from ._shared.graph import (
     weighted_sq_sums,
     weighted_sums,
 )
+from ._shared.representation import graph_space
 
 
 def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -40,21 +41,33 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(den > 0, mi / np.where(den > 0, den, 1.0), 0.0)
 
 
-@register("sselect", higher_is_better=False, needs=("labels",))
-def sselect_score(X, y, constraints, rng, *, k: PosInt = 10, bandwidth: PosFloat | Literal["auto", "mean", "median"] = "auto",
-                  eta: Fraction = 0.1):
+@register("sselect", higher_is_better=False, needs=("labels",), description=(
+    "sSelect (eq. 2.9). Default differs from the papers: eta follows the labels' share (paper: eta=0.1); "
+    "PCA graph for single-cell input"))
+def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
+                  bandwidth: Bandwidth = "auto",
+                  eta: Fraction | Literal["auto"] = "auto", label_weight: NonNegFloat = 10.0,
+                  space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None):
     """sSelect (eq. 2.9): eta g^T L g / g^T D g + (1 - eta)(1 - NMI(sign(g), Y_L)).
 
     g is the F-C transformation of eq. 2.8 (feature centred by its degree-weighted
     mean) on the heat-kernel kNN graph of all samples, so the first term is the
     Laplacian score. sign(g) is taken on the labeled samples, with g = 0 counted as
-    negative. ``eta`` defaults to 0.1, the setting the SSFI paper reports for sSelect
-    (its "lambda"). Both terms are losses, so lower is better (Algorithm 2's
-    "descending order" contradicts eq. 2.9 and is not followed).
+    negative. ``eta="auto"`` (default; differs from the papers, docs/semi_supervised.md):
+    1 - s with s = w l / (w l + n) the share the labels get in CLS's balanced reading
+    (each of the l labeled samples weighs as ``label_weight`` w unlabeled ones), so a
+    handful of labels no longer outweighs the graph 9 to 1; ``eta=0.1`` is the setting
+    the SSFI paper reports for sSelect (its "lambda"). Both terms are losses, so lower is better (Algorithm 2's
+    "descending order" contradicts eq. 2.9 and is not followed). ``space``, ``n_pcs``,
+    ``embedding``: where the graph is built (PCA for single-cell-like input by default).
     """
-    if not 0.0 <= eta <= 1.0:
+    if eta == "auto":
+        from .spectral import label_share_of
+
+        eta = 1.0 - label_share_of(int((y >= 0).sum()), X.shape[0], label_weight)
+    if isinstance(eta, str) or not 0.0 <= float(eta) <= 1.0:
         raise MethodError(f"sselect: eta must be in [0, 1], got {eta}")
-    S, _ = heat_kernel_graph(X, k=k, bandwidth=bandwidth)
+    S, _ = heat_kernel_graph(graph_space(X, space, n_pcs, embedding), k=k, bandwidth=bandwidth)
     d = degree(S)
     mu = weighted_sums(X, d) / d.sum()
     cut = (laplacian_quad(S, X) / 2.0) / (weighted_sq_sums(X, d) - mu**2 * d.sum())  # g^T L g / g^T D g

@@ -36,7 +36,7 @@ from ..io.atomic import atomic_write_text, write_tsv
 from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
 
 KEYS = ["dataset", "variant", "method"]
-STAT_TABLES = ("per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss")
+STAT_TABLES = ("best", "per_dataset", "per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss")
 SECTIONS = ("curves", "sweeps", "stability", "statistics", "runtime")
 
 
@@ -58,8 +58,10 @@ def top_k(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_timings(paths) -> pd.DataFrame:
-    """In-process seconds and peak traced memory (MiB) of every selection run, from
-    ``results/{dataset}/{variant}/timing/{method}/{rep}.tsv``."""
+    """In-process seconds and peak memory (MiB) of every selection run, from
+    ``results/{dataset}/{variant}/timing/{method}/{rep}.tsv``; ``first_call``: the run
+    was the first selection of its process (files without the column: the first
+    repetition of each dataset, variant and method)."""
     frames = []
     for p in paths:
         parts = Path(p).parts
@@ -68,8 +70,43 @@ def read_timings(paths) -> pd.DataFrame:
         t.insert(0, "variant", parts[-4])
         t.insert(0, "dataset", parts[-5])
         frames.append(t)
-    cols = KEYS + ["rep", "seconds", "peak_mb"]
-    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
+    cols = KEYS + ["rep", "seconds", "peak_mb", "first_call"]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat(frames, ignore_index=True)
+    first = out["rep"] == out.groupby(KEYS)["rep"].transform("min")
+    out["first_call"] = out["first_call"].fillna(first) if "first_call" in out else first
+    out["first_call"] = out["first_call"].astype(bool)
+    return out[cols]
+
+
+def warm_runs(rt: pd.DataFrame) -> pd.DataFrame:
+    """The runs of each dataset x method that were not the first selection of their process
+    (all of its runs when every one was)."""
+    first = rt["first_call"].astype(bool)
+    has_warm = (~first).groupby([rt["dataset"], rt["method"]]).transform("any")
+    return rt[~first | ~has_warm]
+
+
+def runtime_summary(rt: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset x method: ``median_s`` = median seconds of the selection runs that were
+    not the first of their process (``n_warm`` of them; when there are none, e.g. one
+    repetition per job, the median of all runs, ``warm`` False), ``first_call_s`` =
+    median of the first calls, ``first_call_extra_s`` = their excess over ``median_s``
+    (imports, JIT, BLAS start-up), ``peak_mb`` = largest peak memory of the warm runs
+    (of all runs when none is warm)."""
+    rows = []
+    for (ds, m), g in rt.groupby(["dataset", "method"], sort=True):
+        first = g["first_call"].astype(bool) if "first_call" in g else pd.Series(False, index=g.index)
+        warm = g[~first]
+        base = warm if len(warm) else g
+        med = float(base["seconds"].median())
+        fc = float(g.loc[first, "seconds"].median()) if first.any() else float("nan")
+        rows.append(dict(dataset=ds, method=m, median_s=med, n_runs=len(g), n_warm=len(warm), warm=bool(len(warm)),
+                         first_call_s=fc, first_call_extra_s=fc - med if len(warm) else float("nan"),
+                         peak_mb=float(base["peak_mb"].max())))
+    return pd.DataFrame(rows, columns=["dataset", "method", "median_s", "n_runs", "n_warm", "warm", "first_call_s",
+                                       "first_call_extra_s", "peak_mb"])
 
 
 def mean_sd_table(df: pd.DataFrame, index, columns="method", digits=3, best="auto") -> pd.DataFrame:
@@ -147,7 +184,8 @@ def _protocol(cfg: dict, n_reps: int) -> str:
 
 
 def _metric_text(metric: str, ev: dict) -> str:
-    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree"}[ev["classifier"]]
+    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
+           "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
     train = "all training samples" if ev["train_on"] == "all" else "the labeled training samples"
     return {
         "accuracy": f"test accuracy of a {clf} trained on {train}",
@@ -161,7 +199,8 @@ def _metric_text(metric: str, ev: dict) -> str:
 
 
 def _short_metric(metric: str, ev: dict) -> str:
-    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree"}[ev["classifier"]]
+    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
+           "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
     return {"accuracy": f"test accuracy ({clf})", "auc": f"test AUC ({clf})",
             "semisupervised_accuracy": "semi-supervised test accuracy (COP-KMeans + 1-NN)",
             "rand": "Rand index (k-means)", "ari": "adjusted Rand index (k-means)",
@@ -222,12 +261,14 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
                 f"mean pairwise Jaccard index, Nogueira's estimator (band = its "
                 f"{1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval); one row per dataset.")))
     if len(timings):
+        timings = warm_runs(timings)
         long = timings.melt(id_vars=KEYS + ["rep"], value_vars=["seconds", "peak_mb"], var_name="metric")
         runtime_bars(long, figdir / "runtime", time_metric="seconds", memory_metric="peak_mb")
         figs.append(dict(stem="runtime", section="runtime", caption=(
-            f"Run time (in-process wall clock, s) and peak traced memory (MiB) of one selection run, mean ± sd "
+            f"Run time (in-process wall clock, s) and peak memory (MiB) of one selection run, mean ± sd "
             f"over the {len(timings) // max(1, timings.groupby(['dataset', 'method']).ngroups)} run(s) of each "
-            "dataset and method (all variants).")))
+            "dataset and method (all variants) that were not the first selection of their process (the first "
+            "call's one-off costs are in the run-time table).")))
     return figs
 
 
@@ -269,7 +310,8 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
 
     colors = method_colors(sorted(scores["method"].unique()))
     figs = make_figures(scores, stab, timings, cfg, figdir, colors)
-    stat_tables, fragment, stat_figs = statistics(scores, cfg, figdir)
+    stat_tables, fragment, stat_figs = statistics(scores, cfg, figdir,
+                                                  n_samples=dict(zip(ds["dataset"], ds["n_samples"], strict=True)))
     for name in STAT_TABLES:
         write_tsv(stat_tables[name], tables_dir / f"stats_{name}.tsv")
     atomic_write_text(tables_dir / "stats.html", fragment)
@@ -294,9 +336,14 @@ def _versions() -> dict:
 
 
 def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
-    agg = rt.groupby(["dataset", "method"]).agg(s=("seconds", "mean"), sd=("seconds", "std"),
-                                                mb=("peak_mb", "max")).reset_index()
-    agg["cell"] = [f"{s:.3g}{NBSP}s, {mb:.3g}{NBSP}MiB" for s, mb in zip(agg["s"], agg["mb"], strict=True)]
+    agg = runtime_summary(rt)
+
+    def cell(r) -> str:
+        first = (f" (1st{NBSP}+{r.first_call_extra_s:.2g}{NBSP}s)" if r.warm and np.isfinite(r.first_call_extra_s)
+                 else "" if r.warm else "*")
+        return f"{r.median_s:.3g}{NBSP}s{first}, {r.peak_mb:.3g}{NBSP}MiB"
+
+    agg["cell"] = [cell(r) for r in agg.itertuples()]
     return agg.pivot(index="dataset", columns="method", values="cell").reset_index().rename_axis(columns=None)
 
 
@@ -440,11 +487,16 @@ def _stability_section(stab: pd.DataFrame, cfg: dict) -> str:
 
 
 def _runtime_section(rt: pd.DataFrame) -> str:
-    text = ("<h2 id='runtime'>Run time of the selection methods</h2><p>Mean in-process wall-clock "
-            "seconds of one selection run (one repetition, data already loaded) and the peak "
-            "memory it added (resident memory above what the process held before the run, MiB, "
-            "maximum over runs). Snakemake's per-job benchmark files (with process start-up) are under "
-            "<code>results/*/*/benchmarks/</code>.</p>")
+    text = ("<h2 id='runtime'>Run time of the selection methods</h2><p>Median in-process wall-clock "
+            "seconds of one selection run (one repetition, data already loaded) over the repetitions that were "
+            "not the first selection of their process, and the peak memory it added (resident memory above what "
+            "the process held before the run, MiB, maximum over those runs). The first call of a method in a "
+            "process also pays one-off costs (lazy imports, JIT compilation, BLAS thread start-up), often 10-60× "
+            "a later run: it is left out of the median and shown apart as <i>1st +x s</i>, its excess over the "
+            "median. * = every run was the first of its process (one repetition per job, or an ensemble run as "
+            "member chunks): the median includes that cost. All runs in <code>tables/runtime.tsv</code> "
+            "(column <code>first_call</code>); Snakemake's per-job benchmark files (with process start-up) are "
+            "under <code>results/*/*/benchmarks/</code>.</p>")
     return text + html_table(_runtime_table(rt))
 
 

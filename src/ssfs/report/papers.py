@@ -92,7 +92,9 @@ def feature_sizes(spec: str, p: int) -> list[int]:
         return [int(val)]
     if kind == "percent":
         return [max(1, int(round(p * float(val) / 100.0)))]
-    raise ConfigError(f"published table: unknown features spec {spec!r} (top:K, at:K or percent:Q)")
+    if kind in ("best", "upto"):
+        return list(range(1, int(val) + 1))
+    raise ConfigError(f"published table: unknown features spec {spec!r} (top:K, at:K, percent:Q, best:K or upto:K)")
 
 
 def compare_with_paper(paper: pd.DataFrame, scores: pd.DataFrame, n_features: dict[str, int],
@@ -121,14 +123,16 @@ def compare_with_paper(paper: pd.DataFrame, scores: pd.DataFrame, n_features: di
             for var in vars_:
                 sub = scores[(scores["dataset"] == ds) & (scores["variant"] == var)]
                 for lab in labels:
-                    ours, n_runs = _our_value(sub, lab, r.metric, sizes, paper, method_of, rank_sum)
+                    ours, n_runs = _our_value(sub, lab, r.metric, sizes, paper, method_of, rank_sum,
+                                              kind=str(r.features).partition(":")[0])
                     rows.append(dict(paper_dataset=r.dataset, paper_method=r.method, metric=r.metric,
                                      features=r.features, setting=r.setting, published=published, dataset=ds,
                                      variant=var, method=lab, ours=ours, n_runs=n_runs, note=r.note))
     return pd.DataFrame(rows, columns=OUT_COLUMNS)
 
 
-def _our_value(sub: pd.DataFrame, label: str, metric: str, sizes: list[int], paper, method_of, rank_sum):
+def _our_value(sub: pd.DataFrame, label: str, metric: str, sizes: list[int], paper, method_of, rank_sum,
+               kind: str = "top"):
     if metric.startswith("rank_sum:"):
         base = metric.split(":", 1)[1]
         # the methods of this published table that this run has (T depends on who is ranked)
@@ -147,6 +151,16 @@ def _our_value(sub: pd.DataFrame, label: str, metric: str, sizes: list[int], pap
         t = rank_sum(s, base, ties="min")
         return f"{float(t[label].iloc[0]):g}", int(t["n_runs"].iloc[0])
     s = sub[(sub["method"] == label) & (sub["metric"] == metric)]
+    if kind in ("best", "upto"):
+        s = s[s["n_features"].isin(sizes)].dropna(subset=["value"])
+        if s.empty:
+            return "", 0
+        if kind == "upto":
+            per_rep = s.sort_values("n_features").groupby("rep")["value"].last()
+        else:
+            per_rep = s.groupby("rep")["value"].agg("min" if metric == "red" else "max")
+        sd = per_rep.std() if len(per_rep) > 1 else 0.0
+        return f"{per_rep.mean():.3f} ± {sd:.3f}", int(len(per_rep))
     if s.empty or set(sizes) - set(s["n_features"]):
         return "", 0
     s = s[s["n_features"].isin(sizes)]

@@ -1,17 +1,31 @@
-"""The statistics section of the report: Friedman + Nemenyi CD diagram, Holm-Wilcoxon
-against a control method, and the paired t-test win/tie/loss matrix with the sign test
-(Demšar 2006; EnsCLS paper Section 5.2, Table 3), per variant and metric.
+"""The statistics section of the report: per dataset, the best method against every other
+with the corrected resampled t-test (Nadeau & Bengio 2003), its confidence interval and the
+exact Wilcoxon signed-rank test over the repetitions (:func:`best_methods`,
+:func:`per_dataset_comparisons`); over datasets, Friedman + Nemenyi CD diagram,
+Holm-Wilcoxon against a control method, and the paired t-test win/tie/loss matrix with
+the sign test (Demšar 2006; EnsCLS paper Section 5.2, Table 3), per variant and metric.
 
 The value of a method on a dataset is its "top-K average": per repetition the mean
 of the metric over the evaluated numbers of features, then the mean over
 repetitions (:func:`ssfs.experiment.stats.summary_matrix`, EnsCLS Table 2).
 
 Choices (documented in the report):
+- Per dataset: the repetitions of repeated holdout / cross-validation share training
+  samples, so their values are correlated and the plain paired t-test is
+  anti-conservative; the corrected resampled t-test adds n_test/n_train to 1/J in the
+  variance (:func:`split_sizes`: n_train, n_test from the protocol and the dataset's
+  number of samples; the selection sees the whole training part, so n_train is its
+  size even with ``train_on: labeled``). The "best" method has the best mean over the
+  repetitions; it is compared with every other method (Holm over those k-1 tests); the
+  effect size is the mean paired difference with the interval that inverts the test,
+  and d_z = mean / sd of the paired differences. The exact two-sided Wilcoxon
+  signed-rank test cannot go below 2/2^J with J repetitions (5: 0.0625): the report
+  says so instead of reporting "no difference".
 - Friedman/Nemenyi need >= 2 methods and >= 2 datasets; datasets where a method has
   no value (a subset method that selected too few features) are left out.
 - Holm-Wilcoxon vs ``report.control``: over the datasets when there are at least
-  ``report.wilcoxon_min_datasets`` (default 5: with fewer, no two-sided test can reach
-  p < 0.05), otherwise within each dataset over the repetitions (paired by
+  ``report.wilcoxon_min_datasets`` (default 6: with n datasets the exact two-sided
+  test cannot go below 2/2^n, 0.0625 for 5), otherwise within each dataset over the repetitions (paired by
   repetition: same split and supervision); the latter speaks about that dataset only.
 - Win/tie/loss: paired t-test over the repetitions at ``report.wtl_alpha`` (EnsCLS:
   0.1); the sign test at the same level gives the critical number of wins.
@@ -23,6 +37,7 @@ import html
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -37,6 +52,12 @@ WILCOXON_COLS = ["variant", "metric", "scope", "control", "method", "n_datasets"
                  "mean_diff", "statistic", "p_value", "p_holm", "reject"]
 PER_SIZE_COLS = ["variant", "metric", "dataset", "n_features", "method", "mean", "sd", "best", "p_value",
                  "worse"]
+BEST_COLS = ["dataset", "variant", "metric", "best", "runner_up", "difference", "ci_low", "ci_high", "test",
+             "p_value", "decidable", "sentence"]
+PER_DATASET_COLS = ["variant", "metric", "dataset", "best", "method", "n_reps", "n_train", "n_test", "difference",
+                    "ci_low", "ci_high", "d_z", "t", "p_value", "p_holm", "wilcoxon_p", "wilcoxon_min_p",
+                    "decidable_wilcoxon"]
+CORRECTED_T = "corrected resampled t-test"
 WTL_COLS = ["variant", "metric", "method", "opponent", "wins", "ties", "losses", "n_datasets", "significant",
             "critical_wins", "alpha"]
 
@@ -74,11 +95,67 @@ class _Settings:
     def from_config(cls, cfg: dict, figdir) -> _Settings:
         rep = cfg["report"]
         return cls(float(rep.get("alpha", 0.05)), float(rep.get("wtl_alpha", 0.1)),
-                   int(rep.get("wilcoxon_min_datasets", 5)), rep.get("control"), Path(figdir))
+                   int(rep.get("wilcoxon_min_datasets", 6)), rep.get("control"), Path(figdir))
+
+
+def _p(v: float) -> str:
+    return "" if not np.isfinite(v) else f"{v:.2g}"
+
+
+def _per_dataset_html(best: pd.DataFrame, per_ds: pd.DataFrame, scores: pd.DataFrame, cfg: dict,
+                      alpha: float) -> str:
+    """Best method per dataset in words, then every method against it (corrected t-test, Wilcoxon)."""
+    if best.empty:
+        return ""
+    n_reps = int(per_ds["n_reps"].max()) if len(per_ds) else 0
+    unit = _unit(cfg)
+    floor = st.wilcoxon_min_pvalue(n_reps)
+    need = st.wilcoxon_pairs_needed(alpha)
+    parts = ["<h3 id='best-per-dataset'>Best method per dataset</h3>",
+             f"<p>Per dataset, the method with the best mean over the {n_reps} {unit} (each {unit[:-1]}'s value: "
+             "the metric averaged over the evaluated numbers of features) against the others, paired by "
+             f"{unit[:-1]}. The {unit} share training samples, so their values are correlated and a plain paired "
+             f"test over them is too optimistic: the {CORRECTED_T} (Nadeau &amp; Bengio 2003) uses "
+             "t = mean(d) / sqrt((1/J + n<sub>test</sub>/n<sub>train</sub>) var(d)) with J - 1 degrees of freedom; "
+             f"the difference d is shown with the {1 - alpha:.0%} confidence interval that inverts it, and "
+             "d<sub>z</sub> = mean(d)/sd(d). </p>"]
+    if floor > alpha:
+        parts.append(
+            f"<p><b>What the {unit} can decide:</b> with {n_reps} {unit} the exact Wilcoxon signed-rank test cannot "
+            f"give p below {floor:.3g} (2/2<sup>{n_reps}</sup>), so it can never reach α = {alpha:g} here "
+            f"(it needs at least {need} {unit} without ties); its p-values are shown for completeness only. The "
+            f"corrected t-test can decide with {n_reps} {unit}.</p>")
+    items = []
+    for r in best.itertuples():
+        g = per_ds[(per_ds["dataset"] == r.dataset) & (per_ds["variant"] == r.variant) & (per_ds["metric"] == r.metric)]
+        worse = g[(g["p_holm"] < alpha) & (g["difference"] > 0)]
+        extra = (f" {r.best} is significantly better than {', '.join(map(str, worse['method']))} ({CORRECTED_T}, "
+                 f"Holm-adjusted p ≤ {worse['p_holm'].max():.2g})." if len(worse) else "")
+        items.append(f"<li>{html.escape(r.sentence + extra)}</li>")
+    parts.append("<ul>" + "".join(items) + "</ul>")
+    show = per_ds.assign(**{
+        "vs best": per_ds["best"],
+        f"difference [{1 - alpha:.0%} CI]": [f"{d:.3g} [{lo:.3g}, {hi:.3g}]" for d, lo, hi in
+                                             zip(per_ds["difference"], per_ds["ci_low"], per_ds["ci_high"],
+                                                 strict=True)],
+        "p (corrected t)": per_ds["p_value"].map(_p), "p Holm": per_ds["p_holm"].map(_p),
+        "p Wilcoxon": per_ds["wilcoxon_p"].map(_p), "d_z": per_ds["d_z"].map(lambda v: f"{v:.2f}")})
+    cols = ["dataset", "metric", "vs best", "method", "n_reps", f"difference [{1 - alpha:.0%} CI]", "d_z",
+            "p (corrected t)", "p Holm", "p Wilcoxon"]
+    if scores["variant"].nunique() > 1:
+        cols.insert(1, "variant")
+    if show["metric"].nunique() == 1:
+        cols.remove("metric")
+    parts.append("<p>Every method against the dataset's best (difference: best minus method, positive = the best "
+                 "is better; Holm over the methods of a dataset; full table <code>tables/stats_per_dataset.tsv"
+                 "</code>).</p>")
+    parts.append(_html_df(show[cols], digits=3))
+    return "\n".join(parts)
 
 
 def _introduction(s: _Settings) -> str:
     return (
+        "<h3>Over the datasets</h3>"
         "<p>Value of a method on a dataset: its test metric averaged over the evaluated numbers of selected "
         "features, then over the repetitions (the top-K average of the table above). "
         f"Friedman test over the datasets with the Nemenyi post-hoc test at &alpha; = {s.alpha:g} "
@@ -89,15 +166,20 @@ def _introduction(s: _Settings) -> str:
         "Table 3).</p>")
 
 
-def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list[dict]]:
-    """Tables ``{"per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss"}``, the HTML
-    fragment and the figure index entries (stem, section, caption) of the statistics section."""
+def statistics(scores: pd.DataFrame, cfg: dict, figdir, *, n_samples=None) -> tuple[dict, str, list[dict]]:
+    """Tables ``{"best", "per_dataset", "per_size", "friedman", "ranks", "wilcoxon",
+    "win_tie_loss"}``, the HTML fragment and the figure index entries (stem, section,
+    caption) of the statistics section. ``n_samples``: dataset -> number of samples (for
+    the corrected t-test's n_train, n_test; :func:`split_sizes`)."""
     s = _Settings.from_config(cfg, figdir)
     out = _Collected(html=["<h2 id='statistics'>Statistics</h2>"])
     n_methods = scores["method"].nunique()
+    best = best_methods(scores, cfg, n_samples=n_samples, alpha=s.alpha)
+    per_ds = per_dataset_comparisons(scores, cfg, n_samples=n_samples, alpha=s.alpha)
     if n_methods < 2:
         out.html.append("<p>Only one method: no comparison.</p>")
     else:
+        out.html.append(_per_dataset_html(best, per_ds, scores, cfg, s.alpha))
         out.html.append(_introduction(s))
     variants = sorted(scores["variant"].unique())
     for var in variants if n_methods >= 2 else []:
@@ -107,7 +189,7 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list
             if d["method"].nunique() < 2:
                 continue
             tag = f"{metric}" if len(variants) == 1 else f"{metric}, {var}"
-            out.html.append(f"<h3>{html.escape(tag)}</h3>")
+            out.html.append(f"<h4>{html.escape(tag)}</h4>")
             mat = st.summary_matrix(d, metric).dropna(axis=1)
             _friedman_nemenyi(out, s, mat, var, metric, tag)
             _wilcoxon_against_control(out, s, d, mat, var, metric)
@@ -118,6 +200,8 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir) -> tuple[dict, str, list
         per_size = frame.to_dict("records")
         out.html.append(fragment)
     tables = {
+        "best": best,
+        "per_dataset": per_ds,
         "per_size": pd.DataFrame(per_size, columns=PER_SIZE_COLS),
         "friedman": pd.DataFrame(out.friedman, columns=FRIEDMAN_COLS),
         "ranks": pd.DataFrame(out.ranks, columns=RANK_COLS),
@@ -184,9 +268,14 @@ def _wilcoxon_against_control(out: _Collected, s: _Settings, d: pd.DataFrame, ma
     w = pd.concat(rows, ignore_index=True)
     out.wilcoxon += [dict(variant=var, metric=metric, **r) for r in w.to_dict("records")]
     unit = "datasets" if n_ds >= s.min_datasets else "repetitions"
+    n = int(w["n_datasets"].max())
+    floor = st.wilcoxon_min_pvalue(n)
+    cannot = (f" With {n} {unit} the exact test cannot give p below {floor:.3g} (2/2<sup>{n}</sup>): these tests "
+              f"cannot reject at α = {s.alpha:g} whatever the data (at least {st.wilcoxon_pairs_needed(s.alpha)} "
+              f"{unit} without ties are needed)." if floor > s.alpha else "")
     out.html.append(f"<p>Wilcoxon signed-rank tests against <b>{html.escape(control)}</b> over the "
                     f"{unit} (Holm-corrected, α = {s.alpha:g}); wins/ties/losses of the method against "
-                    "the control.</p>")
+                    f"the control.{cannot}</p>")
     show = w.rename(columns={"n_datasets": "n"})[
         ["scope", "method", "n", "wins", "ties", "losses", "mean_diff", "p_value", "p_holm", "reject"]]
     out.html.append(_html_df(show))
@@ -262,50 +351,164 @@ def per_size_table(scores: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFr
     return df, "\n".join(parts)
 
 
-BEST_COLS = ["dataset", "variant", "metric", "best", "runner_up", "difference", "ci_low", "ci_high", "test",
-             "p_value", "decidable", "sentence"]
+# ------------------------------------------------------ per dataset, over repetitions
+def split_sizes(cfg: dict, n_samples: int | None = None) -> tuple[float, float]:
+    """``(n_train, n_test)`` of one repetition of the configured protocol: holdout with
+    ``test_size`` t (scikit-learn's StratifiedShuffleSplit: n_test = ceil(t n)), or one
+    fold of ``n_folds``-fold cross-validation (n_test = n / k on average). Without
+    ``n_samples`` the proportions (1 - t, t) or (k - 1, 1): the corrected t-test only
+    uses their ratio."""
+    sup = cfg["supervision"]
+    if sup.get("protocol", "holdout") == "kfold":
+        k = float(sup.get("n_folds", 10))
+        return (k - 1.0, 1.0) if not n_samples else (n_samples - n_samples / k, n_samples / k)
+    t = float(sup.get("test_size", 1 / 3))
+    if not n_samples:
+        return 1.0 - t, t
+    n_test = float(np.ceil(t * n_samples - 1e-9))
+    return float(n_samples) - n_test, n_test
 
 
-def best_methods(scores: pd.DataFrame, cfg: dict) -> pd.DataFrame:
-    """Per dataset, variant and metric: the method with the best top-K average, its difference to
-    the runner-up (mean over repetitions of the paired per-repetition differences, t interval at
-    ``report.alpha``) and a paired t-test over the repetitions; ``decidable`` = p < alpha.
-    Minimal version for the report's summary (issue #14); columns as agreed with issue #16."""
-    import numpy as np
-    from scipy import stats as sps
+def _sizes_of(cfg: dict, dataset, n_samples, sizes) -> tuple[float, float]:
+    if sizes and dataset in sizes:
+        return tuple(float(v) for v in sizes[dataset])
+    return split_sizes(cfg, (n_samples or {}).get(dataset))
 
-    alpha = cfg.get("report", {}).get("alpha", 0.05)
+
+def _rep_tables(scores: pd.DataFrame):
+    """(variant, metric, dataset, reps x methods table of the top-K averages) per group."""
+    for (var, metric), d in scores.groupby(["variant", "metric"], sort=True):
+        pr = st.per_rep_values(d, metric)
+        for ds, g in pr.groupby("dataset", sort=True):
+            yield var, metric, ds, g.pivot(index="rep", columns="method", values="value")
+
+
+def _ranked_methods(wide: pd.DataFrame, hib: bool) -> list:
+    """Methods by mean over the repetitions, best first (ties: name order)."""
+    means = wide.mean()
+    means = means[means.notna()]
+    key = -means if hib else means
+    return sorted(means.index, key=lambda m: (float(key[m]), str(m)))
+
+
+def _compare(wide: pd.DataFrame, best, other, hib: bool, n_train: float, n_test: float, alpha: float) -> dict:
+    """``best`` against ``other`` over their shared repetitions; differences oriented so
+    that positive = ``best`` is better."""
+    pair = wide[[best, other]].dropna()
+    J = len(pair)
+    sign = 1.0 if hib else -1.0
+    a, b = sign * pair[best].to_numpy(), sign * pair[other].to_numpy()
+    diff = float(np.mean(a - b)) if J else float("nan")
+    diff = 0.0 if abs(diff) <= 1e-12 else diff  # equal values up to rounding
+    out = dict(n_reps=J, difference=diff, ci_low=float("nan"),
+               ci_high=float("nan"), d_z=float("nan"), t=float("nan"), p_value=float("nan"),
+               wilcoxon_p=float("nan"), wilcoxon_min_p=st.wilcoxon_min_pvalue(J), decidable=J >= 2)
+    if J < 2:
+        return out
+    t, p = st.corrected_resampled_ttest(a, b, n_train=n_train, n_test=n_test)
+    _, lo, hi = st.corrected_interval(a, b, n_train=n_train, n_test=n_test, alpha=alpha)
+    d = a - b
+    sd = float(d.std(ddof=1))
+    nz = int((d != 0).sum())
+    out.update(ci_low=lo, ci_high=hi, t=t, p_value=p, d_z=float(d.mean() / sd) if sd > 0 else float("nan"),
+               wilcoxon_min_p=st.wilcoxon_min_pvalue(nz))
+    if nz:
+        from scipy.stats import wilcoxon
+
+        out["wilcoxon_p"] = float(wilcoxon(d, zero_method="wilcox").pvalue)
+    return out
+
+
+def _metric_words(metric: str) -> str:
+    return {"auc": "AUC", "ari": "ARI", "red": "redundancy (RED)",
+            "semisupervised_accuracy": "semi-supervised accuracy"}.get(metric, str(metric).replace("_", " "))
+
+
+def _unit(cfg: dict) -> str:
+    return "folds" if cfg.get("supervision", {}).get("protocol") == "kfold" else "repetitions"
+
+
+def _sentence(ds, var, metric, best, runner, c: dict, alpha: float, unit: str = "repetitions") -> str:
+    where = f"On {ds}" + ("" if var == "base" else f" ({var})")
+    what = _metric_words(metric)
+    lower = "lower " if not metric_higher_is_better(metric) else ""
+    if c["n_reps"] < 2:
+        return (f"{where}, {best} has the best mean {what} ({c['difference']:.3g} {'below' if lower else 'above'} "
+                f"{runner}); "
+                f"{c['n_reps']} shared {unit[:-1]}(s): no test can decide.")
+    ci = f"{1 - alpha:.0%} CI {c['ci_low']:.3g} to {c['ci_high']:.3g}".replace("%", " %")
+    test = f"{CORRECTED_T} p = {c['p_value']:.2g}"
+    if abs(c["difference"]) <= 1e-12:
+        return f"{where}, {best} and {runner} tie on {what} over {c['n_reps']} {unit} ({test})."
+    if c["p_value"] < alpha:
+        return f"{where}, {best} beats {runner} by {c['difference']:.3g} {lower}{what} ({ci}; {test})."
+    return (f"{where}, {best} has the best mean {what}, {c['difference']:.3g} {'below' if lower else 'above'} "
+            f"{runner} ({ci}; {test}): not a significant difference at α = {alpha:g} with {c['n_reps']} {unit}.")
+
+
+def per_dataset_comparisons(scores: pd.DataFrame, cfg: dict, *, n_samples=None, sizes=None,
+                            alpha: float | None = None) -> pd.DataFrame:
+    """Per (variant, metric, dataset): the best method (best mean over the repetitions of its
+    top-K average) against every other method over their shared repetitions: mean
+    difference (positive = the best is better) with the corrected confidence interval,
+    d_z, the corrected resampled t-test (Holm over the k-1 comparisons) and the exact
+    Wilcoxon signed-rank test with the smallest p it could give (``wilcoxon_min_p``).
+    ``n_samples``: dataset -> number of samples; ``sizes``: dataset -> (n_train, n_test)
+    (overrides; default :func:`split_sizes`). Columns :data:`PER_DATASET_COLS`."""
+    alpha = float(cfg.get("report", {}).get("alpha", 0.05) if alpha is None else alpha)
     rows = []
-    per_rep = scores.groupby(["dataset", "variant", "metric", "method", "rep"], sort=True)["value"].mean()
-    for (ds, var, metric), sub in per_rep.groupby(level=[0, 1, 2], sort=True):
-        wide = sub.droplevel([0, 1, 2]).unstack("method")
-        means = wide.mean().dropna()
-        if len(means) < 2:
-            continue
+    for var, metric, ds, wide in _rep_tables(scores):
         hib = metric_higher_is_better(metric)
-        ranked = means.sort_values(ascending=not hib)
-        best, second = ranked.index[0], ranked.index[1]
-        d = (wide[best] - wide[second]).dropna().to_numpy()
-        diff = float(d.mean()) if d.size else float("nan")
-        if d.size >= 2 and np.std(d) > 0:
-            p = float(sps.ttest_rel(wide[best], wide[second], nan_policy="omit").pvalue)
-            half = float(sps.t.ppf(1 - alpha / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size))
-        else:
-            p, half = float("nan"), float("nan")
-        decidable = bool(np.isfinite(p) and p < alpha)
-        if abs(diff) < 1e-9 * max(1.0, abs(means[best])):
-            rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=second, difference=0.0,
-                             ci_low=diff - half, ci_high=diff + half, test="paired t-test", p_value=p,
-                             decidable=False, sentence=f"On {ds}, {best} and {second} tie on mean {metric} "
-                                                       f"({means[best]:.3g}) in every repetition."))
+        ranked = _ranked_methods(wide, hib)
+        if len(ranked) < 2:
             continue
-        sentence = (f"On {ds}, {best} has the {'highest' if hib else 'lowest'} mean {metric} "
-                    f"({means[best]:.3g}), {abs(diff):.3g} {'above' if hib else 'below'} the runner-up {second} "
-                    f"({1 - alpha:.0%} CI of the difference {diff - half:.3g} to {diff + half:.3g}; paired t-test "
-                    f"over {d.size} repetitions p = {p:.3g}): "
-                    + ("the difference is significant." if decidable else
-                       "the test cannot decide between them."))
-        rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=second, difference=diff,
-                         ci_low=diff - half, ci_high=diff + half, test="paired t-test", p_value=p,
-                         decidable=decidable, sentence=sentence))
+        n_train, n_test = _sizes_of(cfg, ds, n_samples, sizes)
+        group = []
+        for m in ranked[1:]:
+            c = _compare(wide, ranked[0], m, hib, n_train, n_test, alpha)
+            c.pop("decidable")
+            group.append(dict(variant=var, metric=metric, dataset=ds, best=ranked[0], method=m, n_train=n_train,
+                              n_test=n_test, decidable_wilcoxon=bool(c["wilcoxon_min_p"] <= alpha), **c))
+        ps = np.array([g["p_value"] for g in group], dtype=float)
+        ok = np.isfinite(ps)
+        adj = np.full(ps.size, np.nan)
+        if ok.any():
+            adj[ok] = st.holm(ps[ok])
+        for g, a in zip(group, adj, strict=True):
+            g["p_holm"] = float(a)
+        rows += group
+    return pd.DataFrame(rows, columns=PER_DATASET_COLS)
+
+
+def best_methods(scores: pd.DataFrame, cfg: dict, *, n_samples=None, sizes=None,
+                 alpha: float | None = None) -> pd.DataFrame:
+    """The best method of every (dataset, variant, metric) against the runner-up.
+
+    ``scores``: the tidy table (``dataset, variant, method, rep, n_features, metric,
+    value``); a method's value per repetition is its mean over the evaluated numbers of
+    features (the top-K average). ``best``/``runner_up``: best and second-best mean over
+    the repetitions; ``difference``: their mean paired difference over the shared
+    repetitions, positive = ``best`` is better (for lower-is-better metrics, how much
+    lower); ``ci_low``/``ci_high``: its (1 - alpha) interval from the corrected
+    resampled t-test (``test``, Nadeau & Bengio 2003; n_train, n_test from
+    :func:`split_sizes` with ``n_samples`` or ``sizes``), ``p_value`` that test's
+    two-sided p; ``decidable``: could the test reach alpha at all (at least 2 shared
+    repetitions); ``sentence``: the result in plain English. ``alpha`` defaults to
+    ``report.alpha`` (0.05). Columns :data:`BEST_COLS`.
+    """
+    alpha = float(cfg.get("report", {}).get("alpha", 0.05) if alpha is None else alpha)
+    rows = []
+    for var, metric, ds, wide in _rep_tables(scores):
+        hib = metric_higher_is_better(metric)
+        ranked = _ranked_methods(wide, hib)
+        if len(ranked) < 2:
+            continue
+        best, runner = ranked[0], ranked[1]
+        n_train, n_test = _sizes_of(cfg, ds, n_samples, sizes)
+        c = _compare(wide, best, runner, hib, n_train, n_test, alpha)
+        rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=runner,
+                         difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
+                         test=CORRECTED_T if c["decidable"] else "none", p_value=c["p_value"],
+                         decidable=bool(c["decidable"]), sentence=_sentence(ds, var, metric, best, runner, c, alpha,
+                                                                          _unit(cfg))))
     return pd.DataFrame(rows, columns=BEST_COLS)

@@ -157,6 +157,19 @@ def selection_methods(cfg: dict) -> list[str]:
     return labels
 
 
+def method_params_schema(name: str) -> dict:
+    """JSON schema of a config entry of method ``name``, generated from the registry (each
+    parameter's declared type and range, :func:`ssfs.params.json_schema`). The config is
+    checked with :func:`ssfs.registry.check_params`, whose messages are clearer; this
+    schema states the same contract for editors and other tools."""
+    from ..params import json_schema
+
+    spec = get_method(name)
+    props = {"method": {"const": name}}
+    props.update({k: json_schema(alts) for k, alts in spec.types.items()})
+    return {"type": ["object", "null"], "properties": props, "additionalProperties": False}
+
+
 def _check_label_free(cfg: dict) -> None:
     """A dataset without any label source runs the label-free methods only: refuse the others
     before any job starts, naming them."""

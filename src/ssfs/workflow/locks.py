@@ -20,6 +20,7 @@ started keep running as orphans. Two pieces make the same command continue inste
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -139,10 +140,8 @@ def watch_parent(interval: float = 0.5, on_orphan=None) -> threading.Thread | No
             time.sleep(interval)
             if not _alive(pid, created):
                 if on_orphan is not None:
-                    try:
+                    with contextlib.suppress(Exception):  # never keep an orphan alive
                         on_orphan(pid)
-                    except Exception:  # noqa: BLE001 - never keep an orphan alive
-                        pass
                 os._exit(1)
 
     t = threading.Thread(target=run, name="ssfs-watch-parent", daemon=True)

@@ -109,21 +109,26 @@ def _timed(fn):
     return out, seconds, pm.mib
 
 
-def _write_timing(rep: int, seconds: float, peak: float, out) -> None:
-    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak]}), out)
+def _write_timing(rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
+    """One selection run's timing row; ``first_call``: the first selection of its process,
+    whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
+    start-up) that the report shows apart from the median of the other runs."""
+    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak],
+                            "first_call": [bool(first_call)]}), out)
 
 
 def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list, components: list, timing: list,
                     settings: dict, seed: int, dataset: str, method: str, reps: list[int]) -> None:
     """Run one method (config label ``method``, its config entry ``settings``) on several
     repetitions in one process (saves the start-up cost), recording each repetition's
-    in-process time and peak memory."""
+    in-process time and peak memory; the first repetition of the process is marked
+    ``first_call`` (its time includes imports, JIT and BLAS start-up)."""
     data = read_prepared(prepared)
     jobs = zip(reps, splits, constraints, rankings, components, timing, strict=True)
-    for rep, sp, cp, out, comp, tout in jobs:
+    for i, (rep, sp, cp, out, comp, tout) in enumerate(jobs):
         _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, settings, seed, dataset, method, rep,
                                           components_out=comp))
-        _write_timing(rep, seconds, peak, tout)
+        _write_timing(rep, seconds, peak, tout, first_call=i == 0)
 
 
 def _training(prepared, split_path, constraints_path):
@@ -200,7 +205,8 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
                 settings: dict, seed: int, dataset: str, method: str, rep: int) -> None:
     """The ranking of an ensemble from its member chunks (in chunk order): identical to
     :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
-    combination's, peak = the largest of the chunks' and the combination's."""
+    combination's, peak = the largest of the chunks' and the combination's; every chunk is
+    a process of its own, so the run is a ``first_call``."""
     from ..runner import combine_member_chunks
 
     X, Xtr, ytr, cons, names = _training(prepared, split, constraints)

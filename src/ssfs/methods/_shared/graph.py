@@ -140,9 +140,11 @@ def resolve_bandwidth(d2: np.ndarray, bandwidth) -> float:
     return t
 
 
-def heat_kernel_graph(X, k: int = 10, bandwidth="auto", precomputed=None) -> tuple[sparse.csr_matrix, float]:
+def heat_kernel_graph(X, k: int = 10, bandwidth="auto", precomputed=None,
+                      symmetric: bool = True) -> tuple[sparse.csr_matrix, float]:
     """Sparse symmetric heat-kernel kNN graph, S_ij = exp(-||xi - xj||^2 / t) if i is
     among the k nearest neighbours of j or vice versa (thesis eq. 2.5). Returns (S, t).
+    ``symmetric=False``: row i holds only i's own k nearest neighbours (not symmetrised).
 
     ``precomputed`` may be a stored connectivity matrix (e.g. scanpy's
     ``obsp['connectivities']``): its sparsity pattern replaces the kNN search and
@@ -166,7 +168,7 @@ def heat_kernel_graph(X, k: int = 10, bandwidth="auto", precomputed=None) -> tup
     t = resolve_bandwidth(d2, bandwidth)
     S = sparse.csr_matrix((np.exp(-d2 / t), (rows, cols)), shape=(n, n))
     S.sum_duplicates()
-    S = S.maximum(S.T).tocsr()
+    S = S.maximum(S.T).tocsr() if symmetric else S.tocsr()
     return S, t
 
 
