@@ -85,23 +85,6 @@ def test_planted_markers_consensus(labeled):
     assert np.allclose(table["frequency"], np.sort(Z.mean(axis=0))[::-1])
 
 
-def test_best_methods_paired_difference():
-    from scipy import stats as sps
-
-    from ssfs.report.statistics import best_methods
-
-    a, b = [0.9, 0.8, 0.85], [0.7, 0.75, 0.6]
-    rows = [("d", "base", m, r, k, "accuracy", v + 0.01 * k) for m, vals in (("A", a), ("B", b))
-            for r, v in enumerate(vals) for k in (1, 2)]
-    scores = pd.DataFrame(rows, columns=["dataset", "variant", "method", "rep", "n_features", "metric", "value"])
-    out = best_methods(scores, {"report": {"alpha": 0.05}})
-    r = out.iloc[0]
-    assert (r["best"], r["runner_up"]) == ("A", "B")
-    assert r["difference"] == pytest.approx((0.2 + 0.05 + 0.25) / 3)
-    assert r["p_value"] == pytest.approx(sps.ttest_rel(a, b).pvalue)
-    assert bool(r["decidable"]) == (r["p_value"] < 0.05)
-
-
 def test_frequent_features_of_benchmark_rankings(tmp_path):
     from ssfs.report.selection import frequent_features
 
