@@ -54,18 +54,69 @@ def _labeled_per_class(text: str):
     return n
 
 
-def cmd_methods(args) -> int:
+METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
+
+
+def method_rows() -> list[dict]:
+    """One summary per registered method (:meth:`ssfs.registry.MethodSpec.summary`)."""
     from .registry import get_method, list_methods
 
-    for name in list_methods():
-        spec = get_method(name)
-        params = ", ".join(f"{k}={v!r}" for k, v in spec.defaults.items() if k != "graph")
-        print(f"{name:20s} {spec.kind:10s} {spec.direction:6s} {spec.description}")
-        if args.verbose and params:
-            print(f"{'':20s} params: {params}")
-        if args.verbose and spec.members is not None:
-            print(f"{'':20s} splittable into member jobs (execution.member_chunks)")
+    return [get_method(name).summary() for name in list_methods()]
+
+
+def _cells(row: dict, code: str = "") -> list[str]:
+    """Table cells of one method; ``code`` wraps names and values (a backtick in Markdown)."""
+    from .registry import PIP_NAMES
+
+    needs = ", ".join(n.replace("_", "-") for n in row["needs"]) or "-"
+    if row["requires"]:
+        needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
+    params = ", ".join(f"{code}{k}={v!r}{code}" for k, v in row["parameters"].items()) or "-"
+    return [f"{code}{row['name']}{code}", row["kind"], needs, f"{row['direction']} is better",
+            "yes" if row["splittable"] else "no", params]
+
+
+def methods_markdown() -> str:
+    """The methods table in Markdown (the README's table is this text)."""
+    lines = ["| " + " | ".join(METHOD_COLUMNS) + " |", "|" + "---|" * len(METHOD_COLUMNS)]
+    lines += ["| " + " | ".join(_cells(r, "`")) + " |" for r in method_rows()]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_methods(args) -> int:
+    rows = method_rows()
+    if args.json:
+        print(json.dumps(rows, indent=1, default=repr))
+        return 0
+    if args.markdown:
+        print(methods_markdown(), end="")
+        return 0
+    cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
+    table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
+    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
+    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
+        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
+        print(head + "  " + "  ".join(cells[5:]))
+    print("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from the\n"
+          "labels when none are given); cannot-link = at least one cannot-link pair. splittable: the ensemble can be\n"
+          "spread over jobs (execution.member_chunks). --markdown / --json for other formats.")
     return 0
+
+
+def _rank_output(args):
+    """stderr for ``ssfs rank``: ssfs's messages at ``--log-level``, progress as a tqdm bar on a
+    terminal (else a line every 30 s) unless ``--no-progress``. Returns the ssfs logger."""
+    import logging
+
+    from ._progress import enable_bar
+    from .workflow.scripting import configure_logging
+
+    configure_logging(args.log_level, capture_warnings=False)
+    if args.no_progress:
+        logging.getLogger("ssfs.progress").setLevel(logging.WARNING)
+    else:
+        enable_bar()
+    return logging.getLogger("ssfs")
 
 
 def _rank_constraints(path, y, names):
@@ -93,8 +144,10 @@ def _rank_constraints(path, y, names):
 
 
 def cmd_rank(args) -> int:
+    import time
     from pathlib import Path
 
+    from ._progress import fmt_seconds
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
     from .io.atomic import write_tsv
@@ -109,16 +162,22 @@ def cmd_rank(args) -> int:
         folder = Path(args.output).parent
         if not folder.is_dir():
             raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
+    log = _rank_output(args)
+    t0 = time.perf_counter()
     name = Path(args.input).name
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
         val = getattr(args, key)
         if val is not None:
             entry[key] = val
+    if args.index_column != "auto":
+        entry["index_col"] = args.index_column
     if args.unlabeled_value:
         entry["unlabeled_values"] = list(args.unlabeled_value)
     adata = prepare_dataset(name, entry, ".")
     X = adata.X
+    log.debug("ssfs rank: read %s: %d samples x %d features in %s", args.input, *X.shape,
+             fmt_seconds(time.perf_counter() - t0))
     y, classes = prepared_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
@@ -128,7 +187,9 @@ def cmd_rank(args) -> int:
         hidden[lab] = y[lab]
         y = hidden
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
+    t0 = time.perf_counter()
     ranked = run_method(args.method, X, y, cons, rng=rng, **params)
+    log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     if ranked.n_tied and ranked.result.selected is None:
@@ -148,6 +209,31 @@ def cmd_rank(args) -> int:
         write_tsv(table, args.output)
     print(json.dumps(info))
     return 0
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Every option's help shows its default (unless there is none); descriptions keep their line breaks."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _index_column(value: str):
+    """``--index-column``: a column number, ``none`` when the file has no id column, or
+    ``auto`` (column 0 unless it looks like data, see :func:`ssfs.io.delimited.check_id_column`)."""
+    if value.lower() in ("none", "null", "-"):
+        return None
+    if value.lower() == "auto":
+        return "auto"
+    try:
+        out = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a column number >= 0 or 'none', got {value!r}") from None
+    if out < 0:
+        raise argparse.ArgumentTypeError(f"expected a column number >= 0 or 'none', got {value!r}")
+    return out
 
 
 def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
@@ -172,16 +258,27 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ssfs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    m = sub.add_parser("methods", help="list the registered methods")
-    m.add_argument("-v", "--verbose", action="store_true", help="also show parameters and defaults")
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="ssfs", description=__doc__, formatter_class=_Formatter)
+    p.add_argument("--version", action="version", version=f"ssfs {__version__}")
+    p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                   help="ssfs's messages on stderr (DEBUG also shows other libraries' INFO messages)")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{methods,rank}")
+    m = sub.add_parser("methods", help="list the registered methods", formatter_class=_Formatter,
+                       description="The registered methods: what each needs, which way its score goes, "
+                                   "whether it can be split over jobs, its parameters and their defaults.")
+    m.add_argument("-v", "--verbose", action="store_true", help="add each method's one-line description")
+    fmt = m.add_mutually_exclusive_group()
+    fmt.add_argument("--markdown", action="store_true", help="a Markdown table (as in README.md)")
+    fmt.add_argument("--json", action="store_true", help="JSON: one object per method")
     m.set_defaults(func=cmd_methods)
     r = sub.add_parser(
-        "rank", help="rank the features of a data file", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Rank the features of a data file with one method.\n\n" + RANK_LABELS_HELP)
+        "rank", help="rank the features of a data file", formatter_class=_Formatter,
+        description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
+                    "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
-    r.add_argument("--method", default="cls")
+    r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
@@ -191,10 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--constraints", metavar="TSV",
                    help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
                         "added to the pairs of the given labels")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
     r.add_argument("-o", "--output", default="-",
-                   help="output TSV (default: standard output), or .h5ad: the AnnData with var "
+                   help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
                         "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features)")
+    r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
+                   help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
+                        "column 0, refused when it looks like data")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
                 "geo-characteristic"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 
 from .errors import InputError, SupervisionError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _canon(pairs) -> np.ndarray:
@@ -153,6 +155,8 @@ class Constraints:
         self.validate(n)
         if self.ml.size:
             A = sparse.coo_matrix((np.ones(len(self.ml)), (self.ml[:, 0], self.ml[:, 1])), shape=(n, n))
+            from scipy.sparse.csgraph import connected_components
+
             _, comp = connected_components(A, directed=False)
         else:
             comp = np.arange(n)
@@ -197,6 +201,8 @@ class Constraints:
 
     # --------------------------------------------------------------------- I/O
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd  # lazy: pandas is I/O only, not on a method's path
+
         return pd.DataFrame(
             {
                 "i": np.r_[self.ml[:, 0], self.cl[:, 0]].astype(np.int64),
@@ -213,6 +219,8 @@ class Constraints:
         path = Path(path)
         if not path.exists():
             raise InputError(f"constraint file {path} does not exist")
+        import pandas as pd
+
         try:
             df = pd.read_csv(path, sep="\t", dtype={"kind": str})
         except pd.errors.EmptyDataError:
@@ -241,6 +249,8 @@ def read_sample_constraints(path, sample_ids, *, where: str = "constraints") -> 
     :class:`SupervisionError` / :class:`InputError` naming them. Returns indices into
     ``sample_ids``.
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{where}: constraints file not found: {path}")
@@ -298,6 +308,8 @@ def check_consistent(cons: Constraints, names=None, *, where: str = "constraints
         return
     n = int(max(cons.ml.max(), cons.cl.max())) + 1
     A = sparse.coo_matrix((np.ones(len(cons.ml)), (cons.ml[:, 0], cons.ml[:, 1])), shape=(n, n))
+    from scipy.sparse.csgraph import connected_components
+
     _, comp = connected_components(A, directed=False)
     clash = comp[cons.cl[:, 0]] == comp[cons.cl[:, 1]]
     if clash.any():

@@ -18,8 +18,12 @@ never hold NaN.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _sort_keys(scores, higher_is_better: bool) -> np.ndarray:
@@ -112,6 +116,8 @@ def ranking_table(
     kept, e.g. EFSIS thresholds) adds one column ``rank_top{t}`` per t: each feature's
     position in the list built for t (read back by :func:`read_ranking`).
     """
+    import pandas as pd  # lazy: only the writers and readers of ranking files need it
+
     names = np.asarray(feature_names).astype(str)
     p = names.size
     order = np.asarray(order, dtype=np.int64)
@@ -157,6 +163,8 @@ class RankingOrders:
 def read_ranking(path, max_rows: int | None = None) -> RankingOrders:
     """The orders of a ranking file written from :func:`ranking_table` (only its first
     ``max_rows`` rows when it has no per-size columns)."""
+    import pandas as pd
+
     head = pd.read_csv(path, sep="\t", nrows=0).columns
     sized = [c for c in head if c.startswith(SIZE_PREFIX)]
     table = pd.read_csv(path, sep="\t", usecols=["index", *sized], nrows=None if sized else max_rows)
@@ -178,6 +186,8 @@ def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:
 def tied_cuts(path, sizes) -> list[int]:
     """The sizes t among ``sizes`` whose top t in the ranking file ``path`` is decided by
     ties (rows t and t + 1 share their score; files without a ``ties`` column: none)."""
+    import pandas as pd
+
     head = pd.read_csv(path, sep="\t", nrows=0).columns
     if "ties" not in head or "score" not in head:
         return []

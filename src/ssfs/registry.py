@@ -39,6 +39,15 @@ from .params import MethodName, ParamValueError, coerce, param_types
 
 #: kinds of output a method can produce
 KINDS = ("score", "subset", "extraction")
+#: import name -> (PyPI distribution, ssfs extra) of optional packages, for install hints
+PIP_NAMES = {"mrmr": ("mrmr_selection", "mrmr"), "skrebate": ("skrebate", "peers"),
+             "scikit_posthocs": ("scikit-posthocs", "stats")}
+
+
+def install_hint(module: str) -> str:
+    """``pip install <distribution>`` (and the ssfs extra that pulls it in) for an import name."""
+    dist, extra = PIP_NAMES.get(module, (module, None))
+    return f"pip install {dist}" + (f' (or pip install "ssfs[{extra}]")' if extra else "")
 
 
 @dataclass
@@ -125,6 +134,19 @@ class MethodSpec:
     @property
     def direction(self) -> str:
         return "higher" if self.higher_is_better else "lower"
+
+    def summary(self) -> dict:
+        """One row of ``ssfs methods``: what the method needs and returns, its parameters."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "needs": sorted(self.needs),
+            "direction": self.direction,
+            "splittable": self.members is not None,
+            "requires": self.requires,
+            "parameters": dict(self.defaults),
+            "description": self.description,
+        }
 
 
 _REGISTRY: dict[str, MethodSpec] = {}

@@ -7,6 +7,7 @@ deterministic ranking.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -17,7 +18,29 @@ from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
-from .registry import MethodSpec, SelectionResult, check_params, get_method
+from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint
+
+#: environment variable holding the number of BLAS/OpenMP threads a method may use; set by
+#: every workflow job to its rule's ``threads`` (:func:`ssfs.workflow.scripting.run_step`)
+THREADS_ENV = "SSFS_THREADS"
+
+
+def job_threads() -> int:
+    """Threads a method may use: ``$SSFS_THREADS`` (the workflow job's ``threads``), else 1.
+    One thread by default: on a busy 2-core machine two OpenBLAS threads made the kNN search
+    35-50x slower (issue #16); set the variable to use more."""
+    try:
+        return max(1, int(os.environ.get(THREADS_ENV, "1")))
+    except ValueError:
+        return 1
+
+
+def pinned_threads(threads: int | None = None):
+    """Context manager limiting every BLAS/OpenMP pool (threadpoolctl) to ``threads``
+    (default :func:`job_threads`)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=int(threads) if threads else job_threads())
 
 
 @dataclass
@@ -63,7 +86,7 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
             __import__(spec.requires)
         except ImportError:
             raise MethodError(
-                f"method {name!r} needs the optional package {spec.requires!r}; install it with pip"
+                f"method {name!r} needs the optional package {spec.requires!r}: {install_hint(spec.requires)}"
             ) from None
     if hasattr(X, "obs") and hasattr(X, "var"):
         raise InputError(
@@ -131,9 +154,10 @@ def run_method(
     error messages name the classes.
 
     Missing constraints are derived from the labeled samples (all pairs, as CLS does).
+    BLAS/OpenMP pools are pinned to :func:`job_threads` while the method runs.
     """
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
-    with warnings.catch_warnings(), using_class_names(ctx["classes"]):
+    with warnings.catch_warnings(), using_class_names(ctx["classes"]), pinned_threads():
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 handled in _ranked
         out = spec.fn(X, y, constraints, rng, **params)
     return _ranked(spec, out, X, ctx)
@@ -163,7 +187,7 @@ def run_member_chunk(name: str, X, y=None, constraints: Constraints | None = Non
     mem = _members_of(spec)
     if not 0 <= int(chunk) < int(n_chunks):
         raise MethodError(f"member chunk {chunk} does not exist: chunks are numbered 0..{int(n_chunks) - 1}")
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), pinned_threads():
         warnings.simplefilter("ignore", RuntimeWarning)
         plan = mem.plan(X, y, constraints, rng, **params)
         idx = member_chunks(mem.size(plan), n_chunks)[int(chunk)]
@@ -178,7 +202,7 @@ def combine_member_chunks(name: str, X, y=None, constraints: Constraints | None 
 
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), pinned_threads():
         warnings.simplefilter("ignore", RuntimeWarning)
         plan = mem.plan(X, y, constraints, rng, **params)
         stacked = stack_parts(parts)

@@ -385,7 +385,7 @@ def test_prepare_records_options_and_normalises(tmp_path):
     assert list(a.var_names) == ["g1", "g2"]
     rec = a.uns["ssfs_prepare"]
     assert rec == {"source": "file", "path": "m.csv", "format": "csv", "orientation": "samples_as_rows",
-                   "index_col": 0, "label_column": "y", "missing": "refuse", "normalize": "log2",
+                   "index_col": "auto", "label_column": "y", "missing": "refuse", "normalize": "log2",
                    "log_offset": 1.0, "top_variable": 2, "n_samples": 3, "n_features_read": 4, "n_features": 2}
 
 

@@ -1,4 +1,5 @@
-"""ssfs.report.figures: files are written (.png at dpi 120 and .pdf) and the drawn data are
+"""ssfs.report.figures: files are written (.svg, .png at dpi 250 = at least 900 px wide for
+one panel, and .pdf) and the drawn data are
 the numbers of the input tables (inspected on the returned figure's artists)."""
 
 import numpy as np
@@ -29,12 +30,15 @@ def tidy():
 
 def _check_files(base):
     png, pdf = base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")
+    svg = base.with_name(base.name + ".svg")
     assert png.stat().st_size > 1000 and pdf.stat().st_size > 1000
     assert pdf.read_bytes()[:5] == b"%PDF-"
+    assert b"<svg" in svg.read_bytes()[:1000] and b"<text" in svg.read_bytes()  # scalable, text kept as text
     with Image.open(png) as im:
         assert im.format == "PNG"
-        assert im.info["dpi"] == pytest.approx((120, 120), abs=0.1)
+        assert im.info["dpi"] == pytest.approx((250, 250), abs=0.1)
         w, h = im.size
+    assert w >= 900  # readable in snakemake --report
     return w, h
 
 
@@ -45,7 +49,7 @@ def _method_lines(ax):
 def test_curve_vs_features(tmp_path, tidy):
     fig = F.curve_vs_features(tidy, "accuracy", tmp_path / "acc")
     w, h = _check_files(tmp_path / "acc")
-    assert w <= 1400  # 3 panels per row at most: fits a report page
+    assert w / F.DPI <= 11.7  # inches: 3 panels per row at most, fits a report page
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in axes] == DATASETS
     lines = _method_lines(axes[1])  # wine
@@ -177,3 +181,10 @@ def test_method_colors_consistent():
 def test_missing_metric_is_a_clear_error(tmp_path, tidy):
     with pytest.raises(Exception, match="no rows for metric 'auc'"):
         F.curve_vs_features(tidy, "auc", tmp_path / "x")
+
+
+def test_reruns_write_identical_figure_files(tmp_path, tidy):
+    for k in range(2):
+        F.curve_vs_features(tidy, "accuracy", tmp_path / f"run{k}")
+    for ext in (".svg", ".png", ".pdf"):
+        assert (tmp_path / f"run0{ext}").read_bytes() == (tmp_path / f"run1{ext}").read_bytes(), ext

@@ -1,5 +1,6 @@
 """Aggregation, stability, statistics, published numbers and the HTML report (ssfs.report.build*)."""
 
+import html
 import re
 from pathlib import Path
 
@@ -253,8 +254,12 @@ def test_aggregate_and_report_html(tmp_path):
     out = res / "report.html"
     run_report(tables, figs, out, cfg, papers_dir=PAPERS)
     doc = out.read_text()
-    n_img = len(re.findall(r"src='data:image/png;base64,", doc))
-    assert n_img == len(index)  # every figure embedded once
+    imgs = re.findall(r"<img alt='([^']+)' style='width:(\d+)px' src='data:image/svg\+xml;base64,", doc)
+    assert len(imgs) == len(index)  # every figure embedded once, as SVG
+    # alt text = what the figure shows (its caption's first sentence); shown at >= 1.6 x its natural size
+    first = {html.escape(re.split(r"\.\s+(?=[A-Z])", c)[0].rstrip("."), quote=True) for c in index.caption}
+    assert {a for a, _ in imgs} == first and any("(eq. 1)" in a for a in first)
+    assert min(int(w) for _, w in imgs) >= 500
     assert "<b>0.912" in doc  # best top-K accuracy in bold
     row = re.search(r"<tr><td>d1</td><td>accuracy</td>(.*?)</tr>", doc).group(1)
     assert [c.startswith("<b>") for c in re.findall(r"<td>(.*?)</td>", row)] == [True, False, False]

@@ -74,7 +74,7 @@ def _check_readable(path: Path) -> None:
         import anndata
 
         anndata.read_h5ad(path)
-    elif suffix in (".log", ".html", ".md", ".tex", ".png", ".pdf") or path.name == ".snakemake_timestamp":
+    elif suffix in (".log", ".html", ".md", ".tex", ".png", ".pdf", ".svg") or path.name == ".snakemake_timestamp":
         pass
     else:
         raise AssertionError(f"unexpected output {path}")

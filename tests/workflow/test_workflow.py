@@ -40,7 +40,7 @@ def test_tiny_workflow_end_to_end(tmp_path):
     snakemake(tmp_path, TINY)
     res = tmp_path / "results"
     html = (res / "report.html").read_text()
-    assert "data:image/png;base64," in html and "wine" in html and "wave" in html
+    assert "data:image/svg+xml;base64," in html and "wine" in html and "wave" in html
     scores = pd.read_csv(res / "tables/scores.tsv", sep="\t")
     assert set(scores.method) == {"variance", "cls", "cls_k10"}
     assert set(scores.rep) == {0, 1}

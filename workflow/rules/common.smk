@@ -1,4 +1,5 @@
 # Config validation (JSON schema + method registry), wildcards and helpers.
+import os
 import re
 import sys
 
@@ -104,3 +105,12 @@ def labels_regex(labels):
 
 def method_mem(wc, input):
     return max(method_resources(wc.method)[0], int(10 * input.size_mb))
+
+
+# envs/*.post-deploy.sh installs ssfs from this repository into each conda env (Snakemake runs them
+# from its copies of the env files, which cannot locate the repository by themselves)
+os.environ.setdefault("SSFS_REPO", str(Path(workflow.basedir).resolve()))
+
+# `snakemake --verbose` also makes the jobs' logging verbose (ssfs.workflow.scripting.log_level)
+if workflow.output_settings is not None and workflow.output_settings.verbose:
+    os.environ.update(SSFS_LOG_LEVEL="DEBUG")

@@ -50,6 +50,7 @@ rule aggregate:
             caption="../report/figures.rst",
             category="Figures",
             patterns=["{name}.png"],
+            labels={"figure": "{name}"},
         ),
     log:
         f"{RESULTS}/logs/aggregate.log",

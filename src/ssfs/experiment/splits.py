@@ -26,7 +26,6 @@ import json
 import warnings
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from ..errors import SupervisionError
 from ..io.atomic import atomic_write_text
@@ -112,6 +111,8 @@ def make_split(
     check_classes(y, dataset=dataset, min_per_class=2, class_names=class_names)
     seed = int(rng_split.integers(0, 2**31 - 1))
     if protocol == "holdout":
+        from sklearn.model_selection import StratifiedShuffleSplit  # lazy: only the split job needs it
+
         sss = StratifiedShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
         train, test = next(sss.split(np.zeros(n), yk))
     elif protocol == "kfold":
@@ -122,6 +123,8 @@ def make_split(
             )
         if not 0 <= rep < n_folds:
             raise SupervisionError(f"kfold: repetition {rep} outside 0..{n_folds - 1}")
+        from sklearn.model_selection import StratifiedKFold
+
         skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed)
         train, test = list(skf.split(np.zeros(n), yk))[rep]
     else:

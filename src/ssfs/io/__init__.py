@@ -30,8 +30,8 @@ source: file
 
     csv / tsv (gzip allowed; first line = header):
       ``orientation``: ``samples_as_rows`` (default) or ``features_as_rows``.
-      ``index_col``: column number holding the row ids (default 0; null = none,
-      ids generated).
+      ``index_col``: column number holding the row ids (null = none, ids generated;
+      default: column 0, refused when it looks like data rather than ids).
       ``label_column``: name of the column holding the labels (samples_as_rows only).
       ``labels_file``: table ``sample_id -> label`` (header line optional;
       csv if it ends in .csv, else tab/comma/semicolon/whitespace by the first

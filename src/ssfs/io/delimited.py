@@ -1,9 +1,12 @@
 """Delimited text matrices (csv / tsv, optionally compressed) with optional labels file.
 
 The first line is a header (feature names, or sample names when
-``orientation: features_as_rows``); column ``index_col`` (default 0) holds the
-row ids (``index_col: null``: none, ids are generated). Cells reading as
-``NA_TOKENS`` are missing values (handled later by ``missing:``).
+``orientation: features_as_rows``); column ``index_col`` holds the row ids
+(``index_col: null``: none, ids are generated). By default (``"auto"``) that is column 0,
+unless it looks like data (numbers that are not distinct integers, under a non-empty
+header): a file without an id column would otherwise silently lose its first feature, so
+that is an InputError asking for ``index_col: null`` (or an explicit ``index_col: 0``).
+Cells reading as ``NA_TOKENS`` are missing values (handled later by ``missing:``).
 """
 
 from __future__ import annotations
@@ -81,6 +84,32 @@ def _read_table(path: Path, sep: str, index_col, where: str) -> pd.DataFrame:
     return df
 
 
+#: default ``index_col``: column 0, refused when it looks like data (:func:`check_id_column`)
+AUTO = "auto"
+_ID_HEADERS = {"", "id", "ids", "sample", "samples", "sample_id", "name", "names", "gene", "genes", "feature",
+               "features", "probe", "probe_id", "id_ref", "cell", "cells", "barcode", "rownames"}
+
+
+def check_id_column(df: pd.DataFrame, path: Path, where: str) -> None:
+    """Refuse column 0 as row ids when it looks like a data column: every value a number,
+    and the numbers are not distinct integers (1, 2, 3 ... are ids), under a header name
+    that is not empty or an id-like name (``id``, ``sample``, ``gene``, ...)."""
+    name = "" if df.index.name is None else str(df.index.name)
+    if name.strip().lower() in _ID_HEADERS or name.startswith("Unnamed:"):
+        return
+    values = pd.to_numeric(pd.Series(df.index, dtype=object), errors="coerce")
+    if values.isna().any():
+        return
+    v = values.to_numpy(dtype=float)
+    if np.all(v == np.round(v)) and np.unique(v).size == v.size:
+        return
+    raise InputError(
+        f"{where}: the first column of {path} ({name!r}: {examples(df.index.astype(str), 3)}) holds numbers that "
+        "look like data, not row ids, and would be lost as a feature; set index_col: null (ssfs rank "
+        "--index-column none) if the file has no id column, or index_col: 0 to use it as ids anyway"
+    )
+
+
 def _sniff(path: Path) -> str:
     if path.suffix.lower() == ".csv":
         return ","
@@ -146,13 +175,16 @@ def read_delimited(
     sep: str,
     where: str,
     orientation: str = "samples_as_rows",
-    index_col: int | None = 0,
+    index_col: int | None | str = AUTO,
     label_column: str | None = None,
     labels_file: Path | None = None,
     labels_file_column: str | None = None,
 ) -> AnnData:
     if orientation not in ORIENTATIONS:
         raise ConfigError(f"{where}: orientation must be one of {', '.join(ORIENTATIONS)}, got {orientation!r}")
+    auto = index_col == AUTO
+    if auto:
+        index_col = 0
     if index_col is not None and (isinstance(index_col, bool) or not isinstance(index_col, int) or index_col < 0):
         raise ConfigError(f"{where}: index_col must be a column number >= 0 or null, got {index_col!r}")
     if label_column is not None and labels_file is not None:
@@ -163,6 +195,8 @@ def read_delimited(
         raise ConfigError(f"{where}: labels_file_column given without labels_file")
 
     df = _read_table(path, sep, index_col, where)
+    if auto:
+        check_id_column(df, path, where)
     labels = None
     if label_column is not None:
         if str(label_column) not in df.columns:

@@ -21,7 +21,7 @@ SOURCES = ("file", "builtin")
 #: class names that probably mean "no label" (a warning suggests unlabeled_values)
 SUSPECT_UNLABELED = frozenset({"unknown", "unlabeled", "unlabelled", "none", "-1", "?", "missing", "n/a", "na"})
 FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo")
-_DELIMITED = {"orientation": "samples_as_rows", "index_col": 0, "label_column": None, "labels_file": None,
+_DELIMITED = {"orientation": "samples_as_rows", "index_col": "auto", "label_column": None, "labels_file": None,
               "labels_file_column": None}
 #: format-specific keys and their defaults
 FORMAT_KEYS: dict[str, dict] = {

@@ -15,8 +15,6 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from scipy import sparse
-from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.spatial.distance import squareform
 
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
@@ -153,6 +151,9 @@ def _adaptive(X, max_clusters):
     D2 = _sq_dists_from_gram(G)
     if n < 3:
         return np.zeros(n, dtype=np.int64), D2
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
     Z = linkage(squareform(np.sqrt(D2), checks=False), method="ward")
     hi = int(np.floor(np.sqrt(n))) if max_clusters is None else int(max_clusters)
     hi = max(2, min(hi, n - 1))

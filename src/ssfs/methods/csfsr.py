@@ -23,8 +23,6 @@ from typing import Annotated, Literal
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import minimum_spanning_tree
-from scipy.stats import chi2
 
 from ..errors import MethodError
 from ..params import Bandwidth, NonNegFloat, PosInt, Range
@@ -61,6 +59,8 @@ def redundancy_elimination(I: np.ndarray, min_mi: float = 0.0) -> tuple[np.ndarr
         return np.zeros(1, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)
     W = (I.max() + 1.0) - I
     np.fill_diagonal(W, 0.0)
+    from scipy.sparse.csgraph import minimum_spanning_tree
+
     T = minimum_spanning_tree(sparse.csr_matrix(np.triu(W))).tocoo()
     edges = np.column_stack([T.row, T.col]).astype(np.int64)
     strong = edges[I[edges[:, 0], edges[:, 1]] >= min_mi]
@@ -82,6 +82,8 @@ def independence_mi(n: int, alpha: float) -> float:
     """(1 - alpha) quantile of the Gaussian mutual information of two independent features
     over n samples: n rho^2 ~ chi2(1) and I ~ rho^2 / 2, so I* = chi2_{1-alpha}(1) / (2n)
     (0 when alpha = 0)."""
+    from scipy.stats import chi2  # lazy: loading the registry stays free of scipy.stats
+
     return float(chi2.ppf(1.0 - alpha, 1) / (2.0 * n)) if alpha > 0 else 0.0
 
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 import numpy as np
-from scipy.stats import rankdata
 
+from .._progress import progress
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..experiment.stability import efsis_stability, n_top
@@ -149,23 +149,30 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
     specs = _ranker_list(rankers, ranker_params)
     # one BLAS thread: the ensemble parallelises over resamples instead (small products
     # oversubscribe the cores otherwise), and results cannot depend on the BLAS thread count
-    with threadpool_limits(limits=1, user_api="blas"):
+    what = f"bootstrap rankings ({', '.join(s.name for s, _ in specs)} on {boots.shape[0]} resamples)"
+    with threadpool_limits(limits=1, user_api="blas"), progress(len(specs) * boots.shape[0], what) as bar:
         for spec, params in specs:
-            out[spec.name] = _chunk_one(spec, params, X, codes, boots, seeds, n_jobs)
+            out[spec.name] = _chunk_one(spec, params, X, codes, boots, seeds, n_jobs, bar)
     return out
 
 
-def _chunk_one(spec, params, X, codes, boots, seeds, n_jobs):
-    """Score matrix (chunk x p) of one ranker on the given resamples."""
+def _chunk_one(spec, params, X, codes, boots, seeds, n_jobs, bar=None):
+    """Score matrix (chunk x p) of one ranker on the given resamples (``bar``: a
+    :class:`ssfs._progress.Progress` counting resamples)."""
     if boots.shape[0] == 0:
         return np.zeros((0, X.shape[1]))
     S = _batched(spec, params, X, codes, boots, seeds, n_jobs)
     if S is not None:
+        if bar is not None:
+            bar.update(boots.shape[0])
         return S
 
     def one(m):
         b = boots[m]
-        return _score_once(spec, params, X[b], codes[b], seeds[m])
+        s = _score_once(spec, params, X[b], codes[b], seeds[m])
+        if bar is not None:
+            bar.update()
+        return s
 
     if n_jobs == 1 or boots.shape[0] == 1:
         rows = [one(m) for m in range(boots.shape[0])]
@@ -206,6 +213,8 @@ def _weights(stabs: np.ndarray, weights: str) -> np.ndarray:
     if weights == "paper":
         return 1.0 - stabs
     if weights == "stability_rank":
+        from scipy.stats import rankdata
+
         return rankdata(-stabs, method="average")
     if weights == "none":
         return np.ones_like(stabs)

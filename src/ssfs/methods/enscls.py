@@ -37,6 +37,7 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import threadpool_limits
 
+from .._progress import progress
 from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
@@ -112,7 +113,7 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
         s0 = yl.size if knn_edges == "unlabeled" and yl.size >= 2 else 0
         ke = min(int(k), nb - s0 - 1)
         if ke >= 1:
-            ind, d2 = knn_search(Xb[s0:], ke)
+            ind, d2 = knn_search(Xb[s0:], ke, precision="float32")  # same result: candidates re-measured
             t = resolve_bandwidth(d2.ravel(), bandwidth)
             rows.append(off + s0 + np.repeat(np.arange(nb - s0), ke))
             cols.append(off + s0 + ind.ravel())
@@ -163,12 +164,15 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
 
     def work(idx):
         blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes, bootstrap) for i in idx]
-        return _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator, weights, label_weight)
+        out = _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator, weights, label_weight)
+        bar.update(len(idx))
+        return out
 
     # members are small (n x sqrt(p)): multithreaded BLAS only adds overhead, and on a loaded
     # 2-core machine it made ALLAML's committee 7x slower (109 s vs 16 s), so BLAS runs on one
     # thread and parallelism, if any, is over batches of members
-    with np.errstate(divide="ignore", invalid="ignore"), threadpool_limits(limits=1, user_api="blas"):
+    with np.errstate(divide="ignore", invalid="ignore"), threadpool_limits(limits=1, user_api="blas"), \
+            progress(members.size, "enscls committee members") as bar:
         if int(n_jobs) == 1 or len(batches) < 2:
             parts = [work(b) for b in batches]
         else:

@@ -23,20 +23,24 @@ from math import ceil
 from typing import Annotated, Literal
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.tree import DecisionTreeClassifier
 
 from .._validation import dense
 from ..params import PosInt, Range
 from ..registry import register
 from ._shared.committee import committee_size
 
-try:  # scikit-learn's Cython tree builder, the estimator's fit without its per-call checks
-    from sklearn.tree._criterion import Gini
-    from sklearn.tree._splitter import BestSplitter
-    from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
-except ImportError:  # pragma: no cover - layout of another scikit-learn version
-    Tree = None
+
+def _tree_api():
+    """scikit-learn's Cython tree builder (the estimator's fit without its per-call checks):
+    (Gini, BestSplitter, DepthFirstTreeBuilder, Tree), or None in another layout. Imported
+    on first use: scikit-learn costs ~0.5 s of every job's start-up otherwise."""
+    try:
+        from sklearn.tree._criterion import Gini
+        from sklearn.tree._splitter import BestSplitter
+        from sklearn.tree._tree import DepthFirstTreeBuilder, Tree
+    except ImportError:  # pragma: no cover - layout of another scikit-learn version
+        return None
+    return Gini, BestSplitter, DepthFirstTreeBuilder, Tree
 
 _INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -90,7 +94,9 @@ def _fast_path_ok() -> bool:
     global _FAST
     if _FAST is None:
         _FAST = False
-        if Tree is not None:
+        if _tree_api() is not None:
+            from sklearn.tree import DecisionTreeClassifier
+
             rng = np.random.RandomState(0)
             X = np.round(rng.normal(size=(40, 9)), 1).astype(np.float32)
             y = rng.randint(0, 3, 40)
@@ -115,6 +121,8 @@ def fit_tree(X32: np.ndarray, y: np.ndarray, seed, *, min_samples_split=2, max_d
     if not isinstance(seed, SplitterSeed):
         seed = SplitterSeed(seed)
     if not _fast_path_ok():  # pragma: no cover - another scikit-learn
+        from sklearn.tree import DecisionTreeClassifier
+
         est = DecisionTreeClassifier(random_state=seed.seed, min_samples_split=min_samples_split, max_depth=max_depth)
         return est.fit(X32, y, check_input=False)
     return _build(X32, y, seed, min_samples_split, max_depth)
@@ -126,6 +134,7 @@ def _build(X32, y, seed, min_samples_split, max_depth):
     code = (np.cumsum(counts > 0) - 1)[y]
     n_classes = np.array([classes.size], dtype=np.intp)
     p = X32.shape[1]
+    Gini, BestSplitter, DepthFirstTreeBuilder, Tree = _tree_api()
     splitter = BestSplitter(Gini(1, n_classes), p, 1, 0.0, seed, None)
     tree = Tree(p, n_classes, 1)
     depth = _INT32_MAX if max_depth is None else int(max_depth)
@@ -242,6 +251,8 @@ def random_forest(X, y, constraints, rng, *, n_estimators: PosInt | None = None,
     XL = np.ascontiguousarray(dense(X[lab], method="rf"), dtype=np.float32)
     yl = y[lab]
     n_trees = committee_size(p) if n_estimators is None else int(n_estimators)
+    from sklearn.ensemble import RandomForestClassifier
+
     forest = RandomForestClassifier(
         n_estimators=n_trees, max_features=max_features, min_samples_split=min_samples_split,
         bootstrap=True, random_state=int(rng.integers(0, 2**31 - 1)), n_jobs=1,

@@ -31,11 +31,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import numpy as np
-import sklearn
-from sklearn.feature_selection import f_classif
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.tree import DecisionTreeClassifier
 
 from .._validation import dense
 from ..errors import InputError
@@ -47,6 +42,10 @@ CLASSIFIERS = ("tree", "nb", "knn")
 
 
 def _classifier(name: str, seed: int):
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
     if name == "tree":
         return DecisionTreeClassifier(random_state=seed)
     if name == "nb":
@@ -94,6 +93,8 @@ def forward_select(X, y, n_select: int, rng: np.random.Generator, *, classifier:
                    prefilter: int = 50, cv: int = 3) -> np.ndarray:
     """Sequential forward selection of ``n_select`` features (wrapper, CV accuracy),
     restricted to the ``prefilter`` features of highest ANOVA F on (X, y)."""
+    from sklearn.feature_selection import f_classif
+
     with np.errstate(divide="ignore", invalid="ignore"):
         F, _ = f_classif(X, y) if np.unique(y).size > 1 else (np.zeros(X.shape[1]), None)
     F = np.where(np.isfinite(F), F, -np.inf)
@@ -136,6 +137,8 @@ def fwsemifs(X, y, constraints, rng, *, size_fs: PosInt = 10,
     _, yl = np.unique(y[lab], return_inverse=True)
     XL, XU = Xd[lab], Xd[~lab]
     opts = dict(classifier=classifier, prefilter=prefilter, cv=cv)
+    import sklearn
+
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
         current = list(forward_select(XL, yl, min(int(startfn), size_fs), rng, **opts))
         n_take = int(round(sampling_rate * XU.shape[0]))

@@ -4,7 +4,6 @@ optional PyPI package ``mrmr_selection`` (import name ``mrmr``)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .._validation import dense
 from ..errors import MethodError
@@ -28,6 +27,8 @@ def mrmr_select(X, y, constraints, rng, *, n_features: PosInt = 50, relevance: s
     K = int(min(n_features, p))
     if K < 1:
         raise MethodError(f"mrmr: n_features must be >= 1, got {n_features}")
+    import pandas as pd
+
     frame = pd.DataFrame(XL, columns=[f"f{j}" for j in range(p)])
     sel, rel, _red = mrmr_classif(frame, pd.Series(y[lab]), K=K, relevance=relevance, redundancy=redundancy,
                                  return_scores=True, n_jobs=1, show_progress=False)

@@ -48,6 +48,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 
+from .._progress import track
 from .._validation import dense
 from ..errors import InputError
 from ..params import NonNegInt, PosFloat, PosInt, Range
@@ -168,7 +169,7 @@ def _refine(com: _Committee, n_classes, n_k, max_iter):
     if nu == 0:
         return 0
     tie_rank = _tie_ranks(com)
-    for t in range(1, max_iter + 1):
+    for t in track(range(1, max_iter + 1), f"ssfi self-training rounds (at most {max_iter}, {com.N} trees)"):
         label, conf, known = com.votes(n_classes)
         conf_rank = np.unique(-conf, return_inverse=True)[1].astype(np.int64)
         changed = []

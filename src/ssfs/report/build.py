@@ -8,7 +8,7 @@ repetitions), ``stability`` (:mod:`ssfs.report.stability`), ``stats_*``
 selection run), ``datasets`` and ``paper_comparison`` (:mod:`ssfs.report.papers`).
 summary, top_k and stability are also written as .md and .tex.
 
-Figures (``results/figures``, .png and .pdf, listed with their captions in
+Figures (``results/figures``, .svg, .png and .pdf, listed with their captions in
 ``figures/index.tsv``): metric vs number of features per dataset x metric
 (``curve__*``), metric vs swept value (``sweep__*``), stability vs number of
 features (``stability__*``), CD diagrams and win/tie/loss heat maps (``cd__*``,
@@ -433,9 +433,8 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
                  f"<p>For each repetition ({_protocol(cfg, n_reps)}), each method ranks the features on the "
                  "training part; the metric is computed on the top-i features for every evaluated i. Lines: mean "
                  "over the repetitions; bands: ±1 sd.</p>"
-                 # one-panel figures side by side; several variants = several panels: full width
-                 + (f"<div class='grid'>{section_figs('curves')}</div>" if scores["variant"].nunique() == 1
-                    else section_figs("curves")))
+                 # every figure at the full text width (scalable SVG): readable without zooming
+                 + section_figs("curves"))
     if has["sweeps"]:
         parts.append("<h2 id='sweeps'>Metric vs swept setting</h2>" + section_figs("sweeps"))
     if has["stability"]:

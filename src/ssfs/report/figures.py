@@ -1,8 +1,9 @@
 """Report figures from the tidy evaluation tables.
 
 Every function takes tidy DataFrames (``dataset, method, rep, n_features, metric,
-value`` plus the extra columns it names), writes ``<path>.png`` (dpi 120) and
-``<path>.pdf`` (a ``.png``/``.pdf`` suffix on ``path`` is replaced) and returns the
+value`` plus the extra columns it names), writes ``<path>.svg`` (scalable, what the HTML
+report shows), ``<path>.png`` (dpi 250: at least 900 px wide, for ``snakemake --report``)
+and ``<path>.pdf`` (a ``.png``/``.pdf``/``.svg`` suffix on ``path`` is replaced) and returns the
 :class:`matplotlib.figure.Figure` so callers and tests can inspect the artists.
 Captions are the caller's job. Figures are built without ``pyplot`` (no global
 state, safe in parallel jobs) and rendered by the Agg / PDF backends.
@@ -28,7 +29,7 @@ from matplotlib.ticker import MaxNLocator
 from ..errors import InputError
 from ..experiment.stats import nemenyi_groups
 
-DPI = 120
+DPI = 250  # one 3.6-inch panel -> 900 px
 STYLE = {
     "font.size": 9,
     "axes.titlesize": 10,
@@ -44,6 +45,8 @@ STYLE = {
     "lines.markersize": 4,
     "pdf.fonttype": 42,  # embed TrueType: text stays selectable in the PDF
     "savefig.bbox": "tight",
+    "svg.fonttype": "none",  # text stays text in the SVG (small, searchable)
+    "svg.hashsalt": "ssfs",  # stable ids: reruns write identical SVG files
 }
 PANEL = (3.6, 2.7)  # inches per panel
 MAX_COLS = 3  # panels per row: a report page stays readable without horizontal scrolling
@@ -58,19 +61,20 @@ def method_colors(methods: Sequence[str]) -> dict[str, tuple]:
     return {m: cmap(i % cmap.N) for i, m in enumerate(names)}
 
 
-def _paths(path) -> tuple[Path, Path]:
+def _paths(path) -> tuple[Path, Path, Path]:
     p = Path(path)
-    if p.suffix.lower() in (".png", ".pdf"):
+    if p.suffix.lower() in (".png", ".pdf", ".svg"):
         p = p.with_suffix("")
-    return p.with_name(p.name + ".png"), p.with_name(p.name + ".pdf")
+    return tuple(p.with_name(p.name + ext) for ext in (".png", ".pdf", ".svg"))
 
 
 def _save(fig: Figure, path) -> Figure:
-    png, pdf = _paths(path)
+    png, pdf, svg = _paths(path)
     png.parent.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(STYLE):
         fig.savefig(png, dpi=DPI)
-        fig.savefig(pdf)
+        fig.savefig(pdf, metadata={"CreationDate": None})  # reruns write identical files
+        fig.savefig(svg, metadata={"Date": None})
     return fig
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._progress import track
 from ..constraints import Constraints
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..io.atomic import atomic_path, write_tsv
@@ -125,7 +126,8 @@ def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list
     ``first_call`` (its time includes imports, JIT and BLAS start-up)."""
     data = read_prepared(prepared)
     jobs = zip(reps, splits, constraints, rankings, components, timing, strict=True)
-    for i, (rep, sp, cp, out, comp, tout) in enumerate(jobs):
+    todo = track(jobs, f"{method} on {dataset}: repetitions", total=len(reps))
+    for i, (rep, sp, cp, out, comp, tout) in enumerate(todo):
         _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, settings, seed, dataset, method, rep,
                                           components_out=comp))
         _write_timing(rep, seconds, peak, tout, first_call=i == 0)

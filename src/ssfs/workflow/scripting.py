@@ -1,35 +1,105 @@
-"""Glue for the workflow scripts: one-line errors instead of tracebacks, logs to the job's log file."""
+"""Glue for the workflow scripts: logging, one line per job start / end, one-line errors.
+
+Logging: the ``ssfs`` logger at the config's ``log_level`` (default INFO), every other
+library (matplotlib, fontTools, numba, anndata, ...) at WARNING, so a job's log and the
+console hold only ssfs's own lines. ``log_level: DEBUG`` or ``snakemake --verbose`` (the
+workflow passes it on as ``SSFS_LOG_LEVEL``) also lets third-party INFO through.
+"""
 
 from __future__ import annotations
 
 import inspect
 import logging
+import os
 import sys
+import time
 import warnings
 
+from .._progress import fmt_seconds
 from ..errors import SSFSError
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+#: environment variable overriding the config's ``log_level`` (set by ``snakemake --verbose``)
+ENV_LEVEL = "SSFS_LOG_LEVEL"
+log = logging.getLogger("ssfs")
+
+
+def log_level(config: dict | None = None) -> str:
+    """The ssfs log level: ``$SSFS_LOG_LEVEL``, else the config's ``log_level``, else INFO."""
+    level = os.environ.get(ENV_LEVEL) or (config or {}).get("log_level") or "INFO"
+    level = str(level).upper()
+    return level if level in LEVELS else "INFO"
+
+
+def configure_logging(level: str = "INFO", log_path=None, *, stream=None, capture_warnings: bool = True) -> None:
+    """ssfs's logger at ``level``, third-party loggers at WARNING (INFO when ``level`` is
+    DEBUG); messages go to ``stream`` (default stderr) and, if given, to ``log_path``
+    (``capture_warnings``: Python warnings too, once each)."""
+    handlers = [logging.StreamHandler(stream or sys.stderr)]
+    if log_path:
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+    third_party = logging.INFO if level == "DEBUG" else logging.WARNING
+    logging.basicConfig(level=third_party, format="%(message)s", handlers=handlers, force=True)
+    log.setLevel(getattr(logging, level))
+    # libraries that set their own level (fontTools' subsetter logs every glyph at INFO)
+    for name in ("fontTools", "matplotlib", "PIL", "numba", "h5py", "anndata", "scanpy"):
+        logging.getLogger(name).setLevel(third_party)
+    if capture_warnings:
+        logging.captureWarnings(True)
+        warnings.simplefilter("default")
+
+
+def describe(snakemake) -> str:
+    """``rule key=value ...``: what a job does, from its rule and wildcards."""
+    try:
+        wc = " ".join(f"{k}={v}" for k, v in dict(snakemake.wildcards.items()).items())
+    except Exception:  # pragma: no cover - wildcards without items()
+        wc = ""
+    return f"{snakemake.rule} {wc}".strip()
+
+
+#: thread-count variables of the native pools, set before numpy/scipy/numba load their libraries
+_POOL_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+
+
+def pin_job_threads(threads: int) -> None:
+    """Pin this job's thread pools to the rule's ``threads``: ``$SSFS_THREADS`` (read by
+    :func:`ssfs.runner.run_method`), the pools' environment variables (for libraries not yet
+    loaded and for child processes) and, through threadpoolctl, the pools already loaded."""
+    from threadpoolctl import threadpool_limits
+
+    from ..runner import THREADS_ENV
+
+    n = str(max(1, int(threads)))
+    os.environ[THREADS_ENV] = n
+    for var in _POOL_ENV:
+        os.environ[var] = n
+    threadpool_limits(limits=int(n))  # process-wide, not undone: the job is this process
 
 
 def run_step(main, snakemake) -> None:
-    """Call ``main(snakemake)``; an :class:`SSFSError` becomes ``ERROR: <message>`` on
-    stderr and in the log, and exit status 1. Warnings go to the log. The job stops by
-    itself when the Snakemake process that started it is gone (:func:`~ssfs.workflow.locks.watch_parent`)."""
+    """Call ``main(snakemake)`` with thread pools pinned to the rule's ``threads``, between a
+    start and an end line (with the wall-clock time); an :class:`SSFSError` becomes
+    ``ERROR: <message>`` on stderr and in the log, and exit status 1. Warnings go to the log.
+    The job stops by itself when the Snakemake process that started it is gone
+    (:func:`~ssfs.workflow.locks.watch_parent`)."""
+    pin_job_threads(getattr(snakemake, "threads", 1) or 1)
     log_path = snakemake.log[0] if len(snakemake.log) else None
-    handlers = [logging.StreamHandler(sys.stderr)]
-    if log_path:
-        handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=handlers, force=True)
-    logging.captureWarnings(True)
-    warnings.simplefilter("default")
+    configure_logging(log_level(getattr(snakemake, "config", None)), log_path)
     from .locks import watch_parent
 
-    watch_parent(on_orphan=lambda pid: logging.getLogger("ssfs").error(
+    watch_parent(on_orphan=lambda pid: log.error(
         "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))
+    what = describe(snakemake)
+    log.info("ssfs %s: started", what)
+    t0 = time.perf_counter()
     try:
         main(snakemake)
     except SSFSError as e:
-        logging.getLogger("ssfs").error("ERROR: %s", e)
+        log.error("ERROR: %s", e)
+        log.info("ssfs %s: failed after %s", what, fmt_seconds(time.perf_counter() - t0))
         sys.exit(1)
+    log.info("ssfs %s: done in %s", what, fmt_seconds(time.perf_counter() - t0))
 
 
 def rule_arguments(snakemake, fn) -> dict:

@@ -1,0 +1,113 @@
+"""Issue #16 items 3-6: the cost around the kernels, each beside its peer in one run.
+
+    python benchmarks/bench_overhead.py
+
+1. start-up: ``import ssfs.runner`` + registry load in a fresh interpreter (wall, peak RSS),
+   beside a bare ``import numpy, scipy.sparse`` (the floor);
+2. kNN search (k = 10/15, one BLAS thread): ``knn_search`` exact (float64 / float32 blocks)
+   against scikit-learn's ``NearestNeighbors`` (brute force) on PCMAC (../shared/data, skipped
+   when absent) and on a 20,000 x 50 Gaussian "PCA" matrix; the neighbour sets are compared;
+3. ``run_method("fisher", X, y)`` with every sample labeled against ``f_classif`` alone
+   (goal <= 1.2x) on Isolet / PCMAC when present, else a 1,560 x 617 Gaussian matrix.
+
+Medians of --repeats runs; the 1-minute load average is printed (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def _median_time(fn, repeats: int) -> float:
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts))
+
+
+def _fresh(code: str) -> tuple[float, float]:
+    t = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - t, usage.ru_maxrss / 1024
+
+
+def _mat(name):
+    from scipy.io import loadmat
+
+    path = DATA / f"{name}.mat"
+    if not path.exists():
+        return None
+    m = loadmat(path)
+    return np.asarray(m["X"], dtype=float), np.asarray(m["Y"]).ravel()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_limits
+
+    print(f"# load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cpus")
+    floor = [_fresh("import numpy, scipy.sparse") for _ in range(args.repeats)]
+    ours = [_fresh("import ssfs.runner; ssfs.runner.get_method('variance')") for _ in range(args.repeats)]
+    print(f"start-up  ssfs {np.median([w for w, _ in ours]):.2f} s {np.median([m for _, m in ours]):.0f} MB | "
+          f"numpy+scipy.sparse {np.median([w for w, _ in floor]):.2f} s {np.median([m for _, m in floor]):.0f} MB")
+
+    from sklearn.feature_selection import f_classif
+    from sklearn.neighbors import NearestNeighbors
+
+    from ssfs import run_method
+    from ssfs.methods._shared.graph import knn_search
+
+    rng = np.random.default_rng(0)
+    sets = [("gaussian 20000 x 50", rng.normal(size=(20000, 50)) * np.linspace(3, 0.5, 50), 15)]
+    pcmac = _mat("PCMAC")
+    if pcmac is not None:
+        sets.insert(0, ("PCMAC 1943 x 3289", pcmac[0], 10))
+    with threadpool_limits(limits=1):
+        for name, X, k in sets:
+            res = {}
+            for label, fn in (
+                ("exact f64", lambda X=X, k=k: knn_search(X, k, method="exact")),
+                ("exact f32", lambda X=X, k=k: knn_search(X, k, method="exact", precision="float32")),
+                ("sklearn brute",
+                 lambda X=X, k=k: NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(X)),
+            ):
+                res[label] = (_median_time(fn, args.repeats), fn())
+            a = res["exact f64"][1][0]
+            b = res["sklearn brute"][1][1][:, 1:]
+            same = np.mean([len(set(u) & set(v)) / k for u, v in zip(a, b)])
+            t_sk = res["sklearn brute"][0]
+            print(f"kNN {name}: " + ", ".join(f"{lab} {t:.3f} s ({t_sk / t:.1f}x sklearn)" for lab, (t, _) in res.items())
+                  + f"; neighbour sets equal to sklearn's: {same:.4f}")
+        for name in ("Isolet", "PCMAC"):
+            d = _mat(name)
+            if d is None:
+                X, y = rng.normal(size=(1560, 617)), rng.integers(0, 26, 1560)
+                name = "gaussian 1560 x 617"
+            else:
+                X, y = d
+            codes = np.unique(y, return_inverse=True)[1]
+            t_ours = _median_time(lambda: run_method("fisher", X, codes), args.repeats)
+            t_peer = _median_time(lambda: f_classif(X, codes), args.repeats)
+            print(f"fisher, all {len(codes)} labeled, {name}: run_method {t_ours:.3f} s, f_classif {t_peer:.3f} s, "
+                  f"ratio {t_ours / t_peer:.1f}")
+    print(f"# load {os.getloadavg()[0]:.1f}; peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

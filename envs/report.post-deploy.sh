@@ -1,0 +1,1 @@
+post-deploy.sh

@@ -1,0 +1,84 @@
+"""knn_search: exact as documented (ties to the lower index on exactly tied data),
+bounded-memory blocks, float32 blocks and NN-descent for large n."""
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.datasets import load_iris
+
+from ssfs.errors import InputError
+from ssfs.methods._shared.graph import knn_search
+
+
+def _reference(X, k):
+    """Exact brute force: integer-valued data, so float64 distances are exact; order (d2, index)."""
+    X = np.asarray(X, dtype=float)
+    n = len(X)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    o = np.lexsort((np.broadcast_to(np.arange(n), (n, n)), D), axis=1)[:, :k]
+    return o, np.take_along_axis(D, o, axis=1)
+
+
+def _tied_iris():
+    # iris x 10 is integer-valued (exact arithmetic in float64) and has duplicated rows;
+    # adding 20 more duplicates makes many distances exactly tied, including zeros
+    X = load_iris().data * 10
+    return np.vstack([X, X[:20]]) + 1000.0  # a large offset stresses the Gram trick
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+@pytest.mark.parametrize("as_sparse", [False, True])
+@pytest.mark.parametrize("block_bytes", [1 << 12, 16 * 1024**2])
+def test_ties_exact_on_tied_data(precision, as_sparse, block_bytes):
+    X = _tied_iris()
+    ref_i, ref_d = _reference(X, 10)
+    A = sparse.csr_matrix(X) if as_sparse else X
+    ind, d2 = knn_search(A, 10, block_bytes=block_bytes, precision=precision, method="exact")
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_array_equal(d2, ref_d)
+
+
+def test_duplicates_are_each_others_nearest_lower_index_first():
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    ind, d2 = knn_search(X, 2, method="exact")
+    np.testing.assert_array_equal(ind, [[2, 4], [3, 0], [0, 4], [1, 0], [0, 2]])
+    np.testing.assert_array_equal(d2, [[0, 0], [0, 2], [0, 0], [0, 2], [0, 0]])
+
+
+def test_all_others_when_k_is_n_minus_1():
+    X = np.arange(5.0)[:, None] ** 2
+    ind, d2 = knn_search(X, 4)
+    np.testing.assert_array_equal(ind[0], [1, 2, 3, 4])
+    np.testing.assert_array_equal(d2[0], [1, 16, 81, 256])
+
+
+def test_float32_blocks_identical_on_random_data():
+    X = np.random.default_rng(0).normal(size=(700, 60)) * 3 + 50
+    a = knn_search(X, 7, precision="float64", block_bytes=1 << 16)
+    b = knn_search(X, 7, precision="float32")
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+@pytest.mark.slow  # numba compiles pynndescent on first use (~20 s idle)
+def test_nndescent_finds_planted_neighbours():
+    # 400 tight pairs far apart: each sample's nearest neighbour is its twin
+    rng = np.random.default_rng(1)
+    centres = rng.normal(size=(400, 8)) * 100
+    X = np.repeat(centres, 2, axis=0) + rng.normal(size=(800, 8)) * 0.01
+    ind, d2 = knn_search(X, 1, method="nndescent")
+    np.testing.assert_array_equal(ind[:, 0], np.arange(800) ^ 1)
+    assert np.all(np.diff(knn_search(X, 5, method="nndescent")[1], axis=1) >= 0)
+    # seeded: identical reruns
+    np.testing.assert_array_equal(knn_search(X, 5, method="nndescent")[0], knn_search(X, 5, method="nndescent")[0])
+
+
+def test_bad_search_options():
+    X = np.zeros((5, 2))
+    with pytest.raises(InputError):
+        knn_search(X, 5)
+    with pytest.raises(InputError):
+        knn_search(X, 2, method="annoy")
+    with pytest.raises(InputError):
+        knn_search(X, 2, precision="float16")
