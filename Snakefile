@@ -20,6 +20,7 @@ include: "workflow/rules/prepare.smk"
 include: "workflow/rules/supervision.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/selection.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -27,4 +28,5 @@ rule all:
     default_target: True
     input:
         f"{RESULTS}/report.html",
-        SUMMARY_TABLES,
+        SUMMARY_TABLES if BENCHMARK else [],
+        SELECTION_OUTPUTS,

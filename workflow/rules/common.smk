@@ -3,7 +3,7 @@ import os
 import re
 import sys
 
-from ssfs.workflow.config import supervision_for, validate_config, load_schema, variants
+from ssfs.workflow.config import run_parts, supervision_for, validate_config, load_schema, variants
 from ssfs.errors import SSFSError
 
 try:
@@ -21,6 +21,9 @@ if workflow.is_main_process:
         print(f"ssfs: {_lock_note}", file=sys.stderr)
 
 RESULTS = "results"
+# what runs (config/README.md "Selection mode"): the benchmark, the selection, or both
+BENCHMARK, SELECTION = run_parts(config)
+SEL = CFG.get("selection")
 SEED = CFG["seed"]
 DATASETS = sorted(CFG["datasets"])
 METHODS = sorted(CFG["methods"])

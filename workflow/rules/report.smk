@@ -63,17 +63,25 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
+REPORT_BENCHMARK_INPUTS = dict(
+    tables=SUMMARY_TABLES,
+    scores=f"{TABLES}/scores.tsv",
+    runtime=f"{TABLES}/runtime.tsv",
+    datasets=f"{TABLES}/datasets.tsv",
+    stability=f"{TABLES}/stability.tsv",
+    stats_html=f"{TABLES}/stats.html",
+    paper=f"{TABLES}/paper_comparison.tsv",
+    figures=FIGURES,
+)
+
+
 rule report:
-    """One self-contained HTML page: configuration, versions, tables, figures, statistics."""
+    """One self-contained HTML page: the summary (the answer) first, then configuration, versions, tables,
+    figures, statistics. Selection-only runs (no benchmark): summary and configuration."""
     input:
-        tables=SUMMARY_TABLES,
-        scores=f"{TABLES}/scores.tsv",
-        runtime=f"{TABLES}/runtime.tsv",
-        datasets=f"{TABLES}/datasets.tsv",
-        stability=f"{TABLES}/stability.tsv",
-        stats_html=f"{TABLES}/stats.html",
-        paper=f"{TABLES}/paper_comparison.tsv",
-        figures=FIGURES,
+        **(REPORT_BENCHMARK_INPUTS if BENCHMARK else {"prepared": PREPARED}),
+        selection=SELECTION_OUTPUTS,
+        rankings=ALL_RANKINGS if BENCHMARK and not SELECTION else [],
     output:
         report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report"),
     log:
@@ -83,5 +91,7 @@ rule report:
     params:
         cfg=CFG,
         papers_dir=str(PAPERS_DIR),
+        benchmark=BENCHMARK,
+        selection=SELECTION,
     script:
         "../scripts/report.py"

@@ -385,8 +385,10 @@ def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
     return "\n".join(out)
 
 
-def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None:
-    """Write the self-contained HTML report ``out`` from the aggregate outputs."""
+def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selection: bool = False,
+               ranking_paths=()) -> None:
+    """Write the self-contained HTML report ``out`` from the aggregate outputs; its first section
+    is the summary (:mod:`ssfs.report.selection`: the consensus lists when ``selection`` ran)."""
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     tk = pd.read_csv(tables_dir / "top_k.tsv", sep="\t")
     ds = pd.read_csv(tables_dir / "datasets.tsv", sep="\t")
@@ -401,13 +403,20 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None) -> None
         return "\n".join(figure_html(figdir, r.stem, r.caption) for r in index.itertuples() if r.section == section)
 
     title = html.escape(cfg["report"]["title"])
-    parts = [f"<h1>{title}</h1>"]
-    nav = [("datasets", "Datasets"), ("topk", "Top-K table"), ("paper", "Published"), ("curves", "Curves"),
+    parts = [f"<h1>{title}</h1>"]  # then the nav, then the summary section (the answer first)
+    nav = [("summary", "Summary"),
+           ("datasets", "Datasets"), ("topk", "Top-K table"), ("paper", "Published"), ("curves", "Curves"),
            ("sweeps", "Sweeps"), ("stability", "Stability"), ("statistics", "Statistics"), ("runtime", "Run time"),
            ("config", "Configuration")]
     has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),
            "stability": len(stab) > 0, "runtime": len(rt) > 0}
     parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
+    from .selection import summary_section
+    from .statistics import best_methods
+
+    parts.append(summary_section(cfg, Path(out).parent, sorted(cfg.get("datasets") or scores["dataset"].unique()),
+                                 selection=selection,
+                                 best=best_methods(scores, cfg), ranking_paths=ranking_paths))
     meta = _run_metadata(cfg, n_reps)
     parts.append("<div class='tw'><table class='meta'>" + "".join(
         f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in meta.items())

@@ -57,7 +57,7 @@ def load_schema(path) -> dict:
         return yaml.safe_load(fh)
 
 
-def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:
+def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noqa: C901
     """Validated copy of ``config`` with defaults filled. Raises :class:`ConfigError`.
     ``papers_dir``: where ``report.paper`` tables live (default: the repository's
     ``resources/papers``)."""
@@ -119,7 +119,42 @@ def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:
     ctrl = cfg["report"]["control"]
     if ctrl is not None and ctrl not in cfg["methods"]:
         raise ConfigError(f"config key report.control: {ctrl!r} is not one of the configured methods")
+    if "selection" in cfg:
+        cfg["selection"]["methods"] = selection_methods(cfg)
     return cfg
+
+
+#: keys whose presence asks for the benchmark when a ``selection`` section is given
+BENCHMARK_KEYS = ("supervision", "evaluation", "sweeps")
+
+
+def run_parts(config: dict) -> tuple[bool, bool]:
+    """(benchmark, selection) to run for a *raw* config: the selection when it has a ``selection``
+    section; the benchmark unless the config has ``selection`` and none of :data:`BENCHMARK_KEYS`."""
+    selection = "selection" in config
+    return (not selection or any(k in config for k in BENCHMARK_KEYS)), selection
+
+
+def selection_methods(cfg: dict) -> list[str]:
+    """The method labels of the selection mode: ``selection.methods`` or every configured method
+    that ranks features (extraction methods such as pca build components, not feature lists)."""
+    sel = cfg["selection"]
+    key = "config key selection"
+    if sel["scheme"] == "cpss" and sel["resamples"] % 2:
+        raise ConfigError(f"{key}.resamples: {sel['resamples']} is odd; scheme cpss draws complementary pairs "
+                          "(use an even number)")
+    if sel["methods"] is None:
+        labels = [m for m in sorted(cfg["methods"]) if get_method(cfg["methods"][m]["method"]).kind != "extraction"]
+    else:
+        labels = list(sel["methods"])
+        for m in labels:
+            if m not in cfg["methods"]:
+                raise ConfigError(f"{key}.methods: {m!r} is not one of the configured methods")
+            if get_method(cfg["methods"][m]["method"]).kind == "extraction":
+                raise ConfigError(f"{key}.methods: {m!r} builds components, not a feature ranking")
+    if not labels:
+        raise ConfigError(f"{key}: no configured method ranks features")
+    return labels
 
 
 def method_params_schema(name: str) -> dict:

@@ -1,0 +1,118 @@
+"""Selection mode (issue #14): resamples, consensus, error bound, workflow."""
+
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ssfs.constraints import Constraints
+from ssfs.errors import InputError
+from ssfs.experiment.selection import aggregate, consensus, error_bound, ranks_from_order, resamples
+from ssfs.runner import run_method
+
+
+def planted(n=80, p=40, m=4, seed=0, labeled=None):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1], n // 2)
+    X = rng.normal(size=(n, p))
+    X[:, :m] += 3.0 * y[:, None]
+    if labeled is not None:
+        yl = np.full(n, -1)
+        for c in (0, 1):
+            yl[np.flatnonzero(y == c)[:labeled]] = c
+        y = yl
+    return X, y
+
+
+def test_cpss_pairs_are_complementary_within_groups():
+    y = np.array([0] * 5 + [1] * 4 + [-1] * 7)
+    subs = resamples(y, 6, "cpss", np.random.default_rng(1))
+    assert len(subs) == 6
+    for a, b in zip(subs[::2], subs[1::2], strict=True):
+        assert np.intersect1d(a, b).size == 0
+        for g, h in ((0, 2), (1, 2), (-1, 3)):  # floor(size/2) of each group in each half
+            assert (y[a] == g).sum() == h and (y[b] == g).sum() == h
+    with pytest.raises(InputError, match="even"):
+        resamples(y, 5, "cpss", np.random.default_rng(1))
+    with pytest.raises(InputError, match="fewer than 2"):
+        resamples(np.array([0, 1, 1, -1]), 2, "cpss", np.random.default_rng(1))
+    boot = resamples(y, 3, "bootstrap", np.random.default_rng(1))
+    assert all(b.size == y.size and (y[b] == 0).sum() == 5 and (y[b] == -1).sum() == 7 for b in boot)
+
+
+def test_aggregations_by_hand():
+    R = np.array([[1, 2, 3], [3, 2, 1], [1, 3, 2]], dtype=float)
+    assert np.allclose(aggregate(R, "mean_rank"), [5 / 3, 7 / 3, 2])
+    assert np.allclose(aggregate(R, "rank_product"), [3 ** (1 / 3), 12 ** (1 / 3), 6 ** (1 / 3)])
+    assert np.allclose(aggregate(R, "median_rank"), [1, 2, 2])
+    assert np.array_equal(ranks_from_order([2, 0], 4), [2, 3, 1, 3])  # absent: share rank 3
+
+
+def test_error_bound_by_hand():
+    # q = 5, p = 100, pi = 0.9: MB = 25 / (0.8 * 100) = 0.3125;
+    # CPSS unimodal (pi > 3/4, B = 50): 25/100 * 4 (1 - 0.9 + 0.01) / (1 + 0.02) = 0.25 * 0.44 / 1.02
+    b = error_bound(5, 100, 0.9, 100, "cpss")
+    assert b["meinshausen_buhlmann"] == pytest.approx(0.3125)
+    assert b["cpss_unimodal"] == pytest.approx(0.25 * 0.44 / 1.02)
+    # pi = 0.7, B = 10: 25/100 / (2 (0.4 - 0.05)) = 0.25 / 0.7
+    b = error_bound(5, 100, 0.7, 20, "cpss")
+    assert b["meinshausen_buhlmann"] == pytest.approx(25 / 40)
+    assert b["cpss_unimodal"] == pytest.approx(0.25 / 0.7)
+    # below min(1/2 + q/p, 1/2 + 1/(2B) + 3q/(4p)) = min(0.55, 0.5 + 0.05 + 0.0375): no refinement
+    assert error_bound(5, 100, 0.54, 20, "cpss")["cpss_unimodal"] is None
+    assert error_bound(5, 100, 0.5, 20, "cpss")["meinshausen_buhlmann"] is None
+    assert error_bound(5, 100, 0.9, 20, "bootstrap")["meinshausen_buhlmann"] is None
+
+
+@pytest.mark.parametrize("labeled", [None, 6])
+def test_planted_markers_consensus(labeled):
+    X, y = planted(labeled=labeled)
+    p, m, top = X.shape[1], 4, 4
+    cons = Constraints.from_labels(y)
+    methods = ("fisher", "cls") if labeled is None else ("cls", "laplacian")
+    subs = resamples(y, 20, "cpss", np.random.default_rng(0))
+    full, res = {}, {}
+    for meth in methods:
+        full[meth] = ranks_from_order(run_method(meth, X, y, cons, rng=np.random.default_rng(0)).order, p)
+        res[meth] = np.stack([ranks_from_order(run_method(meth, X[s], y[s], cons.subset(s),
+                                                          rng=np.random.default_rng(0)).order, p) for s in subs])
+    table, Z = consensus(full, res, top)
+    assert sorted(table["index"][:m]) == list(range(m))
+    assert table["consensus_rank"][:m].tolist() == [1, 2, 3, 4]
+    assert (table["frequency"][:m] >= 0.9).all()
+    assert table["frequency"][m:].max() <= 0.2
+    assert Z.sum(axis=1).tolist() == [top] * 20
+    assert np.allclose(table["frequency"], np.sort(Z.mean(axis=0))[::-1])
+
+
+def test_frequent_features_of_benchmark_rankings(tmp_path):
+    from ssfs.report.selection import frequent_features
+
+    paths = []
+    for rep, feats in enumerate((["x", "y", "z"], ["x", "z", "y"], ["y", "x", "w"])):
+        p = tmp_path / "ds" / "base" / "rankings" / "m" / f"{rep}.tsv"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"feature": feats, "rank": [1, 2, 3]}).to_csv(p, sep="\t", index=False)
+        paths.append(p)
+    out = frequent_features(paths, top=2)
+    assert out["features"].tolist() == ["x (3/3), y (2/3), z (1/3)"]
+
+
+def test_selection_config_checks():
+    from pathlib import Path
+
+    from ssfs.errors import ConfigError
+    from ssfs.workflow.config import load_schema, run_parts, validate_config
+
+    schema = load_schema(Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml")
+    base = {"datasets": {"wine": {"source": "builtin", "name": "wine"}}, "methods": {"fisher": {}, "pca": {}}}
+    cfg = validate_config({**base, "selection": {}}, schema)
+    assert cfg["selection"]["methods"] == ["fisher"]  # extraction methods are left out
+    assert cfg["selection"]["scheme"] == "cpss" and cfg["selection"]["resamples"] == 20
+    with pytest.raises(ConfigError, match="odd"):
+        validate_config({**base, "selection": {"resamples": 5}}, schema)
+    with pytest.raises(ConfigError, match="components"):
+        validate_config({**base, "selection": {"methods": ["pca"]}}, schema)
+    assert run_parts(base) == (True, False)
+    assert run_parts({**base, "selection": {}}) == (False, True)
+    assert run_parts({**base, "selection": {}, "supervision": {}}) == (True, True)

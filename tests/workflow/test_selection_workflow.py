@@ -1,0 +1,74 @@
+"""Selection mode through Snakemake (issue #14): partially labelled planted CSV, selection only;
+byte-identical consensus whatever --cores and chunking; benchmark + selection report order."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from workflow_helpers import snakemake
+
+M, P = 4, 30
+
+
+def planted_csv(path, n=60, labeled_per_class=6, seed=0):
+    """n samples, P features, markers g0..g3 shifted by class; all but 6 labels per class blank."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(["a", "b"], n // 2)
+    X = rng.normal(size=(n, P))
+    X[:, :M] += 3.0 * (y == "b")[:, None]
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(P)], index=[f"s{i}" for i in range(n)])
+    lab = pd.Series("", index=df.index)
+    for c in ("a", "b"):
+        idx = np.flatnonzero(y == c)[:labeled_per_class or n]
+        lab.iloc[idx] = c
+    df.insert(0, "label", lab)
+    df.index.name = "sample"
+    df.to_csv(path)
+
+
+def sel_config(data, **sel):
+    return {"seed": 3, "data_dir": str(data.parent),
+            "datasets": {"planted": {"path": data.name, "label_column": "label"}},
+            "methods": {"cls": {}, "laplacian": {}},
+            "selection": {"resamples": 10, "top": M, "threshold": 0.8, **sel}}
+
+
+def _outputs(wd):
+    d = wd / "results" / "planted" / "selection"
+    return {f: (d / f).read_bytes() for f in ("consensus.tsv", "summary.json")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("labeled", [6, None], ids=["partially_labelled", "fully_labelled"])
+def test_selection_only_on_planted_csv(tmp_path, labeled):
+    data = tmp_path / "planted.csv"
+    planted_csv(data, labeled_per_class=labeled)
+    wd = tmp_path / "run1"
+    snakemake(wd, sel_config(data), cores=2)
+    sel = wd / "results" / "planted" / "selection"
+    t = pd.read_csv(sel / "consensus.tsv", sep="\t")
+    assert list(t.columns[:3]) == ["feature", "consensus_rank", "frequency"]
+    assert {"rank_cls", "rank_laplacian", "frequency_cls", "frequency_laplacian"} <= set(t.columns)
+    assert sorted(t["feature"][:M]) == [f"g{j}" for j in range(M)]
+    assert (t["frequency"][:M] >= 0.9).all() and t["frequency"][M:].max() <= 0.3
+    s = json.loads((sel / "summary.json").read_text())
+    assert sorted(s["features"]) == [f"g{j}" for j in range(M)]
+    k = labeled or 30
+    assert s["labeled_per_class"] == {"a": k, "b": k} and s["n_unlabeled"] == 60 - 2 * k
+    # the bound by hand: q = 4, p = 30, pi = 0.8 -> 16 / (0.6 * 30)
+    assert s["error_bound"]["meinshausen_buhlmann"] == pytest.approx(16 / 18)
+    assert not (wd / "results" / "tables").exists()  # selection only: no benchmark ran
+    html = (wd / "results" / "report.html").read_text()
+    first = re.search(r"<(section|h2)[^>]*>", html)
+    assert first.group(0).startswith("<section id='summary'")
+    assert "<table id='top-features'>" in html and "g0" in html
+    # same seed, other cores and chunking: byte-identical list
+    wd2 = tmp_path / "run2"
+    cfg2 = sel_config(data)
+    cfg2["execution"] = {"reps_per_job": 3}
+    snakemake(wd2, cfg2, cores=1)
+    assert _outputs(wd2) == _outputs(wd)

@@ -1,0 +1,73 @@
+# Selection mode (issue #14): every selection method on the full data and on
+# `selection.resamples` resamples of each dataset, then one consensus per dataset.
+# Resamples are grouped into chunks of `execution.reps_per_job` like the benchmark's
+# repetitions (null = all in one job per dataset and method); chunk 0 also ranks the full
+# data. Resamples and method generators come from the seed alone, so the consensus is
+# byte-identical whatever --cores and whatever the chunking.
+SEL_RESAMPLES = list(range(SEL["resamples"])) if SEL else []
+_SRPJ = CFG["execution"]["reps_per_job"] or max(1, len(SEL_RESAMPLES))
+SEL_CHUNKS = [SEL_RESAMPLES[i : i + _SRPJ] for i in range(0, len(SEL_RESAMPLES), _SRPJ)]
+SEL_METHODS = SEL["methods"] if SEL else []
+SELECTION_OUTPUTS = (
+    expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=["consensus.tsv", "summary.json"])
+    if SEL
+    else []
+)
+
+
+for _chunk, _res in enumerate(SEL_CHUNKS):
+
+    rule:
+        name:
+            f"selection_{_chunk}"
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+        output:
+            ranks=f"{RESULTS}/{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy",
+            # chunk 0 also ranks the full data
+            full=[f"{RESULTS}/{{dataset}}/selection/full/{{method}}.tsv"] if _chunk == 0 else [],
+        log:
+            f"{RESULTS}/logs/selection/{{dataset}}/{{method}}/chunk{_chunk}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/selection/benchmarks/{{method}}/chunk{_chunk}.tsv"
+        wildcard_constraints:
+            method=labels_regex(SEL_METHODS),
+        conda:
+            "../../envs/select.yaml"
+        threads: lambda wc: method_resources(wc.method)[2]
+        resources:
+            mem_mb=method_mem,
+            runtime=lambda wc: method_resources(wc.method)[1] * len(_res),
+        params:
+            settings=lambda wc: CFG["methods"][wc.method],
+            sup=CFG["supervision"],
+            sel=SEL,
+            seed=SEED,
+            chunk=_res,
+        script:
+            "../scripts/selection_rank.py"
+
+
+rule consensus:
+    """One dataset's consensus table, summary (selected features, stability, error bound) and stability path."""
+    input:
+        prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+        full=expand(f"{RESULTS}/{{{{dataset}}}}/selection/full/{{method}}.tsv", method=SEL_METHODS),
+        ranks=expand(
+            f"{RESULTS}/{{{{dataset}}}}/selection/ranks/{{method}}/chunk{{chunk}}.npy",
+            method=SEL_METHODS,
+            chunk=range(len(SEL_CHUNKS)),
+        ),
+    output:
+        consensus=f"{RESULTS}/{{dataset}}/selection/consensus.tsv",
+        summary=f"{RESULTS}/{{dataset}}/selection/summary.json",
+        figure=f"{RESULTS}/{{dataset}}/selection/stability_path.png",
+    log:
+        f"{RESULTS}/logs/selection/{{dataset}}/consensus.log",
+    conda:
+        "../../envs/report.yaml"
+    params:
+        sel=SEL,
+        methods=SEL_METHODS,
+    script:
+        "../scripts/consensus.py"
