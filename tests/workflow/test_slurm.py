@@ -4,7 +4,7 @@ Runs only where ``sinfo`` reports an idle node, e.g. after
 ``bash workflow/scripts/local_slurm.sh install && bash workflow/scripts/local_slurm.sh start``
 (.ci/run does this). The tiny config of workflow_helpers, with one job per
 (dataset, method, repetition) and the bootstrap ensemble split into member jobs, goes
-through ``--profile workflow/profiles/slurm``;
+through ``--profile profiles/slurm``;
 the test proves that every non-local job was an sbatch job (the scheduler's own
 records: ``squeue -t all`` keeps finished jobs for MinJobAge, 3600 s on the local
 cluster) and that the ranking/score tables are byte-identical to a local run.
@@ -19,7 +19,7 @@ import subprocess
 import pytest
 import workflow_helpers as wf
 
-PROFILE = wf.REPO / "workflow" / "profiles" / "slurm"
+PROFILE = wf.REPO / "profiles" / "slurm"
 TIMEOUT = 600
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throwaway single-node SLURM cluster on localhost, for CI and for trying the
-# workflow's SLURM profile (workflow/profiles/slurm) without a real cluster.
+# workflow's SLURM profile (profiles/slurm) without a real cluster.
 #
 #   bash workflow/scripts/local_slurm.sh install   # apt-get slurmctld slurmd slurm-client munge
 #   bash workflow/scripts/local_slurm.sh start     # munged + slurmctld + slurmd, wait for idle, srun check

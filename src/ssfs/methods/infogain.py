@@ -74,21 +74,11 @@ def _fixed_point_table(tab: np.ndarray) -> np.ndarray:
     return np.rint(tab * scale).astype(np.uint64)
 
 
-def _mdl_block(Xb: np.ndarray, codes: np.ndarray, K: int) -> np.ndarray:
-    """Information gain after MDL discretisation, for a block of features (n x q).
-
-    Each recursion level handles all open intervals of all features at once, in O(samples)
-    per interval whatever the number of classes: along the sorted samples of an interval,
-    sum_c xlog2x(left count of c) grows by xlog2x(r) - xlog2x(r - 1) at a sample whose class
-    occurs for the r-th time (and the right side's sum shrinks likewise), so
-    N_l Ent(S_l) + N_r Ent(S_r) of every cut is one running sum (exact, in fixed point).
-    A sample's rank within its class along the sort comes from a stable radix sort of the
-    small class codes (no K x n x q cumulative count array)."""
+def _sorted_class_ranks(Xb: np.ndarray, codes: np.ndarray, K: int):
+    """Per feature (rows), along its sorted samples: the class codes ``ys``, each sample's
+    1-based rank within its class ``rank``, the candidate cuts ``cand`` (between distinct
+    values) and the class sizes ``n_c``; ranks from a stable radix sort of the class codes."""
     n, q = Xb.shape
-    tab = _xlogx_table(n)
-    tabI = _fixed_point_table(tab)
-    dI = tabI[1:] - tabI[:-1]  # dI[m] = xlog2x(m + 1) - xlog2x(m), nonnegative
-    H_class = float(_ent_times_n(np.bincount(codes, minlength=K)[:, None], tab)[0]) / n
     # feature-major layout: feature f's sorted samples are a contiguous row
     XT = np.ascontiguousarray(Xb.T)
     # ties: cuts only fall between distinct values, so the order within ties is irrelevant
@@ -107,8 +97,13 @@ def _mdl_block(Xb: np.ndarray, codes: np.ndarray, K: int) -> np.ndarray:
     rank = np.empty((q, n), dtype=np.intp)
     np.put_along_axis(rank, by_class, (np.arange(n) - start[cls_sorted] + 1)[None, :], axis=1)
     del by_class
+    return ys, rank, cand, n_c
 
-    # level 0: one interval per feature, all of [0, n)
+
+def _first_cuts(ys, rank, cand, n_c, tabI, dI):
+    """Level 0 (one interval per feature, all of [0, n)): the features with a candidate cut
+    ``bseg`` and their first best cut ``cut`` (the minimum of N_l Ent(S_l) + N_r Ent(S_r))."""
+    n = ys.shape[1]
     tot = n_c[ys]
     G = np.cumsum(dI[rank - 1] - dI[tot - rank], axis=1)  # uint64, wraps for negative sums
     del tot
@@ -117,15 +112,33 @@ def _mdl_block(Xb: np.ndarray, codes: np.ndarray, K: int) -> np.ndarray:
     e = (tabI[i] + tabI[n - i] - sum_tot)[None, :] - G[:, :-1]
     e = np.where(cand[:, :-1], e.view(np.int64), np.iinfo(np.int64).max)
     del G
-    has = cand.any(axis=1)
+    bseg = np.flatnonzero(cand.any(axis=1))
+    cut = np.argmin(e[bseg], axis=1) + 1 if bseg.size else np.zeros(0, dtype=np.intp)  # first minimum
+    return bseg, cut
+
+
+def _mdl_block(Xb: np.ndarray, codes: np.ndarray, K: int) -> np.ndarray:
+    """Information gain after MDL discretisation, for a block of features (n x q).
+
+    Each recursion level handles all open intervals of all features at once, in O(samples)
+    per interval whatever the number of classes: along the sorted samples of an interval,
+    sum_c xlog2x(left count of c) grows by xlog2x(r) - xlog2x(r - 1) at a sample whose class
+    occurs for the r-th time (and the right side's sum shrinks likewise), so
+    N_l Ent(S_l) + N_r Ent(S_r) of every cut is one running sum (exact, in fixed point).
+    A sample's rank within its class along the sort comes from a stable radix sort of the
+    small class codes (no K x n x q cumulative count array)."""
+    n, q = Xb.shape
+    tab = _xlogx_table(n)
+    tabI = _fixed_point_table(tab)
+    dI = tabI[1:] - tabI[:-1]  # dI[m] = xlog2x(m + 1) - xlog2x(m), nonnegative
+    H_class = float(_ent_times_n(np.bincount(codes, minlength=K)[:, None], tab)[0]) / n
+    ys, rank, cand, n_c = _sorted_class_ranks(Xb, codes, K)
+    bseg, cut = _first_cuts(ys, rank, cand, n_c, tabI, dI)
     f_open = np.arange(q)
     lo = np.zeros(q, dtype=np.intp)
     hi = np.full(q, n, dtype=np.intp)
     Clo = np.zeros((q, K), dtype=np.int64)
     Chi = np.broadcast_to(n_c, (q, K)).copy()
-    bseg = np.flatnonzero(has)
-    cut = np.argmin(e[bseg], axis=1) + 1 if bseg.size else np.zeros(0, dtype=np.intp)  # first minimum
-    del e
     ys = ys.ravel()
     rank = rank.ravel()
     cand = cand.ravel()
