@@ -61,7 +61,7 @@ def test_tiny_workflow_through_slurm_equals_local_run(tmp_path_factory):
     cfg = wf.config(execution={"reps_per_job": 1, "member_chunks": {"boot": 2}})
     cmd = ["timeout", "-k", "10", str(TIMEOUT),
            *wf.command(wd, cfg, "--profile", str(PROFILE), "--slurm-keep-successful-logs",
-                       "--jobs", "4", "--quiet", "host",  # print the "rule x:" lines the default profile hides
+                       "--jobs", "4", "--quiet=host",  # print the "rule x:" lines the default profile hides
                        *wf.SCORE_TARGETS, cores=1)]
     res = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=TIMEOUT + 30)
     log = res.stdout + res.stderr

@@ -55,7 +55,7 @@ def describe(snakemake) -> str:
         wc = " ".join(f"{k}={v}" for k, v in dict(snakemake.wildcards.items()).items())
     except Exception:  # pragma: no cover - wildcards without items()
         wc = ""
-    return f"{snakemake.rule} {wc}".strip()
+    return f"{getattr(snakemake, 'rule', 'step')} {wc}".strip()
 
 
 #: thread-count variables of the native pools, set before numpy/scipy/numba load their libraries
