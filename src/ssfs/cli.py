@@ -41,17 +41,23 @@ def _parse_params(items) -> dict:
     return out
 
 
-def _labeled_per_class(text: str):
-    """``--labeled-per-class``: a positive integer or 'all' (argparse prints the error)."""
-    if text == "all":
-        return text
+def _int_or_word(text: str, minimum: int, words: dict, expected: str):
+    """An integer >= ``minimum``, or one of ``words`` (lower case -> value); else the
+    argparse error ``expected ..., got ...``."""
+    if text.lower() in words:
+        return words[text.lower()]
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'all', got {text!r}")
+        n = minimum - 1
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return n
+
+
+def _labeled_per_class(text: str):
+    """``--labeled-per-class``: a positive integer or 'all' (argparse prints the error)."""
+    return _int_or_word(text, 1, {"all": "all"}, "a positive integer or 'all'")
 
 
 METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
@@ -223,17 +229,8 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescription
 def _index_column(value: str):
     """``--index-column``: a column number, ``none`` when the file has no id column, or
     ``auto`` (column 0 unless it looks like data, see :func:`ssfs.io.delimited.check_id_column`)."""
-    if value.lower() in ("none", "null", "-"):
-        return None
-    if value.lower() == "auto":
-        return "auto"
-    try:
-        out = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a column number >= 0 or 'none', got {value!r}") from None
-    if out < 0:
-        raise argparse.ArgumentTypeError(f"expected a column number >= 0 or 'none', got {value!r}")
-    return out
+    return _int_or_word(value, 0, {"none": None, "null": None, "-": None, "auto": "auto"},
+                        "a column number >= 0 or 'none'")
 
 
 def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:

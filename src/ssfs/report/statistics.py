@@ -383,6 +383,16 @@ def _rep_tables(scores: pd.DataFrame):
             yield var, metric, ds, g.pivot(index="rep", columns="method", values="value")
 
 
+def _comparable_groups(scores: pd.DataFrame, cfg: dict, n_samples, sizes):
+    """Per group of :func:`_rep_tables` with at least 2 methods: (variant, metric, dataset,
+    table, higher_is_better, methods best first, n_train, n_test)."""
+    for var, metric, ds, wide in _rep_tables(scores):
+        hib = metric_higher_is_better(metric)
+        ranked = _ranked_methods(wide, hib)
+        if len(ranked) >= 2:
+            yield (var, metric, ds, wide, hib, ranked, *_sizes_of(cfg, ds, n_samples, sizes))
+
+
 def _ranked_methods(wide: pd.DataFrame, hib: bool) -> list:
     """Methods by mean over the repetitions, best first (ties: name order)."""
     means = wide.mean()
@@ -457,12 +467,8 @@ def per_dataset_comparisons(scores: pd.DataFrame, cfg: dict, *, n_samples=None, 
     (overrides; default :func:`split_sizes`). Columns :data:`PER_DATASET_COLS`."""
     alpha = float(cfg.get("report", {}).get("alpha", 0.05) if alpha is None else alpha)
     rows = []
-    for var, metric, ds, wide in _rep_tables(scores):
-        hib = metric_higher_is_better(metric)
-        ranked = _ranked_methods(wide, hib)
-        if len(ranked) < 2:
-            continue
-        n_train, n_test = _sizes_of(cfg, ds, n_samples, sizes)
+    for var, metric, ds, wide, hib, ranked, n_train, n_test in _comparable_groups(scores, cfg, n_samples,
+                                                                                    sizes):
         group = []
         for m in ranked[1:]:
             c = _compare(wide, ranked[0], m, hib, n_train, n_test, alpha)
@@ -498,13 +504,9 @@ def best_methods(scores: pd.DataFrame, cfg: dict, *, n_samples=None, sizes=None,
     """
     alpha = float(cfg.get("report", {}).get("alpha", 0.05) if alpha is None else alpha)
     rows = []
-    for var, metric, ds, wide in _rep_tables(scores):
-        hib = metric_higher_is_better(metric)
-        ranked = _ranked_methods(wide, hib)
-        if len(ranked) < 2:
-            continue
+    for var, metric, ds, wide, hib, ranked, n_train, n_test in _comparable_groups(scores, cfg, n_samples,
+                                                                                    sizes):
         best, runner = ranked[0], ranked[1]
-        n_train, n_test = _sizes_of(cfg, ds, n_samples, sizes)
         c = _compare(wide, best, runner, hib, n_train, n_test, alpha)
         rows.append(dict(dataset=ds, variant=var, metric=metric, best=best, runner_up=runner,
                          difference=c["difference"], ci_low=c["ci_low"], ci_high=c["ci_high"],
