@@ -50,14 +50,15 @@ def test_methods_json_and_markdown(capsys):
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert sorted(rows) == list_methods()
     assert rows["cs2"] == {"name": "cs2", "kind": "score", "needs": ["constraints"], "direction": "lower",
-                           "splittable": False, "requires": None, "parameters": {"lam": 0.1},
+                           "splittable": False, "requires": None, "parameters": {"lam": 0.1, "scale": "constrained"},
                            "description": get_method("cs2").description}
     assert rows["enscls"]["splittable"] and rows["enscls"]["parameters"]["k"] == 10
     assert main(["methods", "--markdown"]) == 0
     md = capsys.readouterr().out
     assert md == methods_markdown()
     assert md.splitlines()[0] == "| name | kind | needs | direction | splittable | parameters (defaults) |"
-    assert "| `cs2` | score | constraints | lower is better | no | `lam=0.1` |" in md.splitlines()
+    row = "| `cs2` | score | constraints | lower is better | no | `lam=0.1`, `scale='constrained'` |"
+    assert row in md.splitlines()
 
 
 def test_readme_methods_table_is_the_generated_one():

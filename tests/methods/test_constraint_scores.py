@@ -134,7 +134,7 @@ def test_bcs_matches_direct_bootstrap(base):
     for b in range(n_bags):
         ml = sum((X[C.ml[t, 0]] - X[C.ml[t, 1]]) ** 2 for t in dml[b])
         cl = sum((X[C.cl[t, 0]] - X[C.cl[t, 1]]) ** 2 for t in dcl[b])
-        bag_scores.append(ml / cl if base == "cs1" else ml - lam * cl)
+        bag_scores.append(ml / cl if base == "cs1" else (ml - lam * cl) / X[:6].var(axis=0))  # scale: constrained
     expected = rank_matrix(np.array(bag_scores), higher_is_better=False).mean(axis=0)
     np.testing.assert_allclose(got, expected)
 
@@ -182,3 +182,54 @@ def test_knn_search_exact_for_duplicates_and_all_neighbours():
     ind, d2 = knn_search(X, 3)  # k = n - 1: every other sample, nearest first
     np.testing.assert_array_equal(ind[0], [1, 2, 3])
     assert d2[0, 0] == 0.0 and d2[0, 1] == pytest.approx(1e-6, rel=1e-6)  # not lost to cancellation
+
+
+# ------------------------------------------------------------ cs2: the literal difference and its scale
+def test_cs2_literal_closed_form_by_hand():
+    """All pairs of K = 2 balanced classes: sum_ML = n^2 W / K, sum_CL = n^2 (T - W / K), so the
+    literal cs2 = n^2 ((1 + lam) W / K - lam T) (W: mean within-class, T: total population variance)."""
+    X = np.array([[0.0, 10.0], [2.0, 0.0], [10.0, 4.0], [12.0, 8.0]])
+    y = np.array([0, 0, 1, 1])
+    # by hand, feature 0: ML pairs (0,1), (2,3): 4 + 4 = 8; CL pairs: 100 + 144 + 64 + 100 = 408
+    # feature 1: ML 100 + 16 = 116; CL 36 + 4 + 16 + 64 = 120
+    lam = 0.1
+    got = run_method("cs2", X, y, lam=lam, scale="none").scores
+    np.testing.assert_allclose(got, [8 - lam * 408, 116 - lam * 120])
+    n, K = 4, 2
+    W = np.mean([X[y == c].var(axis=0) for c in (0, 1)], axis=0)
+    np.testing.assert_allclose(got, n**2 * ((1 + lam) * W / K - lam * X.var(axis=0)))
+    # scale="constrained" divides by the variance over the constrained (here: all) samples
+    got_std = run_method("cs2", X, y, lam=lam).scores
+    np.testing.assert_allclose(got_std, [(8 - lam * 408) / 26.0, (116 - lam * 120) / 14.75])
+
+
+def test_cs2_scaled_ranks_as_fisher_and_ignores_unlabeled_unless_all():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 8)) * np.arange(1, 9)  # unequal scales
+    y = np.repeat([0, 1, 2], 20)
+    X[:, 2] += 2.0 * y
+    X[:, 5] += 9.0 * y
+    fisher = run_method("fisher", X, y).order
+    np.testing.assert_array_equal(run_method("cs2", X, y).order, fisher)
+    yp = y.copy()
+    yp[::2] = -1
+    Xu = X.copy()
+    Xu[yp < 0] *= 50.0  # unlabeled samples change nothing under scale="constrained" ...
+    np.testing.assert_array_equal(run_method("cs2", Xu, yp).scores, run_method("cs2", X, yp).scores)
+    all_u, all_x = run_method("cs2", Xu, yp, scale="all").scores, run_method("cs2", X, yp, scale="all").scores
+    assert not np.allclose(all_u, all_x)  # ... but do under scale="all"
+
+
+def test_cs2_literal_prefers_noise_on_waveform_scaled_does_not():
+    """Breiman's waveform, all labels: the literal difference ranks the low-variance noise
+    features first (x15, the most informative, near the end); per unit variance all 19
+    informative features (x2..x20) come first."""
+    from ssfs.datasets import waveform
+
+    X, y = waveform(600, rng=np.random.default_rng(0))
+    informative = np.arange(1, 20)
+    literal = run_method("cs2", X, y, scale="none").order
+    assert np.isin(literal[:19], informative).sum() <= 2
+    assert list(literal).index(14) >= 35
+    scaled = run_method("cs2", X, y).order
+    assert set(scaled[:19]) == set(informative)

@@ -121,7 +121,7 @@ def test_constraint_scores_match_pair_sums():
     ml = sum((X_SMALL[i] - X_SMALL[j]) ** 2 for i, j in [(0, 1), (3, 4)])
     cl = sum((X_SMALL[i] - X_SMALL[j]) ** 2 for i, j in [(0, 3), (2, 5), (1, 4)])
     np.testing.assert_allclose(run_method("cs1", X_SMALL, None, c).scores, ml / cl)
-    np.testing.assert_allclose(run_method("cs2", X_SMALL, None, c, lam=0.3).scores, ml - 0.3 * cl)
+    np.testing.assert_allclose(run_method("cs2", X_SMALL, None, c, lam=0.3, scale="none").scores, ml - 0.3 * cl)
 
 
 def test_fisher_and_variance_by_hand():

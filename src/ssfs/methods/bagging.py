@@ -12,6 +12,7 @@ from ..params import OpenFraction, PosInt
 from ..ranking import rank_matrix
 from ..registry import SelectionResult, register
 from ._shared.graph import weighted_pair_sums
+from .constraint_score import scaled_difference
 
 
 def _bootstrap_counts(k: int, n_bags: int, rng: np.random.Generator) -> np.ndarray:
@@ -31,13 +32,14 @@ def _mean_rank(scores: np.ndarray) -> np.ndarray:
 @register("bcs", higher_is_better=False, needs=("constraints",), description=(
     "Bagging constraint score (Algorithm 5). Labels only (bootstraps of cs1): follows fisher, cannot beat it"))
 def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, base: Literal["cs1", "cs2"] = "cs1",
-                             lam: OpenFraction = 0.1):
+                             lam: OpenFraction = 0.1, scale: Literal["constrained", "all", "none"] = "constrained"):
     """Bagging constraint score (Algorithm 5): ``n_bags`` bootstrap resamples of the
     must-link and of the cannot-link set (with replacement; a pair drawn twice counts
     twice), the constraint score ``base`` ("cs1", eq. 2.17, or "cs2", eq. 2.18 with
-    ``lam``) on each, and the mean of the per-bag feature ranks as the aggregate
-    (lower is better). Algorithm 5 combines classifiers by majority vote; a filter
-    needs one ranking, hence mean-rank aggregation.
+    ``lam`` and ``scale``: :func:`~ssfs.methods.constraint_score.scaled_difference`) on
+    each, and the mean of the per-bag feature ranks as the aggregate (lower is better).
+    Algorithm 5 combines classifiers by majority vote; a filter needs one ranking, hence
+    mean-rank aggregation.
     """
     if base not in ("cs1", "cs2"):
         raise MethodError(f"bcs: base must be 'cs1' or 'cs2', got {base!r}")
@@ -53,5 +55,5 @@ def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, ba
     ml = weighted_pair_sums(X, constraints.ml, c_ml)
     cl = weighted_pair_sums(X, constraints.cl, c_cl)
     with np.errstate(divide="ignore", invalid="ignore"):
-        bag_scores = ml / cl if base == "cs1" else ml - lam * cl
+        bag_scores = ml / cl if base == "cs1" else scaled_difference(ml, cl, X, constraints, lam=lam, scale=scale)
     return SelectionResult(scores=_mean_rank(bag_scores), extra={"n_bags": n_bags, "base": base})

@@ -14,6 +14,7 @@ from ..params import Bandwidth, OpenFraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
 from .spectral import laplacian_score
+from .supervised import column_variance
 
 
 def pair_sq_sum(pairs, X):
@@ -58,15 +59,42 @@ def constraint_score_1(X, y, constraints, rng):
     return ml / cl
 
 
-@register("cs2", higher_is_better=False, needs=("constraints",), description=(
-    "Constraint score 2 (eq. 2.18). Labels only (no unlabeled sample enters): it cannot use the unlabeled data"))
-def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1):
-    """Constraint score 2 (eq. 2.18): sum_ML (f_i - f_j)^2 - lam * sum_CL (f_i - f_j)^2.
-    Labels only, like cs1 (no unlabeled sample enters)."""
+_CS2 = ("Constraint score 2 (eq. 2.18). Labels only; default scale='constrained' divides it by each feature's "
+        "variance over the constrained samples and then ranks as fisher (balanced classes); the literal difference "
+        "(scale='none') prefers low-variance features")
+SCALES = ("constrained", "all", "none")
+
+
+def scaled_difference(ml, cl, X, constraints, *, lam: float, scale: str) -> np.ndarray:
+    """eq. 2.18's sum_ML - lam * sum_CL per unit of each feature's variance (``scale``):
+    over the constrained samples ("constrained"), over all samples ("all") or not at all
+    ("none", the literal score). The literal difference is not scale-invariant (the paper
+    min-max normalises every feature first, Section 4.1): from all pairs of K balanced
+    classes it is n^2 ((1 + lam) W / K - lam T) (W: mean within-class, T: total variance),
+    which ranks low-variance features first. Divided by T it is a function of W / T, i.e.
+    of the Fisher ratio. "all" takes T over unlabeled samples too, but on sparse counts a
+    gene unexpressed in the few labeled cells then scores W = 0 and ranks first.
+    Constant features are undefined (NaN, ranked last)."""
+    diff = ml - lam * cl
+    if scale == "none":
+        return diff
+    if scale not in SCALES:
+        raise MethodError(f"cs2: scale must be one of {', '.join(SCALES)}; got {scale!r}")
+    var = column_variance(X if scale == "all" else X[constraints.samples()])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(var > 0, diff / np.where(var > 0, var, 1.0), np.nan)
+
+
+@register("cs2", higher_is_better=False, needs=("constraints",), description=_CS2)
+def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1,
+                       scale: Literal["constrained", "all", "none"] = "constrained"):
+    """Constraint score 2 (eq. 2.18): sum_ML (f_i - f_j)^2 - lam * sum_CL (f_i - f_j)^2,
+    per unit of the feature's variance by default (``scale``, :func:`scaled_difference`).
+    Labels only, like cs1 (unlabeled samples enter only with ``scale="all"``)."""
     if not 0.0 < lam < 1.0:
         raise ValueError(f"cs2: lam must be in (0, 1), got {lam}")
     ml, cl = ml_cl_sums(constraints, X)
-    return ml - lam * cl
+    return scaled_difference(ml, cl, X, constraints, lam=lam, scale=scale)
 
 
 def within_class_graph(X, constraints, *, k: int = 10, gamma: float = 100.0):
