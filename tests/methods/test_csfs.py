@@ -118,7 +118,8 @@ def _labeled_toy(seed):
 def test_phi_matches_direct_pair_sums(select):
     X, y = _labeled_toy(1)
     C = Constraints.from_labels(y)
-    r = run_method("csfs", X, y, neighbourhood="knn", k=4, bandwidth=3.0, select_constraints=select)
+    r = run_method("csfs", X, y, neighbourhood="knn", k=4, bandwidth=3.0, select_constraints=select,
+                   weights="literal")
     Ck = coherent_constraints(X, C)[0] if select else C
     np.testing.assert_allclose(r.scores, _phi_direct(X, Ck, 4, 3.0), rtol=1e-10)
     assert r.result.extra["n_constraints_kept"] == len(Ck)
@@ -129,8 +130,19 @@ def test_phi_without_constraints_is_laplacian_like():
     """No constraints: phi = sum S (fi - fj)^2 / sum (fi - mu)^2 D_ii (eq. 3.27)."""
     X, _ = _labeled_toy(2)
     y = np.full(X.shape[0], -1)
-    r = run_method("csfs", X, y, neighbourhood="knn", k=5, bandwidth=2.0)
+    r = run_method("csfs", X, y, neighbourhood="knn", k=5, bandwidth=2.0, weights="literal")
     np.testing.assert_allclose(r.scores, _phi_direct(X, Constraints.empty(), 5, 2.0), rtol=1e-10)
+
+
+def test_balanced_csfs_on_knn_is_balanced_cls():
+    """weights="balanced" (default) scores the neighbourhood graph with cls's per-sample label
+    terms: with the kNN neighbourhood and every constraint kept it equals the default cls."""
+    X, y = _labeled_toy(3)
+    kw = {"k": 5, "bandwidth": 2.0, "space": "raw"}
+    got = run_method("csfs", X, y, neighbourhood="knn", select_constraints=False, **kw).scores
+    np.testing.assert_allclose(got, run_method("cls", X, y, **kw).scores, rtol=1e-12)
+    lit = run_method("csfs", X, y, neighbourhood="knn", select_constraints=False, weights="literal", **kw).scores
+    assert not np.allclose(got, lit)
 
 
 # ---------------------------------------------------- adaptive neighbourhood
