@@ -12,8 +12,10 @@ from .errors import InputError, SupervisionError
 DENSE_LIMIT_BYTES = 4 * 1024**3
 
 
-def check_matrix(X, *, where: str = "X"):
-    """Float matrix without NaN/inf, with at least 2 samples and 1 feature."""
+def check_matrix(X, *, where: str = "X", return_extremes: bool = False):
+    """Float matrix without NaN/inf, with at least 2 samples and 1 feature; with
+    ``return_extremes`` also its :func:`column_extremes` (dense input: computed for the
+    check anyway; None for sparse input)."""
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
         if not np.issubdtype(X.dtype, np.number):
@@ -31,8 +33,10 @@ def check_matrix(X, *, where: str = "X"):
     n, p = X.shape
     if n < 2 or p < 1:
         raise InputError(f"{where} has shape {n} x {p}: need at least 2 samples and 1 feature")
-    bad = ~np.isfinite(vals)
-    if bad.any():
+    # dense: column min / max (NaN and inf propagate; no mask unless something is wrong)
+    extremes = None if sparse.issparse(X) else column_extremes(X)
+    if not (np.isfinite(vals).all() if extremes is None else all(np.isfinite(e).all() for e in extremes)):
+        bad = ~np.isfinite(vals)
         if sparse.issparse(X):
             coo = X.tocoo()
             r, c = coo.row[bad][0], coo.col[bad][0]
@@ -42,7 +46,14 @@ def check_matrix(X, *, where: str = "X"):
             f"{where} holds {int(bad.sum())} missing or infinite value(s), first at sample {r}, feature {c}; "
             "impute them (prepare: missing: median) or remove them"
         )
-    return X
+    return (X, extremes) if return_extremes else X
+
+
+def column_extremes(X) -> tuple[np.ndarray, np.ndarray]:
+    """(min, max) of every column (implicit zeros of sparse input included)."""
+    if sparse.issparse(X):
+        return (np.asarray(X.min(axis=0).todense()).ravel(), np.asarray(X.max(axis=0).todense()).ravel())
+    return X.min(axis=0), X.max(axis=0)
 
 
 def check_labels(y, n: int) -> np.ndarray:
@@ -82,8 +93,11 @@ def dense(X, *, method: str = "this method"):
     return X.toarray()
 
 
-def constant_features(X) -> np.ndarray:
-    """Boolean mask of features with zero variance."""
+def constant_features(X, extremes=None) -> np.ndarray:
+    """Boolean mask of features with zero variance (dense: max == min; ``extremes``: the
+    :func:`column_extremes` of X when already known)."""
+    if extremes is not None and not sparse.issparse(X):
+        return extremes[0] == extremes[1]
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
         mean = np.asarray(X.mean(axis=0)).ravel()
@@ -106,7 +120,7 @@ def column_variance(X) -> np.ndarray:
 SAFE_EXPONENT = 128
 
 
-def safe_scale(X):
+def safe_scale(X, extremes=None):
     """``(X * 2^-e, 2^-e)`` when the largest |value| of X, about 2^e, lies outside
     [2^-128, 2^128] (the float32 range), else ``(X, 1.0)``.
 
@@ -116,10 +130,14 @@ def safe_scale(X):
     ranking that does not depend on the unit of X, which is every registered score's, is
     the same as on well-scaled data; scores whose value depends on the unit (variance)
     are then in the rescaled unit (the factor is recorded as ``extra["input_scale"]``).
+    ``extremes``: X's :func:`column_extremes`, when known.
     Values below 2^-1074 relative to the largest one cannot be kept (they become 0).
     """
     vals = X.data if sparse.issparse(X) else X
-    m = max(float(vals.max()), -float(vals.min())) if vals.size else 0.0  # max |x| without a copy
+    if extremes is not None:
+        m = max(float(extremes[1].max()), -float(extremes[0].min())) if extremes[0].size else 0.0
+    else:
+        m = max(float(vals.max()), -float(vals.min())) if vals.size else 0.0  # max |x| without a copy
     if m == 0.0:
         return X, 1.0
     e = int(np.frexp(m)[1])

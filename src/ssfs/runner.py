@@ -38,9 +38,9 @@ def job_threads() -> int:
 def pinned_threads(threads: int | None = None):
     """Context manager limiting every BLAS/OpenMP pool (threadpoolctl) to ``threads``
     (default :func:`job_threads`)."""
-    from threadpoolctl import threadpool_limits
+    from ._threads import limit_threads
 
-    return threadpool_limits(limits=int(threads) if threads else job_threads())
+    return limit_threads(int(threads) if threads else job_threads())
 
 
 @dataclass
@@ -93,8 +93,8 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
             "run_method takes a samples x features matrix, not an AnnData; use "
             f"ssfs.tl.rank_features(adata, {name!r}, groupby=<obs column of the labels>)"
         )
-    X = check_matrix(X)
-    X, scale = safe_scale(X)
+    X, extremes = check_matrix(X, return_extremes=True)
+    X, scale = safe_scale(X, extremes)
     if scale != 1.0:
         warnings.warn(f"{name}: X was multiplied by 2^{int(np.log2(scale))} (its largest |value| is outside "
                       "[2^-128, 2^128], where squares and sums overflow or underflow); the ranking does not "
@@ -112,7 +112,8 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
         raise SupervisionError(f"method {name!r} needs cannot-link constraints but none were given")
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
-    ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes}
+    ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes,
+           "extremes": extremes if scale == 1.0 else None}
     return spec, X, y, constraints, rng, ctx
 
 
@@ -239,7 +240,7 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
     by_size = {}
     ties = np.zeros(0, dtype=np.int64)
     if res.scores is not None and res.scores.shape == (p,):
-        const = constant_features(X)
+        const = constant_features(X, ctx.get("extremes"))
         _check_finite(spec, res.scores, const, ctx["y"])
         res.scores = np.where(np.isnan(res.scores) | const, worst, res.scores)
         ties = tie_sizes(res.scores)

@@ -124,11 +124,10 @@ def _batched(spec, params, X, codes, boots, seeds, n_jobs=1):
     """Scores of all resamples at once when the ranker has a shared-work implementation
     (its large matrix products use ``n_jobs`` BLAS threads)."""
     if spec.name == "relieff":
-        from threadpoolctl import threadpool_limits
-
+        from .._threads import limit_threads
         from .relieff import bootstrap_scores
 
-        with threadpool_limits(limits=max(1, int(n_jobs)), user_api="blas"):
+        with limit_threads(max(1, int(n_jobs)), user_api="blas"):
             return bootstrap_scores(X, codes, boots, seeds, **params)
     return None
 
@@ -143,14 +142,14 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
     seeds = np.asarray(seeds, dtype=np.int64).ravel()
     if boots.shape[0] != seeds.size:
         raise InputError("bootstrap_chunk needs one seed per resample")
-    from threadpoolctl import threadpool_limits
+    from .._threads import limit_threads
 
     out = {}
     specs = _ranker_list(rankers, ranker_params)
     # one BLAS thread: the ensemble parallelises over resamples instead (small products
     # oversubscribe the cores otherwise), and results cannot depend on the BLAS thread count
     what = f"bootstrap rankings ({', '.join(s.name for s, _ in specs)} on {boots.shape[0]} resamples)"
-    with threadpool_limits(limits=1, user_api="blas"), progress(len(specs) * boots.shape[0], what) as bar:
+    with limit_threads(1, user_api="blas"), progress(len(specs) * boots.shape[0], what) as bar:
         for spec, params in specs:
             out[spec.name] = _chunk_one(spec, params, X, codes, boots, seeds, n_jobs, bar)
     return out

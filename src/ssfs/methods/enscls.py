@@ -35,9 +35,9 @@ from typing import Literal
 
 import numpy as np
 from scipy import sparse
-from threadpoolctl import threadpool_limits
 
 from .._progress import progress
+from .._threads import limit_threads
 from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
@@ -171,7 +171,7 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
     # members are small (n x sqrt(p)): multithreaded BLAS only adds overhead, and on a loaded
     # 2-core machine it made ALLAML's committee 7x slower (109 s vs 16 s), so BLAS runs on one
     # thread and parallelism, if any, is over batches of members
-    with np.errstate(divide="ignore", invalid="ignore"), threadpool_limits(limits=1, user_api="blas"), \
+    with np.errstate(divide="ignore", invalid="ignore"), limit_threads(1, user_api="blas"), \
             progress(members.size, "enscls committee members") as bar:
         if int(n_jobs) == 1 or len(batches) < 2:
             parts = [work(b) for b in batches]

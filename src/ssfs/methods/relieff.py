@@ -175,9 +175,9 @@ def pair_diff_sums(X, I, J, spec: DiffSpec, w=None) -> np.ndarray:
 
 
 def _one_blas_thread():
-    from threadpoolctl import threadpool_limits
+    from .._threads import limit_threads
 
-    return threadpool_limits(limits=1, user_api="blas")
+    return limit_threads(1, user_api="blas")
 
 
 def _dense_block_sums(Xs, I, J, spec: DiffSpec, fc, w):

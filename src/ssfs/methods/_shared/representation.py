@@ -45,11 +45,11 @@ def pca_embedding(X, n_pcs: int = 50, *, n_iter: int = 6, seed: int = 0) -> np.n
     (centred), by a randomized range finder (Halko et al. 2011, Alg. 4.4 with ``n_iter``
     power iterations) applied to X - 1 mu^T without forming it. Deterministic (``seed``);
     the graph depends only on distances, which do not change with the components' signs."""
-    from threadpoolctl import threadpool_limits
+    from ..._threads import limit_threads
 
     # thin products (n x ~70): one BLAS thread; on this loaded 2-core machine the default two
     # threads made 5,000 x 500 take 13.6 s instead of 1.1 s (same result)
-    with threadpool_limits(limits=1, user_api="blas"):
+    with limit_threads(1, user_api="blas"):
         return _pca_embedding(X, n_pcs, n_iter, seed)
 
 
