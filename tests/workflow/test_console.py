@@ -27,12 +27,13 @@ def test_small_benchmark_console_is_short_and_meaningful(tmp_path):
         assert noise not in text, noise
     done = [ln for ln in lines if re.fullmatch(r"ssfs \S+( \w+=\S+)*: done in [\d.]+ s", ln)]
     started = [ln for ln in lines if ln.startswith("ssfs ") and ln.endswith(": started")]
-    # prepare, split, constraints, 3 x select, 3 x evaluate, aggregate, report
-    assert len(done) == len(started) == 11, text
-    assert "ssfs select_0 dataset=wine variant=base method=cls: started" in started
-    log = (tmp_path / "results/logs/select/wine/base/cls/chunk0.log").read_text().splitlines()
-    assert log[0] == "ssfs select_0 dataset=wine variant=base method=cls: started"
-    assert log[-1].startswith("ssfs select_0 dataset=wine variant=base method=cls: done in ")
+    # prepare, split, constraints, select (the 3 methods batched), evaluate (batched), aggregate, report
+    assert len(done) == len(started) == 7, text
+    job = "ssfs select_0 dataset=wine variant=base methods=cls,fisher,laplacian"
+    assert f"{job}: started" in started
+    log = (tmp_path / "results/logs/select/wine/base/_batch/chunk0.log").read_text().splitlines()
+    assert log[0] == f"{job}: started"
+    assert log[-1].startswith(f"{job}: done in ")
 
 
 @pytest.mark.slow

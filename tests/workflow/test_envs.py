@@ -71,8 +71,9 @@ def _steps() -> dict[str, tuple[Path, Path]]:
         for block in re.split(r"\n(?=\s*rule( \w+)?:)", smk.read_text()):
             if not block or not re.match(r"\s*rule( \w+)?:", block):
                 continue
-            # `rule x:`, or `rule:` with `name: f"select_{_chunk}"` (one rule per repetition chunk)
-            name = re.match(r"\s*rule (\w+):", block) or re.search(r"name:\s*\n\s*f?\"([\w{}]+)", block)
+            # `rule x:`, or `rule:` with `name: batch_rule("select", ...)` (one rule per chunk and batch)
+            name = re.match(r"\s*rule (\w+):", block) or re.search(
+                r"name:\s*\n\s*(?:batch_rule\()?f?\"([\w{}]+)", block)
             conda = re.search(r"conda:\s*\n\s*\"([^\"]+)\"", block)
             script = re.search(r"script:\s*\n\s*\"([^\"]+)\"", block)
             if name and script:

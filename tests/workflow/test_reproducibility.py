@@ -37,6 +37,21 @@ def test_cores_1_and_2_give_identical_tables(tmp_path, tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_one_job_per_method_gives_the_batched_tables(tmp_path, tmp_path_factory):
+    """execution.batch_methods: false (one select and one evaluate job per method, as on a
+    cluster) writes the same bytes as the default batched jobs, and runs one job per method."""
+    ref = tables(reference_run(tmp_path_factory))
+    cfg = config(execution={"batch_methods": False, "reps_per_job": None})
+    plan = snakemake(tmp_path, cfg, "-n", "--quiet=rules", *SCORE_TARGETS, cores=1).stdout
+    jobs = dict(line.split()[:2] for line in plan.splitlines() if line[:1].isalpha() and len(line.split()) == 2)
+    assert jobs.get("select_0_0") == jobs.get("select_0_1") == "1" and "select_0" not in jobs, plan
+    snakemake(tmp_path, cfg, *SCORE_TARGETS, cores=2)
+    got = tables(tmp_path)
+    assert sorted(got) == sorted(ref)
+    assert [k for k in ref if got[k] != ref[k]] == []
+
+
+@pytest.mark.slow
 def test_other_seed_changes_splits(tmp_path, tmp_path_factory):
     ref = reference_run(tmp_path_factory)
     targets = [f"results/wine/base/splits/{r}.json" for r in (0, 1)]

@@ -91,6 +91,55 @@ MEMBER_CHUNKS = {m: n for m, n in CFG["execution"]["member_chunks"].items() if n
 WHOLE_METHODS = [m for m in METHODS if m not in MEMBER_CHUNKS]
 
 
+BATCH_METHODS = CFG["execution"]["batch_methods"]
+
+
+def method_batches(methods):
+    """The method labels run together in one job (execution.batch_methods): every method
+    without a `resources` entry in one batch (a job's start-up, seconds of imports, is paid
+    once per dataset), each method with one alone; all alone when batch_methods is false."""
+    alone = [m for m in methods if not BATCH_METHODS or m in CFG["resources"]]
+    together = [m for m in methods if m not in alone]
+    return ([together] if together else []) + [[m] for m in alone]
+
+
+def batch_name(batch):
+    """The log / benchmark folder of a batch: its method label, or `_batch` (no label starts with _)."""
+    return batch[0] if len(batch) == 1 else "_batch"
+
+
+def batch_rule(prefix, chunk, index, batches):
+    """Rule name of one batch of one chunk: `select_0`, or `select_0_1` when a chunk has several batches."""
+    return f"{prefix}_{chunk}" if len(batches) == 1 else f"{prefix}_{chunk}_{index}"
+
+
+def batch_resources(batch, reps=1):
+    """(threads, runtime, mem_mb function) of a batch: the most threads, the summed runtime of
+    its methods times the repetitions, the most memory (at least 10x the input size)."""
+
+    def mem(wildcards, input):
+        return max(max(method_resources(m)[0] for m in batch), int(10 * input.size_mb))
+
+    return max(method_resources(m)[2] for m in batch), sum(method_resources(m)[1] for m in batch) * reps, mem
+
+
+def batch_params(batch, per_method):
+    """The params every batched rule passes to ssfs.workflow.scripting.run_rule: the batch, which
+    named inputs / outputs hold one entry (`one`) or a list (`list`) per method, and each method's settings."""
+    return dict(batch=batch, per_method=per_method, settings={m: CFG["methods"][m] for m in batch})
+
+
+def per_method_rep(pattern, methods, reps):
+    """:func:`per_rep` of ``pattern`` for every method (method outer, repetition inner)."""
+    return [f for m in methods for f in per_rep(pattern.replace("{method}", m), reps)]
+
+
+def per_method(pattern, methods):
+    """``pattern`` under RESULTS once per method; the other wildcards stay wildcards."""
+    kept = re.sub(r"\{(?!method\})(\w+)\}", r"{{\1}}", pattern)
+    return [f"{RESULTS}/" + kept.replace("{method}", m).format() for m in methods]
+
+
 def per_rep(pattern, reps):
     """The results path ``pattern`` once per repetition; every other wildcard stays a wildcard:
     ``per_rep("{dataset}/{variant}/splits/{rep}.json", REPS)``."""

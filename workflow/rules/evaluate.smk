@@ -1,22 +1,32 @@
-rule evaluate:
-    """Every configured evaluation metric on the top-i features of every repetition's ranking (tidy long table)."""
-    input:
-        prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
-        constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
-        rankings=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", REPS),
-        components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", REPS),
-    output:
-        scores=f"{RESULTS}/{{dataset}}/{{variant}}/scores/{{method}}.tsv",
-    log:
-        f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{{method}}.log",
-    conda:
-        "../../envs/evaluate.yaml"
-    resources:
-        runtime=30,
-    params:
-        ev=CFG["evaluation"],
-        seed=SEED,
-        reps=REPS,
-    script:
-        "../scripts/evaluate.py"
+# One evaluate job per dataset and variant for every method (execution.batch_methods: true,
+# the default), or one per method; each method still gets its own scores table.
+_EVAL_BATCHES = [METHODS] if BATCH_METHODS else [[m] for m in METHODS]
+
+for _b, _batch in enumerate(_EVAL_BATCHES):
+
+    rule:
+        """Every configured evaluation metric on the top-i features of every repetition's ranking (tidy long table)."""
+        name:
+            "evaluate" if len(_EVAL_BATCHES) == 1 else f"evaluate_{_b}"
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+            splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
+            constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
+            rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _batch, REPS),
+            components=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _batch, REPS),
+        output:
+            scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _batch),
+        log:
+            f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{batch_name(_batch)}.log",
+        conda:
+            "../../envs/evaluate.yaml"
+        resources:
+            runtime=30 * len(_batch),
+        params:
+            batch=_batch,
+            per_method={"rankings": "list", "components": "list", "scores": "one"},
+            ev=CFG["evaluation"],
+            seed=SEED,
+            reps=REPS,
+        script:
+            "../scripts/evaluate.py"

@@ -1,8 +1,10 @@
 # Selection jobs. Repetitions are grouped into chunks of `execution.reps_per_job`
-# (default: all repetitions in one job): starting a Python process that imports the
-# scientific stack costs seconds, so one job per repetition wastes a laptop run, while
-# on a cluster reps_per_job: 1 spreads the work. One rule per chunk (rules cannot
-# compute their outputs from a wildcard).
+# (default: all repetitions in one job) and methods into batches (`execution.batch_methods`,
+# default: every method without a `resources` entry in one job per dataset): starting a
+# Python process that imports the scientific stack costs seconds, so one job per method and
+# repetition wastes a laptop run, while on a cluster reps_per_job: 1 and batch_methods:
+# false spread the work. One rule per chunk and batch (rules cannot compute their outputs
+# from a wildcard); every method still writes its own files.
 #
 # Ensembles listed in `execution.member_chunks` (label -> n) run instead as n member
 # jobs per repetition (select_members) and one job combining them (combine_members);
@@ -11,36 +13,37 @@
 # REP_CHUNKS, MEMBER_CHUNKS, WHOLE_METHODS, labels_regex and method_mem: rules/common.smk
 
 for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
+    _batches = method_batches(WHOLE_METHODS)
+    for _b, _batch in enumerate(_batches):
+        _threads, _runtime, _mem = batch_resources(_batch, len(_reps))
 
-    rule:
-        name:
-            f"select_{_chunk}"
-        input:
-            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-            splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _reps),
-            constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _reps),
-        output:
-            rankings=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _reps),
-            components=per_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _reps),
-            timing=per_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _reps),
-        log:
-            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/chunk{_chunk}.log",
-        benchmark:
-            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{{method}}/chunk{_chunk}.tsv"
-        wildcard_constraints:
-            method=labels_regex(WHOLE_METHODS),
-        conda:
-            "../../envs/select.yaml"
-        threads: lambda wc: method_resources(wc.method)[2]
-        resources:
-            mem_mb=method_mem,
-            runtime=lambda wc: method_resources(wc.method)[1] * len(_reps),
-        params:
-            settings=lambda wc: CFG["methods"][wc.method],
-            seed=SEED,
-            reps=_reps,
-        script:
-            "../scripts/select.py"
+        rule:
+            name:
+                batch_rule("select", _chunk, _b, _batches)
+            input:
+                prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+                splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _reps),
+                constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _reps),
+            output:
+                rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _batch, _reps),
+                components=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _batch, _reps),
+                timing=per_method_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _batch, _reps),
+            log:
+                f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{batch_name(_batch)}/chunk{_chunk}.log",
+            benchmark:
+                f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{batch_name(_batch)}/chunk{_chunk}.tsv"
+            conda:
+                "../../envs/select.yaml"
+            threads: _threads
+            resources:
+                mem_mb=_mem,
+                runtime=_runtime,
+            params:
+                **batch_params(_batch, {"rankings": "list", "components": "list", "timing": "list"}),
+                seed=SEED,
+                reps=_reps,
+            script:
+                "../scripts/select.py"
 
 
 if MEMBER_CHUNKS:

@@ -16,36 +16,37 @@ SELECTION_OUTPUTS = (
 
 
 for _chunk, _res in enumerate(SEL_CHUNKS):
+    _batches = method_batches(SEL_METHODS)
+    for _b, _batch in enumerate(_batches):
+        _threads, _runtime, _mem = batch_resources(_batch, len(_res))
 
-    rule:
-        name:
-            f"selection_{_chunk}"
-        input:
-            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        output:
-            ranks=f"{RESULTS}/{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy",
-            # chunk 0 also ranks the full data
-            full=[f"{RESULTS}/{{dataset}}/selection/full/{{method}}.tsv"] if _chunk == 0 else [],
-        log:
-            f"{RESULTS}/logs/selection/{{dataset}}/{{method}}/chunk{_chunk}.log",
-        benchmark:
-            f"{RESULTS}/{{dataset}}/selection/benchmarks/{{method}}/chunk{_chunk}.tsv"
-        wildcard_constraints:
-            method=labels_regex(SEL_METHODS),
-        conda:
-            "../../envs/select.yaml"
-        threads: lambda wc: method_resources(wc.method)[2]
-        resources:
-            mem_mb=method_mem,
-            runtime=lambda wc: method_resources(wc.method)[1] * len(_res),
-        params:
-            settings=lambda wc: CFG["methods"][wc.method],
-            sup=CFG["supervision"],
-            sel=SEL,
-            seed=SEED,
-            chunk=_res,
-        script:
-            "../scripts/selection_rank.py"
+        rule:
+            name:
+                batch_rule("selection", _chunk, _b, _batches)
+            input:
+                prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+            output:
+                ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy", _batch),
+                # chunk 0 also ranks the full data
+                full=per_method("{dataset}/selection/full/{method}.tsv", _batch) if _chunk == 0 else [],
+            log:
+                f"{RESULTS}/logs/selection/{{dataset}}/{batch_name(_batch)}/chunk{_chunk}.log",
+            benchmark:
+                f"{RESULTS}/{{dataset}}/selection/benchmarks/{batch_name(_batch)}/chunk{_chunk}.tsv"
+            conda:
+                "../../envs/select.yaml"
+            threads: _threads
+            resources:
+                mem_mb=_mem,
+                runtime=_runtime,
+            params:
+                **batch_params(_batch, {"ranks": "one", "full": "list"}),
+                sup=CFG["supervision"],
+                sel=SEL,
+                seed=SEED,
+                chunk=_res,
+            script:
+                "../scripts/selection_rank.py"
 
 
 rule consensus:

@@ -55,6 +55,12 @@ def describe(snakemake) -> str:
         wc = " ".join(f"{k}={v}" for k, v in dict(snakemake.wildcards.items()).items())
     except Exception:  # pragma: no cover - wildcards without items()
         wc = ""
+    try:
+        batch = dict(snakemake.params.items()).get("batch")
+    except Exception:  # pragma: no cover - params without items()
+        batch = None
+    if batch:
+        wc = f"{wc} method{'s' if len(batch) > 1 else ''}={','.join(batch)}".strip()
     return f"{getattr(snakemake, 'rule', 'step')} {wc}".strip()
 
 
@@ -102,10 +108,10 @@ def run_step(main, snakemake) -> None:
     log.info("ssfs %s: done in %s", what, fmt_seconds(time.perf_counter() - t0))
 
 
-def rule_arguments(snakemake, fn) -> dict:
+def rule_arguments(snakemake, fn, extra: dict | None = None) -> dict:
     """The keyword arguments of ``fn`` taken by name from the rule: its named inputs,
-    outputs, params and wildcards (a name must not appear twice). Multi-file entries
-    become lists; wildcards annotated ``int`` become ints."""
+    outputs, params and wildcards (a name must not appear twice), then ``extra``.
+    Multi-file entries become lists; wildcards annotated ``int`` become ints."""
     sig = inspect.signature(fn)
     groups = [("wildcards", snakemake.wildcards), ("input", snakemake.input), ("output", snakemake.output),
               ("params", snakemake.params)]
@@ -122,6 +128,7 @@ def rule_arguments(snakemake, fn) -> dict:
             if group == "wildcards" and sig.parameters[name].annotation in (int, "int"):
                 value = int(value)
             found[name], where[name] = value, group
+    found.update({k: v for k, v in (extra or {}).items() if k in sig.parameters})
     missing = [n for n, q in sig.parameters.items() if q.default is q.empty and n not in found]
     if missing:
         raise TypeError(f"{fn.__name__}: the rule has no named input, output, param or wildcard {missing}")
@@ -130,5 +137,30 @@ def rule_arguments(snakemake, fn) -> dict:
 
 def run_rule(fn, snakemake) -> None:
     """:func:`run_step` of ``fn(**rule_arguments(snakemake, fn))``: a pipeline entry point
-    whose keyword-only parameters are named like the rule's inputs, outputs and params."""
-    run_step(lambda sm: fn(**rule_arguments(sm, fn)), snakemake)
+    whose keyword-only parameters are named like the rule's inputs, outputs and params.
+    A batched rule (params ``batch``: method labels; ``per_method``: entry name -> "one" or
+    "list") calls ``fn`` once per method with its share of those entries, ``method`` = its
+    label and ``settings`` = its entry of the ``settings`` param."""
+    run_step(lambda sm: call_per_method(fn, sm), snakemake)
+
+
+def call_per_method(fn, snakemake) -> None:
+    """``fn`` on the rule's arguments, once per method of a batched rule (:func:`run_rule`)."""
+    params = dict(snakemake.params.items())
+    batch = params.get("batch")
+    if not batch:
+        fn(**rule_arguments(snakemake, fn))
+        return
+    shares = params["per_method"]
+    for i, method in enumerate(batch):
+        kw = rule_arguments(snakemake, fn, {"method": method})
+        for name, kind in shares.items():
+            if name not in kw:
+                continue
+            seq = [kw[name]] if isinstance(kw[name], str) else list(kw[name])
+            k = len(seq) // len(batch)
+            part = seq[i * k:(i + 1) * k]
+            kw[name] = part[0] if kind == "one" else part
+        if "settings" in kw:
+            kw["settings"] = params["settings"][method]
+        fn(**kw)
