@@ -124,8 +124,8 @@ def batch_resources(batch, reps=1):
 
 
 def batch_params(batch, per_method):
-    """The params every batched rule passes to ssfs.workflow.scripting.run_rule: the batch, which
-    named inputs / outputs hold one entry (`one`) or a list (`list`) per method, and each method's settings."""
+    """The params of a batched job, read by ssfs.workflow.scripting.run_rule (the batch, which
+    named inputs / outputs hold one entry, `one`, or a list, `list`, per method, and each method's settings)."""
     return dict(batch=batch, per_method=per_method, settings={m: CFG["methods"][m] for m in batch})
 
 
@@ -137,7 +137,7 @@ def per_method_rep(pattern, methods, reps):
 def per_method(pattern, methods):
     """``pattern`` under RESULTS once per method; the other wildcards stay wildcards."""
     kept = re.sub(r"\{(?!method\})(\w+)\}", r"{{\1}}", pattern)
-    return [f"{RESULTS}/" + kept.replace("{method}", m).format() for m in methods]
+    return [f"{RESULTS}/{kept.replace('{method}', m).format()}" for m in methods]
 
 
 def per_rep(pattern, reps):
