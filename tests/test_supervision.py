@@ -99,6 +99,26 @@ def test_noise_flips_exact_fraction(rng):
     assert len(before - after) == round(0.2 * len(c))
 
 
+def test_constraints_from_labels_are_written_as_one_row_per_labeled_sample(tmp_path):
+    """All pairs of labeled samples are stored as the labels (kind ``class``), never as the
+    n_labeled^2 / 2 pairs, and read back as lazy label constraints with the same pairs."""
+    y = np.full(12, -1)
+    y[[1, 4, 6, 7, 10]] = [0, 1, 0, 2, 1]
+    c = Constraints.from_labels(y)
+    c.to_tsv(tmp_path / "c.tsv")
+    rows = (tmp_path / "c.tsv").read_text().splitlines()
+    assert rows == ["i\tj\tkind", "1\t0\tclass", "4\t1\tclass", "6\t0\tclass", "7\t2\tclass", "10\t1\tclass"]
+    back = Constraints.from_tsv(tmp_path / "c.tsv")
+    assert back.labels is not None and back.n_ml == 2 and back.n_cl == 8
+    np.testing.assert_array_equal(back.ml, c.ml)
+    np.testing.assert_array_equal(back.cl, c.cl)
+    sub = back.subset(np.array([1, 6, 11]))  # a sample past the last labeled one is unlabeled
+    assert sub.labels.tolist() == [0, 0, -1] and sub.n_ml == 1 and sub.n_cl == 0
+    (tmp_path / "dup.tsv").write_text("i\tj\tkind\n1\t0\tclass\n1\t1\tclass\n")
+    with pytest.raises(InputError, match="distinct samples"):
+        Constraints.from_tsv(tmp_path / "dup.tsv")
+
+
 def test_subset_and_tsv_roundtrip(tmp_path):
     c = Constraints(ml=[[2, 5], [5, 9]], cl=[[2, 9], [0, 5]])
     sub = c.subset(np.array([2, 5, 9]))

@@ -231,11 +231,19 @@ class Constraints:
         if len(df) == 0:  # no pair (e.g. a label-free dataset without a constraints_file)
             return cls.empty()
         kinds = set(df["kind"].astype(str).str.upper())
-        if kinds - {"ML", "CL"}:
-            raise InputError(f"constraint file {path}: kind must be ML or CL, found {sorted(kinds - {'ML', 'CL'})}")
+        if kinds - {"ML", "CL"} and kinds != {"CLASS"}:
+            raise InputError(f"constraint file {path}: kind must be ML or CL (or class on every row), "
+                             f"found {sorted(kinds - {'ML', 'CL'})}")
         for c in ("i", "j"):
             if not pd.api.types.is_integer_dtype(df[c]):
                 raise InputError(f"constraint file {path}: column {c} must hold integer sample indices")
+        if kinds == {"CLASS"}:  # all pairs of these labeled samples, written by LabelConstraints.to_tsv
+            i, code = df["i"].to_numpy(), df["j"].to_numpy()
+            if (i < 0).any() or (code < 0).any() or np.unique(i).size != i.size:
+                raise InputError(f"constraint file {path}: class rows need distinct samples i >= 0 and classes j >= 0")
+            labels = np.full(int(i.max()) + 1, -1, dtype=np.int64)
+            labels[i] = code
+            return LabelConstraints(labels)
         k = df["kind"].astype(str).str.upper()
         return cls(df.loc[k == "ML", ["i", "j"]].to_numpy(), df.loc[k == "CL", ["i", "j"]].to_numpy())
 
@@ -385,6 +393,14 @@ class LabelConstraints(Constraints):
 
     def samples(self) -> np.ndarray:
         return np.flatnonzero(self.labels >= 0)
+
+    def to_tsv(self, path) -> None:
+        """One row per labeled sample (``i``, its class code ``j``, kind ``class``) instead of the
+        n_labeled^2 / 2 pairs; :meth:`Constraints.from_tsv` reads it back as these constraints."""
+        import pandas as pd
+
+        i = self.samples()
+        pd.DataFrame({"i": i, "j": self.labels[i], "kind": "class"}).to_csv(path, sep="\t", index=False)
 
     def validate(self, n: int) -> Constraints:
         if self.labels.size != int(n) and (self.labels >= 0).any() and self.samples().max() >= n:
