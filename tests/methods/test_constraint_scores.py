@@ -233,3 +233,18 @@ def test_cs2_literal_prefers_noise_on_waveform_scaled_does_not():
     assert list(literal).index(14) >= 35
     scaled = run_method("cs2", X, y).order
     assert set(scaled[:19]) == set(informative)
+
+
+def test_feature_constant_over_the_constrained_samples_ranks_last_for_cs1():
+    """0/0 is undefined (ranked last); the pair sums' round-off used to give -0 / -7e-15 = -0,
+    which ranked such a feature first (explicit pairs) while the closed form from labels ranked it last."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    y = np.full(30, -1)
+    y[:9] = np.repeat([0, 1, 2], 3)
+    X[:9, 2] = -0.21699999  # constant over every labeled sample (a scaled, unexpressed gene)
+    X[:9, 0] += 3 * y[:9]
+    pairs = Constraints.pairs_from_labels(y)
+    for cons in (pairs, Constraints.from_labels(y)):
+        r = run_method("cs1", X, y, constraints=cons)
+        assert r.order[-1] == 2 and r.order[0] == 0, (type(cons), r.order)

@@ -18,8 +18,19 @@ from .supervised import column_variance
 
 
 def pair_sq_sum(pairs, X):
-    """sum over the (unordered) pairs of (f_i - f_j)^2, for every feature (sparse, vectorized)."""
-    return laplacian_quad(pairs_matrix(pairs, X.shape[0]), X) / 2.0
+    """sum over the (unordered) pairs of (f_i - f_j)^2, for every feature (sparse, vectorized).
+    Over the pairs' samples only, dense features shifted by their first value: a feature
+    constant over those samples then sums to exactly 0 (its cs1 is 0/0, undefined, ranked
+    last) instead of a round-off residue of either sign (+-7e-15, which ranked it first)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if not pairs.size:
+        return np.zeros(X.shape[1])
+    idx, inv = np.unique(pairs, return_inverse=True)
+    Xs = X[idx]
+    if not sparse.issparse(Xs):
+        Xs = np.asarray(Xs, dtype=float)
+        Xs = Xs - Xs[0]
+    return np.maximum(laplacian_quad(pairs_matrix(inv.reshape(-1, 2), idx.size), Xs) / 2.0, 0.0)
 
 
 def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
