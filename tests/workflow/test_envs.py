@@ -147,7 +147,7 @@ STEPS = _steps()
 
 
 def test_every_workflow_step_has_an_env():
-    assert {"prepare", "split", "constraints", "evaluate", "aggregate", "report"} <= set(STEPS)
+    assert {"prepare", "supervision", "evaluate", "aggregate", "report"} <= set(STEPS)
     assert any(r.startswith("select") for r in STEPS)
 
 

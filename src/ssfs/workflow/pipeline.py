@@ -85,6 +85,14 @@ def user_constraints(adata) -> Constraints | None:
     return Constraints(np.asarray(u["ml"]).reshape(-1, 2), np.asarray(u["cl"]).reshape(-1, 2))
 
 
+def run_supervision(*, prepared, splits: list, constraints: list, sup: dict, seed: int, dataset: str,
+                    reps: list[int]) -> None:
+    """The workflow's supervision step: :func:`run_split` then :func:`run_constraints` in one process."""
+    run_split(prepared=prepared, splits=splits, sup=sup, seed=seed, dataset=dataset, reps=reps)
+    run_constraints(prepared=prepared, splits=splits, constraints=constraints, sup=sup, seed=seed, dataset=dataset,
+                    reps=reps)
+
+
 def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, seed: int, dataset: str,
                     reps: list[int]) -> None:
     _, y, _, _, adata = read_prepared(prepared)
