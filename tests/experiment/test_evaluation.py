@@ -126,3 +126,24 @@ def test_bad_requests_refused():
         evaluate_order(X, y, split, [0], [1], metrics=["f1"])
     with pytest.raises(ConfigError, match="scale"):
         evaluate_order(X, y, split, [0], [1], scale="log")
+
+
+def test_cache_reuses_the_rows_of_a_top_i_set_already_evaluated(monkeypatch):
+    """Methods of one repetition that agree on a top-i set share its fits: same rows, fewer fits."""
+    import ssfs.experiment.evaluation as ev
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 6))
+    y = np.repeat([0, 1, 2], 20)
+    X[:, 0] += y
+    split = {"train": list(range(0, 60, 2)), "test": list(range(1, 60, 2)), "labeled": list(range(0, 60, 2))}
+    fits = []
+    real = ev.make_classifier
+    monkeypatch.setattr(ev, "make_classifier", lambda *a, **k: fits.append(1) or real(*a, **k))
+    plain = ev.evaluate_order(X, y, split, np.array([0, 1, 2, 3]), [1, 2, 3], metrics=["accuracy", "auc"])
+    assert len(fits) == 3
+    cache: dict = {}
+    a = ev.evaluate_order(X, y, split, np.array([0, 1, 2, 3]), [1, 2, 3], metrics=["accuracy", "auc"], cache=cache)
+    b = ev.evaluate_order(X, y, split, np.array([0, 1, 5, 4]), [1, 2, 3], metrics=["accuracy", "auc"], cache=cache)
+    assert len(fits) == 3 + 3 + 1  # the second order shares its top 1 and top 2 with the first
+    assert a.equals(plain) and b.iloc[:4].equals(plain.iloc[:4]) and len(b) == 6

@@ -230,6 +230,7 @@ def evaluate_order(
     kmeans_init: int = 20,
     red_absolute: bool = False,
     auc_direction: str = "fixed",
+    cache: dict | None = None,
 ) -> pd.DataFrame:
     """Every metric of ``metrics`` on the top-i features of ``order`` for every i in ``grid``.
 
@@ -242,6 +243,8 @@ def evaluate_order(
     COP-KMeans finds an assignment satisfying them the value is NaN (certain with
     contradictory noisy constraints; possible with correct ones too, since COP-KMeans
     assigns greedily and can dead-end: more restarts make it rarer).
+    ``cache``: a dict shared by the calls of one repetition (same data, split, options,
+    seed): a top-i set already evaluated reuses its rows (exact: same features, same seeds).
     """
     from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
 
@@ -262,15 +265,15 @@ def evaluate_order(
         if i > orders.size:
             continue
         cols = orders.at(i)[:i]
+        key, first = (i, np.asarray(cols, dtype=np.int64).tobytes()), len(rows)
+        if cache is not None and key in cache:
+            rows += cache[key]
+            continue
         Xi = X[:, cols]
         Xi = Xi.toarray() if sparse.issparse(Xi) else np.asarray(Xi, dtype=np.float64)
         if any(m in CLASSIFIER_METRICS for m in metrics):
-            model = make_classifier(classifier, seed=seed, scale=scale).fit(Xi[train], y[train])
-            if "accuracy" in metrics:
-                rows.append((i, "accuracy", float(accuracy_score(y[test], model.predict(Xi[test])))))
-            if "auc" in metrics:
-                rows.append((i, "auc", macro_auc(y[test], _scores_for_auc(model, Xi[test]), classes,
-                                                   auc_direction)))
+            rows += _classifier_rows(i, Xi, y, train, test, classes, metrics, classifier=classifier, seed=seed,
+                                     scale=scale, auc_direction=auc_direction)
         if "semisupervised_accuracy" in metrics:
             Xtr, Xte = _scaled(Xi[train_all], Xi[test], scale=scale)
             try:
@@ -286,7 +289,42 @@ def evaluate_order(
             rows += [(i, m, q[m]) for m in CLUSTER_METRICS if m in metrics]
         if "red" in metrics:
             rows.append((i, "red", redundancy_rate(Xi[train_all], absolute=red_absolute)))
+        if cache is not None:
+            cache[key] = rows[first:]
     return pd.DataFrame(rows, columns=["n_features", "metric", "value"])
+
+
+def _classifier_rows(i, Xi, y, train, test, classes, metrics, *, classifier, seed, scale, auc_direction) -> list:
+    """accuracy / auc rows of the classifier trained on the top-i features of the training samples."""
+    model = make_classifier(classifier, seed=seed, scale=scale).fit(Xi[train], y[train])
+    rows = []
+    if "accuracy" in metrics:
+        rows.append((i, "accuracy", float(accuracy_score(y[test], model.predict(Xi[test])))))
+    if "auc" in metrics:
+        rows.append((i, "auc", macro_auc(y[test], _scores_for_auc(model, Xi[test]), classes, auc_direction)))
+    return rows
+
+
+#: evaluate_order caches of this process, one per (data, split, constraints, options, seed)
+_SHARED_ROWS: dict = {}
+
+
+def _shared_rows(*parts) -> dict:
+    """The :func:`evaluate_order` cache for one context; files enter with their size and mtime."""
+    import json
+    import os
+
+    def stamp(p):
+        if p is None:
+            return None
+        st = os.stat(p)
+        return (str(p), st.st_size, st.st_mtime_ns)
+
+    key = json.dumps([stamp(p) if isinstance(p, (str, os.PathLike)) else p for p in parts], sort_keys=True,
+                     default=str)
+    if len(_SHARED_ROWS) > 256:
+        _SHARED_ROWS.clear()
+    return _SHARED_ROWS.setdefault(key, {})
 
 
 def run_evaluation(*, prepared, splits: list, rankings: list, components: list | None = None,
@@ -311,20 +349,22 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
             warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
                           "(broken by variance, then a seeded permutation; see the ranking's ties column)",
                           stacklevel=2)
-        Xe = X
+        Xe, own = X, None
         if components:
             Z = np.load(components[i])
             if Z.size:
-                Xe = Z
+                Xe, own = Z, components[i]  # an extraction's own features: nothing to share
         cons = Constraints.from_tsv(constraints[i]) if constraints else None
+        clf_seed = int(derive_rng(seed, dataset, "classifier", rep).integers(2**31))
         df = evaluate_order(
             Xe, y, read_split(sp), ranking, grid,
             classifier=ev["classifier"], metrics=ev["metrics"], train_on=ev["train_on"], scale=ev["scale"],
             # shared by all methods of a repetition (paired comparisons)
-            seed=int(derive_rng(seed, dataset, "classifier", rep).integers(2**31)),
+            seed=clf_seed,
             constraints=cons, matching=ev.get("matching", "train"),
             cop_kmeans_init=ev.get("cop_kmeans_init", 10), kmeans_init=ev.get("kmeans_init", 20),
             red_absolute=ev.get("red_absolute", False), auc_direction=ev.get("auc_direction", "fixed"),
+            cache=_shared_rows(prepared, sp, constraints[i] if constraints else None, own, ev, clf_seed),
         )
         df.insert(0, "rep", rep)
         frames.append(df)
