@@ -250,45 +250,29 @@ def _selection_data(prepared):
     return read_prepared(prepared)
 
 
-def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str) -> list[np.ndarray]:
-    """Every resample of a dataset (drawn from the seed alone, identical in every job)."""
-    from ..experiment.selection import resamples
-
-    return resamples(y, sel["resamples"], sel["scheme"], derive_rng(seed, dataset, "selection", "resamples"))
-
-
 def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict, seed: int, dataset: str,
                         method: str, chunk: list[int], full=None) -> None:
     """One method on the resamples ``chunk`` (ranks of every feature, int32 array (len(chunk), p)
     to ``ranks``) and, when ``full`` is given, on the full data (ranking TSV). Labels and
     constraints are used as given: constraints are built once on all labeled samples
-    (``supervision.constraints``) and restricted to each resample."""
-    from ..experiment.selection import ranks_from_order
+    (``supervision.constraints``) and restricted to each resample
+    (:mod:`ssfs.experiment.stable_selection`)."""
+    from ..experiment.stable_selection import full_ranking, resample_ranks, selection_resamples
 
     X, y, _, names, _ = _selection_data(prepared)
-    p = X.shape[1]
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
     if full is not None:
-        ranked = run_method(settings["method"], X, y, cons, rng=derive_rng(seed, dataset, "selection", method, "full"),
-                            **settings["params"])
-        _write_ranked(ranked, X, names, full)
+        _write_ranked(full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=method), X, names, full)
     subs = selection_resamples(y, sel, seed, dataset)
-    out = np.zeros((len(chunk), p), dtype=np.int32)
-    for i, b in enumerate(chunk):
-        idx = subs[b]
-        ranked = run_method(settings["method"], X[idx], y[idx], cons.subset(idx),
-                            rng=derive_rng(seed, dataset, "selection", method, b), **settings["params"])
-        out[i] = ranks_from_order(ranked.order, p)
-    save_npy(out, ranks)
+    save_npy(resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method), ranks)
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
                   dataset: str, figure=None) -> None:
     """consensus.tsv and summary.json of one dataset from every method's full ranking and resample ranks
     (``full`` and ``ranks`` ordered like ``methods``; ``ranks`` chunk files in chunk order per method)."""
-    from ..experiment.selection import consensus as make_consensus
-    from ..experiment.selection import summary as make_summary
+    from ..experiment.stable_selection import consensus_result
 
     X, y, classes, names, adata = _selection_data(prepared)
     p = X.shape[1]
@@ -300,18 +284,9 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         r[t["index"].to_numpy()] = t["rank"].to_numpy()
         full_ranks[m] = r
         res_ranks[m] = np.concatenate([np.load(f) for f in ranks[i * per:(i + 1) * per]]).astype(np.float64)
-    table, Z = make_consensus(full_ranks, res_ranks, sel["top"], sel["aggregation"])
-    table.insert(0, "feature", np.asarray(names)[table["index"].to_numpy()].astype(str))
-    symbol = _symbol_column(adata)
-    if symbol is not None:
-        table.insert(1, "symbol", np.asarray(symbol)[table["index"].to_numpy()])
-    table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
+    table, s = consensus_result(full_ranks, res_ranks, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
+                                symbols=_symbol_column(adata))
     write_tsv(table, consensus)
-    s = make_summary(table, Z, names, top=sel["top"], threshold=sel["threshold"], scheme=sel["scheme"],
-                     aggregation=sel["aggregation"], methods=methods)
-    counts = {str(c): int((y == k).sum()) for k, c in enumerate(classes)}
-    s = {"dataset": dataset, "n_samples": int(X.shape[0]), "labeled_per_class": counts,
-         "n_unlabeled": int((y < 0).sum()), **s}
     write_json(s, summary)
     if figure is not None:
         from ..report.selection import stability_path_figure
