@@ -116,3 +116,53 @@ def test_selection_config_checks():
     assert run_parts(base) == (True, False)
     assert run_parts({**base, "selection": {}}) == (False, True)
     assert run_parts({**base, "selection": {}, "supervision": {}}) == (True, True)
+
+
+# ---------------------------------------------------------------- the AnnData and command-line doors
+def _planted_adata(n=60, p=30, m=4, labeled_per_class=6, seed=0):
+    import anndata
+
+    rng = np.random.default_rng(seed)
+    y = np.repeat(["a", "b"], n // 2)
+    X = rng.normal(size=(n, p))
+    X[:, :m] += 3.0 * (y == "b")[:, None]
+    lab = pd.Series(pd.Categorical([np.nan] * n, categories=["a", "b"]))
+    for c in ("a", "b"):
+        lab.iloc[np.flatnonzero(y == c)[:labeled_per_class]] = c
+    obs = pd.DataFrame({"cell_type": lab.to_numpy()}, index=[f"s{i}" for i in range(n)])
+    obs["cell_type"] = obs["cell_type"].astype(pd.CategoricalDtype(["a", "b"]))
+    return anndata.AnnData(X, obs=obs, var=pd.DataFrame(index=[f"g{j}" for j in range(p)]))
+
+
+def test_tl_select_stable_finds_the_planted_markers_and_matches_the_library():
+    from ssfs.experiment.stable_selection import method_settings, selection_options, stable_selection
+    from ssfs.tl import select_stable
+
+    ad = _planted_adata()
+    select_stable(ad, ("cls", "laplacian"), groupby="cell_type", resamples=10, top=4, threshold=0.8,
+                  random_state=3, key_added="planted")
+    sel = ad.var.index[ad.var["planted_selected"]].tolist()
+    assert sorted(sel) == ["g0", "g1", "g2", "g3"]
+    assert sorted(ad.uns["planted"]["features"]) == sel and ad.uns["planted"]["labeled_per_class"] == {"a": 6, "b": 6}
+    assert ad.var["planted_rank"].min() == 1 and sorted(ad.var["planted_rank"]) == list(range(1, 31))
+    y = np.where(ad.obs["cell_type"].isna(), -1, ad.obs["cell_type"].cat.codes).astype(np.int64)
+    table, _ = stable_selection(ad.X, y, Constraints.from_labels(y), method_settings(["cls", "laplacian"]),
+                                selection_options(resamples=10, top=4, threshold=0.8), seed=3, dataset="planted",
+                                names=np.asarray(ad.var_names), classes=["a", "b"])
+    np.testing.assert_array_equal(ad.var["planted_frequency"].to_numpy()[table["index"]], table["frequency"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--resamples", "7"], "--resamples must be an integer >= 2 and even for cpss, got 7"),
+    (["--threshold", "1.5"], "--threshold must be in (0, 1], got 1.5"),
+    (["--param", "cls.k"], "--param expects METHOD.NAME=VALUE"),
+    (["--param", "pca.n_components=2"], "parameters given for ['pca'], which are not among the methods"),
+    (["--methods", "fisher,fisher"], "selection methods must be distinct"),
+    (["--param", "cls.k=0"], "method 'cls' parameter k: expected an integer >= 1, got 0"),
+])
+def test_ssfs_select_refuses_bad_options_before_reading_the_data(capsys, argv, message):
+    from ssfs.cli import main
+
+    assert main(["select", "no-such-file.csv", *argv]) == 1  # the file is never opened
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err

@@ -1,9 +1,11 @@
 """Command line: ``ssfs methods`` lists the registered methods; ``ssfs rank`` ranks the
-features of one data file with one method, without Snakemake.
+features of one data file with one method; ``ssfs select`` gives the stable consensus list of
+several methods over resamples (the workflow's selection mode), all without Snakemake.
 
     ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
     ssfs rank data.csv --method laplacian                      # label-free: no labels needed
     ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
+    ssfs select cells.h5ad --label-key cell_type --methods laplacian,fisher,cls -o selection/
 """
 
 from __future__ import annotations
@@ -149,26 +151,18 @@ def _rank_constraints(path, y, names):
     return both
 
 
-def cmd_rank(args) -> int:
+def _read_input(args, log):
+    """(prepared AnnData, labels with -1 = unlabeled, class names, the seeded generator) of the
+    input file, read with the dataset config keys given as options; ``--labeled-per-class``
+    hides labels (an experiment)."""
     import time
     from pathlib import Path
 
     from ._progress import fmt_seconds
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
-    from .io.atomic import write_tsv
     from .io.h5ad import prepared_labels
-    from .labels import class_counts
-    from .ranking import ranking_table
-    from .registry import check_params, get_method
-    from .runner import run_method
 
-    params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
-    if args.output != "-":
-        folder = Path(args.output).parent
-        if not folder.is_dir():
-            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
-    log = _rank_output(args)
     t0 = time.perf_counter()
     name = Path(args.input).name
     entry = {"path": args.input}
@@ -181,9 +175,8 @@ def cmd_rank(args) -> int:
     if args.unlabeled_value:
         entry["unlabeled_values"] = list(args.unlabeled_value)
     adata = prepare_dataset(name, entry, ".")
-    X = adata.X
-    log.debug("ssfs rank: read %s: %d samples x %d features in %s", args.input, *X.shape,
-             fmt_seconds(time.perf_counter() - t0))
+    log.debug("ssfs %s: read %s: %d samples x %d features in %s", args.cmd, args.input, *adata.X.shape,
+              fmt_seconds(time.perf_counter() - t0))
     y, classes = prepared_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
@@ -192,6 +185,28 @@ def cmd_rank(args) -> int:
         hidden = np.full(y.size, -1)
         hidden[lab] = y[lab]
         y = hidden
+    return adata, y, classes, rng
+
+
+def cmd_rank(args) -> int:
+    import time
+    from pathlib import Path
+
+    from ._progress import fmt_seconds
+    from .io.atomic import write_tsv
+    from .labels import class_counts
+    from .ranking import ranking_table
+    from .registry import check_params, get_method
+    from .runner import run_method
+
+    params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
+    if args.output != "-":
+        folder = Path(args.output).parent
+        if not folder.is_dir():
+            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
+    log = _rank_output(args)
+    adata, y, classes, rng = _read_input(args, log)
+    X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
     ranked = run_method(args.method, X, y, cons, rng=rng, **params)
@@ -214,6 +229,54 @@ def cmd_rank(args) -> int:
             return 0
         write_tsv(table, args.output)
     print(json.dumps(info))
+    return 0
+
+
+def _select_settings(args) -> tuple[dict, dict]:
+    """(label -> {"method", "params"}, the selection options) of ``ssfs select``, checked
+    before any data is read (one line naming the option)."""
+    from .experiment.stable_selection import method_settings, selection_options
+
+    labels = [m.strip() for m in args.methods.split(",") if m.strip()]
+    params: dict = {}
+    for item in args.param or []:
+        head, eq, value = item.partition("=")
+        method, dot, name = head.partition(".")
+        if not (eq and dot and name.strip() and method.strip()):
+            raise SSFSError(f"--param expects METHOD.NAME=VALUE, got {item!r}")
+        params.setdefault(method.strip(), {}).update(_parse_params([f"{name}={value}"]))
+    sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold, scheme=args.scheme,
+                            aggregation=args.aggregation, where="--")
+    return method_settings(labels, params), {**sel, "methods": labels}
+
+
+def cmd_select(args) -> int:
+    from pathlib import Path
+
+    from .experiment.stable_selection import stable_selection
+    from .io.atomic import write_tsv
+    from .report.selection import stability_path_figure
+    from .workflow.pipeline import _symbol_column, write_json
+
+    methods, sel = _select_settings(args)  # before reading data
+    log = _rank_output(args)
+    adata, y, classes, _ = _read_input(args, log)
+    cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
+    if cons is None:
+        from .constraints import Constraints
+
+        cons = Constraints.empty()
+    table, summary = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed,
+                                      dataset=args.name or Path(args.input).name,
+                                      names=np.asarray(adata.var_names), classes=classes,
+                                      symbols=_symbol_column(adata))
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tsv(table, out / "consensus.tsv")
+    write_json(summary, out / "summary.json")
+    stability_path_figure(table, sel["threshold"], sel["top"], out / "stability_path.png")
+    print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
+                      "stability": summary["stability"]["value"], "output": str(out)}))
     return 0
 
 
@@ -261,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"ssfs {__version__}")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                    help="ssfs's messages on stderr (DEBUG also shows other libraries' INFO messages)")
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="{methods,rank}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="{methods,rank,select}")
     m = sub.add_parser("methods", help="list the registered methods", formatter_class=_Formatter,
                        description="The registered methods: what each needs, which way its score goes, "
                                    "whether it can be split over jobs, its parameters and their defaults.")
@@ -274,9 +337,20 @@ def build_parser() -> argparse.ArgumentParser:
         "rank", help="rank the features of a data file", formatter_class=_Formatter,
         description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
                     "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
-    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
+    _add_input_arguments(r)
     r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
+    r.add_argument("-o", "--output", default="-",
+                   help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
+                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features)")
+    r.set_defaults(func=cmd_rank)
+    _add_select_parser(sub)
+    return p
+
+
+def _add_input_arguments(r) -> None:
+    """The data file and how to read its labels (shared by ``rank`` and ``select``)."""
+    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
     r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
                         "(default: every given label is used)")
@@ -286,9 +360,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
                         "added to the pairs of the given labels")
     r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
-    r.add_argument("-o", "--output", default="-",
-                   help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
-                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features)")
     r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
                    help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
                         "column 0, refused when it looks like data")
@@ -296,8 +367,33 @@ def build_parser() -> argparse.ArgumentParser:
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
                 "geo-characteristic"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")
-    r.set_defaults(func=cmd_rank)
-    return p
+
+
+def _add_select_parser(sub) -> None:
+    s = sub.add_parser(
+        "select", help="the stable feature list of several methods (selection mode)", formatter_class=_Formatter,
+        description="Every method on the data and on resamples of it (complementary pairs of half-samples by "
+                    "default), rank aggregation across methods, and the features selected in at least "
+                    "--threshold of the resamples, with their stability and an error bound: the workflow's "
+                    "selection mode (config/README.md) for one file. Writes consensus.tsv, summary.json and "
+                    "stability_path.png to --output.\n\n" + RANK_LABELS_HELP)
+    _add_input_arguments(s)
+    s.add_argument("--methods", default="laplacian,fisher,cls",
+                   help="comma-separated registered methods (a label-free, a labels-only and a semi-supervised "
+                        "score by default; label-free data: label-free methods only)")
+    s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
+                   help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
+    s.add_argument("--resamples", type=int, default=20, help="number of resamples (cpss: even)")
+    s.add_argument("--top", type=int, default=10, help="q: features selected per resample")
+    s.add_argument("--threshold", type=float, default=0.6,
+                   help="selection frequency at or above which a feature is selected")
+    s.add_argument("--scheme", choices=["cpss", "bootstrap"], default="cpss", help="resampling scheme")
+    s.add_argument("--aggregation", choices=["mean_rank", "rank_product", "median_rank"], default="mean_rank",
+                   help="rank aggregation across methods")
+    s.add_argument("--name", help="dataset name in summary.json and in the seed derivation (default: the file "
+                                  "name; the workflow's dataset key gives its byte-identical list)")
+    s.add_argument("-o", "--output", default="selection", help="output folder (created)")
+    s.set_defaults(func=cmd_select)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None):

@@ -1,4 +1,5 @@
-"""scanpy-style tools: ``ssfs.tl.rank_features(adata, "cls", groupby="cell_type")``.
+"""scanpy-style tools: ``ssfs.tl.rank_features(adata, "cls", groupby="cell_type")`` and
+``ssfs.tl.select_stable(adata, ("laplacian", "fisher", "cls"), groupby="cell_type")``.
 
 Labels come from ``adata.obs[groupby]``; NaN (a missing category), and the values
 of ``unlabeled_values``, mean "unlabeled" (:func:`ssfs.labels.encode_labels`). The
@@ -33,7 +34,7 @@ from .ranking import ranks_from_order
 from .registry import get_method
 from .runner import run_method
 
-__all__ = ["rank_features"]
+__all__ = ["rank_features", "select_stable"]
 
 
 def _labels(adata, groupby, unlabeled_values):
@@ -132,3 +133,45 @@ def store(adata, key: str, ranked, var_index=None) -> None:
     ranks[idx] = ranks_from_order(ranked.order, q)
     adata.var[f"{key}_score"] = scores
     adata.var[f"{key}_rank"] = ranks if var_index is not None else ranks.astype(np.int64)
+
+
+def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str | None = None,
+                  unlabeled_values=(), layer: str | None = None, params: dict | None = None, resamples: int = 20,
+                  top: int = 10, threshold: float = 0.6, scheme: str = "cpss", aggregation: str = "mean_rank",
+                  constraints=None, key_added: str = "ssfs_selection", random_state: int = 0,
+                  copy: bool = False):
+    """The stable consensus list of ``methods`` over resamples (the workflow's selection mode,
+    :mod:`ssfs.experiment.stable_selection`; same list as ``ssfs select`` and the workflow for
+    the same data, seed and dataset name ``key_added``).
+
+    ``params``: ``{method: {parameter: value}}``; labels, ``unlabeled_values``, ``layer``,
+    ``constraints`` (replacing those of the labels) as in :func:`rank_features`; each method
+    builds its own graph on every resample (a stored ``obsp`` graph covers all cells only).
+    Writes ``var[f"{key}_frequency"]`` (selection frequency), ``var[f"{key}_rank"]`` (consensus
+    rank, 1 = best), ``var[f"{key}_selected"]`` (frequency >= ``threshold``) and ``uns[key]``
+    (summary.json's content: features, stability, error bound); returns the AnnData when
+    ``copy`` else None."""
+    from .constraints import Constraints
+    from .experiment.stable_selection import method_settings, selection_options, stable_selection
+
+    settings = method_settings(methods, params)
+    sel = selection_options(resamples=resamples, top=top, threshold=threshold, scheme=scheme,
+                            aggregation=aggregation)
+    if copy:
+        adata = adata.copy()
+    y, classes = _labels(adata, groupby, unlabeled_values)
+    if y is None:
+        y, classes = np.full(adata.n_obs, -1, dtype=np.int64), []
+    cons = constraints if constraints is not None else Constraints.from_labels(y)
+    table, summary = stable_selection(_matrix(adata, layer), y, cons, settings, sel, seed=int(random_state),
+                                      dataset=key_added, names=np.asarray(adata.var_names), classes=classes)
+    idx = table["index"].to_numpy()
+    freq = np.zeros(adata.n_vars)
+    rank = np.zeros(adata.n_vars, dtype=np.int64)
+    freq[idx] = table["frequency"].to_numpy()
+    rank[idx] = table["consensus_rank"].to_numpy()
+    adata.var[f"{key_added}_frequency"] = freq
+    adata.var[f"{key_added}_rank"] = rank
+    adata.var[f"{key_added}_selected"] = freq >= threshold
+    adata.uns[key_added] = {**summary, "groupby": groupby, "random_state": int(random_state)}
+    return adata if copy else None

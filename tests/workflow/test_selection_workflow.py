@@ -72,3 +72,12 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     cfg2["execution"] = {"reps_per_job": 3}
     snakemake(wd2, cfg2, cores=1)
     assert _outputs(wd2) == _outputs(wd)
+    # the same selection from the command line, no Snakemake: the same bytes
+    from ssfs.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["select", str(data), "--label-column", "label", "--methods", "cls,laplacian", "--seed", "3",
+                 "--resamples", "10", "--top", str(M), "--threshold", "0.8", "--name", "planted",
+                 "-o", str(out), "--no-progress"]) == 0
+    assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(wd)
+    assert (out / "stability_path.png").stat().st_size > 1000

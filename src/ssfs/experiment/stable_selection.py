@@ -14,9 +14,47 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import ConfigError
 from ..runner import run_method
 from ..seeding import derive_rng
 from .selection import consensus, ranks_from_order, resamples, summary
+
+
+def selection_options(*, resamples: int = 20, top: int = 10, threshold: float = 0.6, scheme: str = "cpss",
+                      aggregation: str = "mean_rank", where: str = "") -> dict:
+    """A checked ``selection:`` entry (defaults as the workflow's); one-line errors name ``where``."""
+    from .selection import AGGREGATIONS, SCHEMES
+
+    def bad(what):
+        return ConfigError(f"{where}{what}")
+
+    if scheme not in SCHEMES or aggregation not in AGGREGATIONS:
+        raise bad(f"scheme must be one of {SCHEMES} and aggregation one of {AGGREGATIONS}, got {scheme!r}, "
+                  f"{aggregation!r}")
+    if int(resamples) != resamples or resamples < 2 or (scheme == "cpss" and resamples % 2):
+        raise bad(f"resamples must be an integer >= 2{' and even for cpss' if scheme == 'cpss' else ''}, "
+                  f"got {resamples}")
+    if int(top) != top or top < 1:
+        raise bad(f"top must be an integer >= 1, got {top}")
+    if not 0 < threshold <= 1:
+        raise bad(f"threshold must be in (0, 1], got {threshold}")
+    return {"resamples": int(resamples), "top": int(top), "threshold": float(threshold), "scheme": scheme,
+            "aggregation": aggregation}
+
+
+def method_settings(methods, params: dict | None = None) -> dict:
+    """label -> ``{"method", "params"}`` for registered method names, each one's ``params``
+    (``{name: {param: value}}``) checked against its signature."""
+    from ..registry import check_params, get_method
+
+    methods = [methods] if isinstance(methods, str) else list(methods)
+    params = dict(params or {})
+    if not methods or len(set(methods)) != len(methods):
+        raise ConfigError(f"selection methods must be distinct registered names, got {methods}")
+    unknown = sorted(set(params) - set(methods))
+    if unknown:
+        raise ConfigError(f"parameters given for {unknown}, which are not among the methods {methods}")
+    return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
 
 
 def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str) -> list[np.ndarray]:
