@@ -79,14 +79,17 @@ def test_every_help_shows_the_defaults():
     top = parser.format_help()
     assert "(default: INFO)" in top and "--version" in top
     helps = dict((name, sub.format_help()) for name, sub in _subparsers(parser))
-    assert set(helps) == {"methods", "rank"}
+    assert set(helps) == {"methods", "rank", "select"}
     rank = " ".join(helps["rank"].split())
     for text in ("(default: cls)", "(default: 0)", "(default: auto)", "(default: -)"):
         assert text in rank, text
-    # every rank option that has a default shows it
-    for action in dict(_subparsers(parser))["rank"]._actions:
-        if action.default not in (None, False) and action.help and action.dest != "help":
-            assert f"(default: {action.default})" in rank, action.dest
+    assert "(default: laplacian,fisher,cls)" in " ".join(helps["select"].split())
+    # every rank / select option that has a default shows it
+    for cmd in ("rank", "select"):
+        text = " ".join(helps[cmd].split())
+        for action in dict(_subparsers(parser))[cmd]._actions:
+            if action.default not in (None, False) and action.help and action.dest != "help":
+                assert f"(default: {action.default})" in text, (cmd, action.dest)
 
 
 def test_install_hint_names_the_pypi_package():
