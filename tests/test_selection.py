@@ -166,3 +166,13 @@ def test_ssfs_select_refuses_bad_options_before_reading_the_data(capsys, argv, m
     assert main(["select", "no-such-file.csv", *argv]) == 1  # the file is never opened
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+def test_cpss_names_the_class_with_too_few_labels():
+    from ssfs.tl import select_stable
+
+    ad = _planted_adata()
+    ad.obs.loc[ad.obs["cell_type"] == "b", "cell_type"] = np.nan
+    ad.obs.loc["s59", "cell_type"] = "b"  # one labeled sample of class b
+    with pytest.raises(InputError, match=r"class\(es\) 'b' have fewer than 2 labeled samples"):
+        select_stable(ad, ("fisher",), groupby="cell_type", resamples=4)

@@ -36,11 +36,12 @@ def _groups(y: np.ndarray) -> list[np.ndarray]:
     return groups + ([unl] if unl.size else [])
 
 
-def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator) -> list[np.ndarray]:
+def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, class_names=None) -> list[np.ndarray]:
     """``n`` sorted index arrays of samples. ``cpss``: n/2 complementary pairs; each group of
     size m is permuted and its first floor(m/2) samples go to one half, the next floor(m/2) to the
     other (one sample of an odd group sits out, as in CPSS). ``bootstrap``: n draws with
-    replacement of each group's size within each group."""
+    replacement of each group's size within each group. ``class_names`` (by code) name the
+    classes in errors."""
     if scheme not in SCHEMES:
         raise InputError(f"selection scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
     groups = _groups(y)
@@ -51,7 +52,8 @@ def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator) -> l
             raise InputError(f"selection.resamples must be even with scheme cpss (complementary pairs), got {n}")
         small = [int(np.asarray(y)[g[0]]) for g in labeled if g.size < 2]
         if small:
-            raise InputError(f"selection scheme cpss: class code(s) {small} have fewer than 2 labeled samples, "
+            names = ", ".join(repr(str(class_names[c])) if class_names is not None else str(c) for c in small)
+            raise InputError(f"selection scheme cpss: class(es) {names} have fewer than 2 labeled samples, "
                              "so a half-sample would miss the class; label more samples or use scheme bootstrap")
         for _ in range(n // 2):
             a, b = [], []

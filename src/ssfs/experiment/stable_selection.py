@@ -57,9 +57,10 @@ def method_settings(methods, params: dict | None = None) -> dict:
     return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
 
 
-def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str) -> list[np.ndarray]:
+def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> list[np.ndarray]:
     """Every resample of a dataset (drawn from the seed alone, identical in every job)."""
-    return resamples(y, sel["resamples"], sel["scheme"], derive_rng(seed, dataset, "selection", "resamples"))
+    return resamples(y, sel["resamples"], sel["scheme"], derive_rng(seed, dataset, "selection", "resamples"),
+                     class_names)
 
 
 def full_ranking(X, y, cons, settings: dict, *, seed: int, dataset: str, label: str):
@@ -113,7 +114,7 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     ``sel`` is a validated ``selection:`` config entry; returns what the workflow writes to
     ``consensus.tsv`` and ``summary.json``."""
     p = X.shape[1]
-    subs = selection_resamples(y, sel, seed, dataset)
+    subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     full, res = {}, {}
     for label, settings in methods.items():

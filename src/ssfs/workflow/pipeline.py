@@ -259,12 +259,12 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
     (:mod:`ssfs.experiment.stable_selection`)."""
     from ..experiment.stable_selection import full_ranking, resample_ranks, selection_resamples
 
-    X, y, _, names, _ = _selection_data(prepared)
+    X, y, classes, names, _ = _selection_data(prepared)
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
     if full is not None:
         _write_ranked(full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=method), X, names, full)
-    subs = selection_resamples(y, sel, seed, dataset)
+    subs = selection_resamples(y, sel, seed, dataset, classes)
     save_npy(resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method), ranks)
 
 
