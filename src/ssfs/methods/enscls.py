@@ -83,10 +83,11 @@ def _columns(X):
     return sparse.csc_matrix(X) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
 
 
-def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootstrap: str = "rows"):
+def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootstrap: str = "rows", Z=None):
     """Member i's data (bootstrap of labeled rows over unlabeled rows or SOM prototypes)
-    projected on its subspace, and the labels of its labeled rows. ``bootstrap="unique"``
-    keeps one row per drawn sample."""
+    projected on its subspace, the labels of its labeled rows and, with a shared space ``Z``
+    (one row per sample), its rows' coordinates there. ``bootstrap="unique"`` keeps one row
+    per drawn sample."""
     cols = Xc[:, plan.features[i]]
     cols = cols.toarray() if sparse.issparse(cols) else cols
     boot = np.unique(plan.boot[i]) if bootstrap == "unique" else plan.boot[i]
@@ -96,7 +97,8 @@ def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootst
         from ._shared.som import som_compress  # optional step, imported when used
 
         XU, _ = som_compress(XU, np.random.default_rng(int(plan.seeds[i])), max_nodes=som_nodes)
-    return np.vstack([XL, XU]), y[boot]
+    where = None if Z is None else Z[np.concatenate([boot, plan.unlabeled])]
+    return np.vstack([XL, XU]), y[boot], where
 
 
 def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
@@ -106,14 +108,16 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
         knn_edges = "all"  # the literal reading's options
     mats, rows, cols, ml, cl, groups, rowlab = [], [], [], [], [], [], []
     off = 0
-    for g, (Xb, yl) in enumerate(blocks):
+    for g, (Xb, yl, Zb) in enumerate(blocks):
         nb = Xb.shape[0]
         # kNN among all rows, or (knn_edges="unlabeled", eq. 2 literally) among the unlabeled
         # rows only, which follow the labeled ones (labeled rows in no constraint count as free)
         s0 = yl.size if knn_edges == "unlabeled" and yl.size >= 2 else 0
         ke = min(int(k), nb - s0 - 1)
         if ke >= 1:
-            ind, d2 = knn_search(Xb[s0:], ke, precision="float32")  # same result: candidates re-measured
+            ind, d2 = knn_search((Xb if Zb is None else Zb)[s0:], ke, precision="float32")  # candidates re-measured
+            if Zb is not None:  # neighbours from the shared space, bandwidth from the member's features
+                d2 = ((Xb[s0:][np.repeat(np.arange(nb - s0), ke)] - Xb[s0:][ind.ravel()]) ** 2).sum(axis=1)
             t = resolve_bandwidth(d2.ravel(), bandwidth)
             rows.append(off + s0 + np.repeat(np.arange(nb - s0), ke))
             cols.append(off + s0 + ind.ravel())
@@ -144,11 +148,12 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
 def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth="auto",
                  mean: str = "uniform", som: bool = False, som_nodes: int | None = None,
                  n_jobs: int = 1, knn_edges: str = "all", denominator: str = "variance",
-                 bootstrap: str = "rows", weights: str = "balanced", label_weight: float = 10.0) -> np.ndarray:
+                 bootstrap: str = "rows", weights: str = "balanced", label_weight: float = 10.0,
+                 space: str = "subspace", n_pcs: int = 50) -> np.ndarray:
     """CLS scores (len(members) x m) of the committee members ``members`` (indices or a
     range; default all), row r = scores of the features ``plan.features[members[r]]``.
     ``n_jobs`` > 1 scores batches of members in threads (same result). ``knn_edges``,
-    ``denominator``, ``bootstrap``: see :func:`enscls`."""
+    ``denominator``, ``bootstrap``, ``space``: see :func:`enscls`."""
     _check_cls_options(knn_edges, denominator)
     if weights not in ("balanced", "literal"):
         raise InputError(f"enscls: weights must be 'balanced' or 'literal', got {weights!r}")
@@ -156,6 +161,7 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
         raise InputError(f"enscls: bootstrap must be 'rows' or 'unique', got {bootstrap!r}")
     members = np.arange(plan.n_members) if members is None else np.asarray(members, dtype=np.int64).ravel()
     y = np.asarray(y)
+    Z = _shared_space(X, space, n_pcs, som)
     Xc = _columns(X)
     m = plan.features.shape[1]
     rows_per_member = plan.boot.shape[1] + plan.unlabeled.size
@@ -163,7 +169,7 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
     batches = [members[s:s + batch] for s in range(0, members.size, batch)]
 
     def work(idx):
-        blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes, bootstrap) for i in idx]
+        blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes, bootstrap, Z) for i in idx]
         out = _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator, weights, label_weight)
         bar.update(len(idx))
         return out
@@ -180,6 +186,22 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
 
             parts = Parallel(n_jobs=int(n_jobs), prefer="threads")(delayed(work)(b) for b in batches)
     return np.vstack(parts) if parts else np.empty((0, m))
+
+
+def _shared_space(X, space: str, n_pcs: int, som: bool):
+    """The samples' coordinates in which every member finds its neighbours, or None (each
+    member in its own subspace, the paper): ``"pca"``: the first ``n_pcs`` principal components
+    of all features; ``"auto"``: those for single-cell-like input
+    (:func:`ssfs.methods._shared.representation.single_cell_like`), else None."""
+    from ._shared.representation import pca_embedding, single_cell_like
+
+    if space not in ("auto", "subspace", "pca"):
+        raise InputError(f"enscls: space must be 'auto', 'subspace' or 'pca', got {space!r}")
+    if space == "subspace" or (space == "auto" and not single_cell_like(X)):
+        return None
+    if som:
+        raise InputError("enscls: som needs space: subspace (SOM prototypes have no place in a shared space)")
+    return pca_embedding(X, n_pcs)
 
 
 def combine_enscls(plan: EnsCLSPlan, member_scores: np.ndarray, members=None, *,
@@ -209,11 +231,11 @@ def _plan(X, y, constraints, rng, *, n_members=None, subspace=None, average="mem
 
 def _run(X, y, constraints, plan, members, *, k=10, bandwidth="auto", mean="uniform", som=False, som_nodes=None,
          n_jobs=1, knn_edges="all", denominator="variance", bootstrap="rows", weights="balanced",
-         label_weight=10.0, **_):
+         label_weight=10.0, space="auto", n_pcs=50, **_):
     return {"scores": enscls_chunk(X, y, plan, members, k=k, bandwidth=bandwidth, mean=mean, som=som,
                                    som_nodes=som_nodes, n_jobs=n_jobs, knn_edges=knn_edges,
                                    denominator=denominator, bootstrap=bootstrap, weights=weights,
-                                   label_weight=label_weight)}
+                                   label_weight=label_weight, space=space, n_pcs=n_pcs)}
 
 
 def _combine(X, y, constraints, plan, parts, *, average="members", **_):
@@ -224,15 +246,17 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
 
 
 @register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS, description=(
-    "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal). Not for single cells: "
-    "0.30 of planted markers vs laplacian 0.63 (README)"))
+    "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal) and, on single cells, "
+    "a shared PCA kNN space (space=auto). Single cells: 0.42 of planted markers with 20 members, 0.55 with 60, "
+    "below laplacian 0.63 (README)"))
 def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
            k: PosInt = 10, bandwidth: Bandwidth = "auto",
            mean: Literal["uniform", "degree"] = "uniform",
            som: bool = False, som_nodes: PosInt | None = None, average: Literal["members", "committee"] = "members",
            n_jobs: PosInt = 1, knn_edges: Literal["all", "unlabeled"] = "all",
            denominator: Literal["variance", "cannot_link"] = "variance", bootstrap: Literal["rows", "unique"] = "rows",
-           weights: Literal["balanced", "literal"] = "balanced", label_weight: NonNegFloat = 10.0):
+           weights: Literal["balanced", "literal"] = "balanced", label_weight: NonNegFloat = 10.0,
+           space: Literal["auto", "subspace", "pca"] = "auto", n_pcs: PosInt = 50):
     """Ensemble Constrained Laplacian Score (EnsCLS paper Alg. 2), lower is better.
 
     ``n_members``: committee size (default eq. 4); ``subspace``: features per member
@@ -251,8 +275,13 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
     (:func:`ssfs.methods.spectral.constrained_laplacian_score`);
     the default "balanced" differs from the paper (label terms per sample, in closed form);
     ``weights="literal"`` is the paper's (``knn_edges`` / ``denominator`` apply to it).
+    ``space``: where a member finds its kNN graph's neighbours: "subspace" (its own random
+    features, the paper), "pca" (``n_pcs`` principal components of all features, shared by the
+    members; each member still weighs its edges and scores in its own features) or "auto"
+    (default: "pca" for single-cell-like input, where sqrt(p) random genes give no cell
+    neighbourhood, else "subspace").
     """
     return run_members(ENSCLS_MEMBERS, X, y, constraints, rng, n_members=n_members, subspace=subspace, k=k,
                        bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average,
                        n_jobs=n_jobs, knn_edges=knn_edges, denominator=denominator, bootstrap=bootstrap,
-                       weights=weights, label_weight=label_weight)
+                       weights=weights, label_weight=label_weight, space=space, n_pcs=n_pcs)
