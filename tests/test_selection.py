@@ -58,8 +58,13 @@ def test_error_bound_by_hand():
     b = error_bound(5, 100, 0.7, 20, "cpss")
     assert b["meinshausen_buhlmann"] == pytest.approx(25 / 40)
     assert b["cpss_unimodal"] == pytest.approx(0.25 / 0.7)
-    # below min(1/2 + q/p, 1/2 + 1/(2B) + 3q/(4p)) = min(0.55, 0.5 + 0.05 + 0.0375): no refinement
-    assert error_bound(5, 100, 0.54, 20, "cpss")["cpss_unimodal"] is None
+    # the range starts at min(1/2 + (q/p)^2, 1/2 + 1/(2B) + 3/4 (q/p)^2) = min(0.5025, 0.551875) (stabs'
+    # um_const): pi = 0.54 gets 0.25 / (2 (0.08 - 0.05)); below 0.5025 no refinement
+    assert error_bound(5, 100, 0.54, 20, "cpss")["cpss_unimodal"] == pytest.approx(0.25 / 0.06)
+    # and only where 2 pi - 1 - 1/(2B) > 0 (pi > 0.525 for B = 10): no negative "bound"
+    assert error_bound(5, 100, 0.5025, 20, "cpss")["cpss_unimodal"] is None
+    assert error_bound(5, 100, 0.526, 20, "cpss")["cpss_unimodal"] == pytest.approx(0.25 / (2 * 0.002))
+    assert error_bound(5, 100, 0.502, 200, "cpss")["cpss_unimodal"] is None  # B = 100: below 0.5025
     assert error_bound(5, 100, 0.5, 20, "cpss")["meinshausen_buhlmann"] is None
     assert error_bound(5, 100, 0.9, 20, "bootstrap")["meinshausen_buhlmann"] is None
 

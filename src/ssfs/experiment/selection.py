@@ -135,8 +135,11 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
     the expected number of selected features of low selection probability (<= q/p). Their
     eq. (8), under unimodality of the simultaneous-selection probabilities, gives
     E <= C(pi, B) q^2 / p with B pairs: C = 1 / (2 (2 pi - 1 - 1/(2B))) for
-    pi in (min(1/2 + q/p, 1/2 + 1/(2B) + 3q/(4p)), 3/4], and C = 4 (1 - pi + 1/(2B)) / (1 + 1/B)
-    for pi in (3/4, 1]. Bootstrap resamples satisfy neither theorem: no bound is given.
+    pi in [min(1/2 + theta^2, 1/2 + 1/(2B) + 3 theta^2 / 4), 3/4] (theta = q/p), and
+    C = 4 (1 - pi + 1/(2B)) / (1 + 1/B) for pi in (3/4, 1] (and only where the first constant is
+    positive, pi > 1/2 + 1/(4B), as stabs' grid of cutoffs 1/2 + j/(2B), j >= 2); constants and range as the R
+    package stabs (Hofner & Hothorn, ``um_const`` in R/helpers.R, from the paper's authors'
+    code). Bootstrap resamples satisfy neither theorem: no bound is given.
     """
     pi, theta = float(threshold), q / p
     out = {"q": int(q), "p": int(p), "threshold": pi, "scheme": scheme,
@@ -151,8 +154,8 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
     mb = q * q / ((2 * pi - 1) * p)
     out["meinshausen_buhlmann"] = mb
     B = n_resamples // 2
-    lo = min(0.5 + theta, 0.5 + 1 / (2 * B) + 0.75 * theta)
-    if lo < pi <= 0.75:
+    lo = min(0.5 + theta**2, 0.5 + 1 / (2 * B) + 0.75 * theta**2)
+    if lo <= pi <= 0.75 and 2 * pi - 1 - 1 / (2 * B) > 0:  # stabs' cutoff grid starts at 1/2 + 1/B
         out["cpss_unimodal"] = q * q / p / (2 * (2 * pi - 1 - 1 / (2 * B)))
     elif pi > 0.75:
         out["cpss_unimodal"] = q * q / p * 4 * (1 - pi + 1 / (2 * B)) / (1 + 1 / B)
