@@ -181,3 +181,18 @@ def test_cpss_names_the_class_with_too_few_labels():
     ad.obs.loc["s59", "cell_type"] = "b"  # one labeled sample of class b
     with pytest.raises(InputError, match=r"class\(es\) 'b' have fewer than 2 labeled samples"):
         select_stable(ad, ("fisher",), groupby="cell_type", resamples=4)
+
+
+def test_r_concave_bound_is_the_tightest_and_follows_stabs_rules():
+    """Shah & Samworth (2013): under r-concavity the bound is below the unimodal one, itself below
+    Meinshausen & Buhlmann's; stabs' D is 1 below the tail's start (so the bound is at most p) and
+    undefined when theta is too large."""
+    from ssfs.experiment.selection import _r_concave_tail, r_concave_bound
+
+    for q, p, pi, n in [(10, 40, 0.8, 20), (10, 765, 0.8, 20), (5, 100, 0.9, 100), (5, 100, 0.7, 20)]:
+        b = error_bound(q, p, pi, n, "cpss")
+        assert 0 < b["cpss_r_concave"] < b["cpss_unimodal"] < b["meinshausen_buhlmann"], b
+    assert _r_concave_tail(0.1, 2, 10, -0.5) == 1.0  # which < ceil(2 theta B) + 1 = 3
+    assert _r_concave_tail(0.6, 20, 10, -0.5) is None  # ceil(12) + 1 > B
+    assert r_concave_bound(10, 40, 0.8, 10) == pytest.approx(1.0455647, rel=1e-4)  # pinned (default run)
+    assert error_bound(5, 100, 0.9, 20, "bootstrap")["cpss_r_concave"] is None

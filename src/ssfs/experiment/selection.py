@@ -143,7 +143,7 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
     """
     pi, theta = float(threshold), q / p
     out = {"q": int(q), "p": int(p), "threshold": pi, "scheme": scheme,
-           "meinshausen_buhlmann": None, "cpss_unimodal": None}
+           "meinshausen_buhlmann": None, "cpss_unimodal": None, "cpss_r_concave": None}
     if scheme != "cpss":
         out["statement"] = ("bootstrap resamples: the stability-selection bounds assume subsamples of half the "
                             "samples drawn without replacement (scheme: cpss); no error bound is given")
@@ -159,6 +159,7 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
         out["cpss_unimodal"] = q * q / p / (2 * (2 * pi - 1 - 1 / (2 * B)))
     elif pi > 0.75:
         out["cpss_unimodal"] = q * q / p * 4 * (1 - pi + 1 / (2 * B)) / (1 + 1 / B)
+    out["cpss_r_concave"] = r_concave_bound(q, p, pi, B)
     out["statement"] = (
         f"E[false selections] <= q^2/((2*pi-1)*p) = {mb:.4g} (Meinshausen & Buhlmann 2010, Thm 1: assumes the "
         "noise features are exchangeable and the selection is not worse than random; Shah & Samworth 2013, "
@@ -166,8 +167,53 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
         "probability <= q/p)"
         + (f"; under unimodality of the selection probabilities (Shah & Samworth 2013, eq. 8): "
            f"<= {out['cpss_unimodal']:.4g}" if out["cpss_unimodal"] is not None else
-           "; the unimodal refinement (Shah & Samworth 2013, eq. 8) does not apply at this threshold"))
+           "; the unimodal refinement (Shah & Samworth 2013, eq. 8) does not apply at this threshold")
+        + (f"; under r-concavity (their eq. 9-10, as the R package stabs): <= {out['cpss_r_concave']:.4g}"
+           if out["cpss_r_concave"] is not None else ""))
     return out
+
+
+def _r_concave_tail(theta: float, which: int, B: int, r: float) -> float | None:
+    """stabs' ``D``: the largest upper-tail probability P(X >= which / B) over r-concave
+    distributions on {0, 1/B, ..., 1} with mean ``theta`` (Shah & Samworth 2013, Sec. 3.3;
+    their code, as the R package stabs); 1 below the tail's start, None when theta is too large."""
+    from scipy.optimize import brentq, minimize_scalar
+
+    s, tB = 1.0 / r, theta * B
+    k0 = int(np.ceil(2 * tB)) + 1
+    if which < k0:
+        return 1.0
+    if k0 > B:
+        return None
+
+    def mean_gap(a, k):
+        w = (a + np.arange(k + 1)) ** s
+        return float((np.arange(k + 1) * w).sum() / w.sum() - tB)
+
+    a = np.full(B + 1, 1e5)
+    for k in range(k0, B + 1):
+        a[k] = brentq(mean_gap, 1e-5, a[k - 1], args=(k,), xtol=np.finfo(float).eps ** 0.75)
+
+    def tail(x, k):
+        j = np.arange(k + 1)
+        return 1.0 - (k + 1 - tB) * ((x + np.arange(which)) ** s).sum() / ((k + 1 - j) * (x + j) ** s).sum()
+
+    best = 0.0
+    for k in range(k0, B):
+        res = minimize_scalar(lambda x, k=k: -tail(x, k), bounds=(a[k + 1], a[k]), method="bounded")
+        best = max(best, -float(res.fun))
+    return best
+
+
+def r_concave_bound(q: int, p: int, threshold: float, B: int) -> float | None:
+    """E[false selections] under r-concavity (Shah & Samworth 2013, eq. 9-10, r = -1/2 for the
+    pairs' simultaneous selection, -1/4 for single selections), as stabs' ``minD`` times p."""
+    which = int(np.ceil(round(threshold / (1 / (2 * B)), 10)))
+    theta = q / p
+    tails = [_r_concave_tail(theta**2, which - B, B, -0.5), _r_concave_tail(theta, which, 2 * B, -0.25)]
+    if any(t is None for t in tails):
+        return None
+    return min(1.0, *tails) * p
 
 
 def summary(table: pd.DataFrame, Z: np.ndarray, names, *, top: int, threshold: float, scheme: str,
