@@ -332,3 +332,20 @@ def test_redundancy_elimination_cut_keeps_independent_features():
     assert sel_lit.tolist() == [0]  # literal: 2 removed as "redundant" with 0
     sel_cut, _ = redundancy_elimination(I, min_mi=1e-3)
     assert sel_cut.tolist() == [0, 2]
+
+
+def test_csfsr_relevance_survives_scattered_shadows(shared_data):
+    """Issue #20: on one TOX-171 run the shadows' phi scattered (graph rebuilds of an 8-cluster
+    adaptive neighbourhood) and the MAD threshold fell below 0: only the forced best feature was
+    kept, though every pool feature beat every shadow. Below every shadow now counts as relevant."""
+    import scipy.io
+
+    from ssfs.singlecell import few_labels
+
+    m = scipy.io.loadmat(shared_data / "asu" / "TOX-171.mat")
+    X = np.asarray(m["X"], dtype=float)
+    y = np.unique(np.asarray(m["Y"]).ravel(), return_inverse=True)[1]
+    train = np.sort(np.random.default_rng(2).permutation(y.size)[: y.size // 2])
+    r = run_method("csfsr", X[train], few_labels(y[train], 3, 2), rng=2, neighbourhood="adaptive", space="raw")
+    assert r.result.extra["n_clusters"] == 8  # the scattering case
+    assert r.result.extra["n_relevant"] >= 40 and len(r.order) >= 10
