@@ -112,10 +112,9 @@ def shadow_null(X, top: np.ndarray, scores_of, rng: np.random.Generator, blocks:
 
 def relevant_mask(scores: np.ndarray, null: np.ndarray, z: float) -> np.ndarray:
     """phi below median - z * 1.4826 MAD of the shadows' phi, or below every shadow (lower phi
-    is better). Median
-    and MAD, not mean and sd: the shadows of high-variance columns weigh more in the graph
-    and form a low tail (raw waveform, kNN graph: with mean - 3 sd only the best feature
-    passed; with the MAD, 13-15 informative features and no noise)."""
+    is better). Median and MAD, not mean and sd: the shadows of high-variance columns weigh
+    more in the graph and form a low tail (raw waveform, kNN graph: with mean - 3 sd only the
+    best feature passed; with the MAD, 13-15 informative features and no noise)."""
     null = null[np.isfinite(null)]
     if null.size < 2:
         return np.isfinite(scores)
