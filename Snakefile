@@ -21,6 +21,7 @@ include: "workflow/rules/supervision.smk"
 include: "workflow/rules/select.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/selection.smk"
+include: "workflow/rules/constrained.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -30,3 +31,4 @@ rule all:
         f"{RESULTS}/report.html",
         SUMMARY_TABLES if BENCHMARK else [],
         SELECTION_OUTPUTS,
+        CC_TABLES,

@@ -1,6 +1,7 @@
 """Table 4.3's protocol: constrained clustering scored on held-out samples."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ssfs.experiment.constrained import compare_constrained
@@ -14,3 +15,33 @@ def test_compare_constrained_on_separated_blobs():
     assert len(out) == 6 and set(out.setting) == {"unconstrained", "constrained"}
     assert (out.n_heldout == 81).all() and (out.n_constraints == 36).all()  # 9 labeled: 9 * 8 / 2 pairs
     assert out.rand.to_numpy() == pytest.approx(1.0)  # every algorithm finds well-separated blobs
+
+
+def test_given_labeled_samples_and_the_workflow_table(tmp_path):
+    """The workflow passes each repetition's labeled samples: all their pairs are the constraints,
+    every other labeled sample is scored; the table puts ours beside the published value."""
+    from ssfs.workflow.pipeline import run_constrained_table
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 20)
+    X = rng.normal(size=(60, 4)) + 6.0 * y[:, None]
+    y[[5, 25]] = -1  # samples without a class are never scored
+    lab = np.array([0, 1, 20, 21, 40, 41])
+    t = compare_constrained(X, y, np.random.default_rng(1), labeled=lab, algorithms=("cop_kmeans", "mpc_kmeans"),
+                            n_init=1)
+    assert (t["n_constraints"] == 15).all() and (t["n_heldout"] == 60 - 6 - 2).all()
+    assert (t["rand"] == 1.0).all()  # well separated blobs
+    paths = []
+    for rep in (0, 1):
+        p = tmp_path / f"r{rep}.tsv"
+        t.assign(dataset="blobs", variant="base", rep=rep, rand=t["rand"] - 0.1 * rep).to_csv(p, sep="\t", index=False)
+        paths.append(str(p))
+    pub = tmp_path / "pub.tsv"
+    pub.write_text("# test\ndataset\talgorithm\tsetting\tvalue\nblobs\tcop_kmeans\tconstrained\t90.5\n")
+    run_constrained_table(tables=paths, out=tmp_path / "t.tsv", markdown=tmp_path / "t.md", paper=[str(pub)])
+    res = pd.read_csv(tmp_path / "t.tsv", sep="\t").set_index(["algorithm", "setting"])
+    assert res.loc[("cop_kmeans", "constrained"), "mean"] == pytest.approx(95.0)  # (100 + 90) / 2
+    assert res.loc[("cop_kmeans", "constrained"), "published"] == 90.5
+    assert res.loc[("cop_kmeans", "constrained"), "difference"] == pytest.approx(4.5)
+    assert np.isnan(res.loc[("mpc_kmeans", "unconstrained"), "published"])
+    assert "| blobs | cop_kmeans | constrained | 95.00 ± 7.07 | 90.50 |" in (tmp_path / "t.md").read_text()

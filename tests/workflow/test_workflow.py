@@ -37,10 +37,17 @@ def snakemake(workdir: Path, config: dict, *extra, check=True):
 
 @pytest.mark.slow
 def test_tiny_workflow_end_to_end(tmp_path):
-    snakemake(tmp_path, TINY)
+    cfg = {**TINY, "constrained_clustering": {"algorithms": ["cop_kmeans", "mpc_kmeans"], "n_init": 1,
+                                              "paper": "thesis_table43"}}
+    snakemake(tmp_path, cfg)
     res = tmp_path / "results"
     html = (res / "report.html").read_text()
     assert "data:image/svg+xml;base64," in html and "wine" in html and "wave" in html
+    # thesis Table 4.3's section: both datasets, two algorithms x two settings, over the 2 repetitions
+    cc = pd.read_csv(res / "tables/constrained_clustering.tsv", sep="\t")
+    assert len(cc) == 2 * 2 * 2 and (cc["n"] == 2).all() and cc["mean"].between(0, 100).all()
+    assert cc["published"].isna().all()  # the thesis has no wine or waveform row
+    assert "<h2 id='constrained'>" in html
     scores = pd.read_csv(res / "tables/scores.tsv", sep="\t")
     assert set(scores.method) == {"variance", "cls", "cls_k10"}
     assert set(scores.rep) == {0, 1}
@@ -52,10 +59,10 @@ def test_tiny_workflow_end_to_end(tmp_path):
     assert (res / "tables/top_k.md").read_text().count("**") >= 2
     assert (res / "tables/summary.tex").read_text().startswith("\\begin{tabular}")
     # nothing left to do: a second run is a no-op
-    again = snakemake(tmp_path, TINY, "-n")
+    again = snakemake(tmp_path, cfg, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
     # Snakemake's own report bundles the registered outputs
-    snakemake(tmp_path, TINY, "--report", str(tmp_path / "bundle.html"))
+    snakemake(tmp_path, cfg, "--report", str(tmp_path / "bundle.html"))
     assert (tmp_path / "bundle.html").stat().st_size > 10_000
 
 
@@ -67,6 +74,8 @@ def test_tiny_workflow_end_to_end(tmp_path):
         ({"datasets": {"../evil": {"source": "builtin", "name": "wine"}}}, "not allowed"),
         ({"supervision": {"repetitions": "two"}}, "supervision.repetitions"),
         ({"datasets": {"x": {"path": "missing.csv"}}}, "not found"),
+        ({"constrained_clustering": {"paper": "nosuch"}}, "constrained_clustering.paper"),
+        ({"constrained_clustering": {"algorithms": ["kmeans"]}}, "constrained_clustering.algorithms"),
     ],
 )
 def test_bad_config_stops_before_any_job(tmp_path, change, message):

@@ -82,6 +82,7 @@ rule report:
         **(REPORT_BENCHMARK_INPUTS if BENCHMARK else {"prepared": PREPARED}),
         selection=SELECTION_OUTPUTS,
         rankings=ALL_RANKINGS if BENCHMARK and not SELECTION else [],
+        constrained=CC_TABLES if BENCHMARK else [],
     output:
         report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report"),
     log:

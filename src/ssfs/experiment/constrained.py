@@ -33,19 +33,25 @@ def _cluster(name: str, X, K: int, cons: Constraints, y_lab: np.ndarray, rng, n_
 
 
 def compare_constrained(X, y, rng: np.random.Generator, *, labeled_per_class: int = 3,
-                        algorithms=ALGORITHMS, n_init: int = 3) -> pd.DataFrame:
+                        algorithms=ALGORITHMS, n_init: int = 3, labeled=None) -> pd.DataFrame:
     """Tidy table (algorithm, setting = "unconstrained" | "constrained", rand, n_heldout,
-    n_constraints): Rand index (eq. 3.32) of each clustering on the held-out samples."""
+    n_constraints): Rand index (eq. 3.32) of each clustering on the held-out samples.
+    ``labeled``: the labeled samples (indices; the workflow's repetition), else
+    ``labeled_per_class`` drawn per class."""
     y = np.asarray(y)
     classes = np.unique(y[y >= 0])
     K = classes.size
     y_lab = np.full(y.size, -1)
-    for c in classes:
+    if labeled is not None:
+        idx = np.asarray(labeled, dtype=np.int64)
+        y_lab[idx] = np.searchsorted(classes, y[idx])
+    for c in classes if labeled is None else []:
         idx = rng.choice(np.flatnonzero(y == c), size=min(labeled_per_class, int((y == c).sum())), replace=False)
         y_lab[idx] = np.searchsorted(classes, c)
     cons = Constraints.from_labels(y_lab)
     held = np.ones(y.size, dtype=bool)
     held[cons.transitive_closure(y.size).samples()] = False
+    held[y < 0] = False  # a sample without a class cannot be scored
     rows = []
     for name in algorithms:
         for setting, c in (("unconstrained", Constraints.empty()), ("constrained", cons)):

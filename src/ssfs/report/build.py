@@ -429,6 +429,7 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
                  "</p>")
     parts.append(html_table(_drop_base(mean_sd_table(tk, ["dataset", "variant", "metric"]))))
     parts.append(_paper_section(cfg, tables_dir, papers_dir))
+    parts.append(_constrained_section(tables_dir))
     parts.append("<h2 id='curves'>Metric vs number of selected features</h2>"
                  f"<p>For each repetition ({_protocol(cfg, n_reps)}), each method ranks the features on the "
                  "training part; the metric is computed on the top-i features for every evaluated i. Lines: mean "
@@ -451,6 +452,22 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
            "content='width=device-width, initial-scale=1'><title>" + title +
            f"</title><style>{CSS}</style></head><body>" + "\n".join(p for p in parts if p) + "</body></html>\n")
     atomic_write_text(out, doc)
+
+
+def _constrained_section(tables_dir: Path) -> str:
+    """Thesis Table 4.3 (config section ``constrained_clustering``), when it ran."""
+    path = tables_dir / "constrained_clustering.tsv"
+    if not path.exists():
+        return ""
+    t = pd.read_csv(path, sep="\t")
+    t["ours (%)"] = [f"{m:.2f}" + ("" if pd.isna(s) else f" ± {s:.2f}")
+                     for m, s in zip(t["mean"], t["sd"], strict=True)]
+    t["published (%)"] = t["published"].map(lambda v: "" if pd.isna(v) else f"{v:.2f}")
+    return ("<h2 id='constrained'>Constrained clustering (thesis Table 4.3)</h2><p>COP-KMeans, MPC-KMeans and wCKM "
+            "on all samples without feature selection, unconstrained and with every pair of each repetition's "
+            "labeled samples as constraints; Rand index on the samples in no constraint, mean ± sd over the "
+            "repetitions (<code>tables/constrained_clustering.tsv</code>).</p>"
+            + html_table(t[["dataset", "algorithm", "setting", "ours (%)", "published (%)", "n"]]))
 
 
 def _run_metadata(cfg: dict, n_reps: int) -> dict:

@@ -110,8 +110,12 @@ def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noq
             ok = [m for m in list_methods() if get_method(m).members is not None]
             raise ConfigError(f"{key}: method {name!r} cannot be split into member chunks; "
                               f"splittable methods: {', '.join(ok)}")
-    paper = cfg["report"].get("paper")
     pdir = Path(papers_dir) if papers_dir is not None else PAPERS_DIR
+    cc_paper = (cfg.get("constrained_clustering") or {}).get("paper")
+    if cc_paper is not None and pdir.is_dir() and not (pdir / f"{cc_paper}.tsv").exists():
+        raise ConfigError(f"config key constrained_clustering.paper: no published table {cc_paper!r} "
+                          f"({pdir / (cc_paper + '.tsv')})")
+    paper = cfg["report"].get("paper")
     if paper is not None and pdir.is_dir() and not (pdir / f"{paper}.tsv").exists():
         have = sorted(q.stem for q in pdir.glob("*.tsv"))  # the report layer is above this one
         raise ConfigError(f"config key report.paper: no published table {paper!r} ({pdir / (paper + '.tsv')}); "

@@ -304,3 +304,45 @@ def _symbol_column(adata):
         if c in adata.var.columns:
             return adata.var[c].astype(str).to_numpy()
     return None
+
+
+# ------------------------------------------------------------------ constrained clustering (thesis Table 4.3)
+def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed: int, dataset: str, variant: str,
+                               reps: list[int]) -> None:
+    """Thesis Table 4.3 on one dataset: COP-KMeans, MPC-KMeans and wCKM on all samples, without
+    and with the constraints of each repetition's labeled samples, Rand index on the samples in no
+    constraint (:func:`ssfs.experiment.constrained.compare_constrained`), one row per repetition."""
+    from ..experiment.constrained import compare_constrained
+
+    X, y, _, _, _ = read_prepared(prepared)
+    X = X.toarray() if hasattr(X, "toarray") else X
+    frames = []
+    for rep, sp in zip(reps, splits, strict=True):
+        t = compare_constrained(X, y, derive_rng(seed, dataset, "constrained_clustering", rep),
+                                algorithms=cc["algorithms"], n_init=cc["n_init"], labeled=read_split(sp)["labeled"])
+        frames.append(t.assign(dataset=dataset, variant=variant, rep=rep))
+    cols = ["dataset", "variant", "algorithm", "setting", "rep", "rand", "n_heldout", "n_constraints"]
+    write_tsv(pd.concat(frames, ignore_index=True)[cols], table)
+
+
+def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
+    """Mean ± sd (%) of the Rand index per dataset, algorithm and setting over the repetitions, the
+    published value beside it when ``paper`` (a TSV: dataset, algorithm, setting, value in %) has one."""
+    df = pd.concat([pd.read_csv(t, sep="\t") for t in tables], ignore_index=True)
+    keys = ["dataset", "variant", "algorithm", "setting"]
+    g = df.groupby(keys, sort=False)["rand"]
+    res = pd.DataFrame({"mean": 100 * g.mean(), "sd": 100 * g.std(ddof=1), "n": g.size()}).reset_index()
+    res["published"] = np.nan
+    if paper:
+        pub = pd.read_csv(paper[0], sep="\t", comment="#")
+        res = res.drop(columns="published").merge(
+            pub.rename(columns={"value": "published"})[["dataset", "algorithm", "setting", "published"]],
+            on=["dataset", "algorithm", "setting"], how="left")
+    res["difference"] = res["mean"] - res["published"]
+    write_tsv(res.round(2), out)
+    lines = ["| dataset | algorithm | setting | ours (%) | published (%) |", "|---|---|---|---|---|"]
+    for r in res.itertuples():
+        pub = "" if pd.isna(r.published) else f"{r.published:.2f}"
+        sd = "" if pd.isna(r.sd) else f" ± {r.sd:.2f}"
+        lines.append(f"| {r.dataset} | {r.algorithm} | {r.setting} | {r.mean:.2f}{sd} | {pub} |")
+    Path(markdown).write_text("\n".join(lines) + "\n")
