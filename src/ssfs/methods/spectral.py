@@ -46,7 +46,7 @@ def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
     boundary the thesis (3.6.2) and He et al. report; the symmetric graph gives
     (F3,F4,F1,F2) for every k (issue #20).
     """
-    Z = graph_space(X, space, n_pcs, embedding)
+    Z = graph_space(X, space, n_pcs, embedding, precomputed=graph)
     S, t = heat_kernel_graph(Z, k=k, bandwidth=bandwidth, precomputed=graph, symmetric=symmetric)
     if use_labels and constraints.n_ml:
         W = pairs_matrix(constraints.ml, X.shape[0], pair_weights(Z, constraints.ml, t))
@@ -131,7 +131,7 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
         X, index = compress_unlabeled(X, keep, rng)
         if len(constraints):
             constraints = Constraints(index[constraints.ml], index[constraints.cl])
-    Z = graph_space(X, space, n_pcs, embedding)
+    Z = graph_space(X, space, n_pcs, embedding, precomputed=graph)
     if weights == "balanced":
         S, _ = heat_kernel_graph(Z, k=k, bandwidth=bandwidth, precomputed=graph)
         return balanced_cls(S, X, constraints, label_weight=label_weight, label_share=label_share)

@@ -77,9 +77,11 @@ def _pca_embedding(X, n_pcs: int, n_iter: int, seed: int) -> np.ndarray:
     return (Q @ Ub[:, :d]) * s[:d]
 
 
-def graph_space(X, space: str = "auto", n_pcs: int = 50, embedding=None):
+def graph_space(X, space: str = "auto", n_pcs: int = 50, embedding=None, precomputed=None):
     """The matrix whose rows the kNN graph joins: ``embedding`` when given (e.g. scanpy's
-    ``obsm['X_pca']``, n rows), else X or its PCA per ``space`` (module doc)."""
+    ``obsm['X_pca']``, n rows), else X or its PCA per ``space`` (module doc). With a
+    ``precomputed`` graph, ``space="auto"`` is X itself: the edges are given and their heat-kernel
+    weights are measured on the features (a PCA would only be computed to weigh them)."""
     if embedding is not None:
         E = np.asarray(embedding, dtype=np.float64)
         if E.ndim != 2 or E.shape[0] != X.shape[0]:
@@ -87,6 +89,6 @@ def graph_space(X, space: str = "auto", n_pcs: int = 50, embedding=None):
         return E
     if space not in SPACES:
         raise MethodError(f"space must be one of {SPACES}, got {space!r}")
-    if space == "pca" or (space == "auto" and single_cell_like(X)):
+    if space == "pca" or (space == "auto" and precomputed is None and single_cell_like(X)):
         return pca_embedding(X, n_pcs)
     return X
