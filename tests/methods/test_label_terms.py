@@ -180,8 +180,9 @@ def test_negative_binomial_counts_are_overdispersed_and_normalised():
 def test_a_given_graph_is_weighed_on_the_features_without_a_pca(monkeypatch):
     """With graph= (scanpy's connectivities), space "auto" weighs the given edges on the genes, as
     ssfs.tl documents; it used to compute a PCA only to weigh them (18 s of 35 s at 60,000 cells)."""
-    import ssfs.methods._shared.representation as rep
     from scipy import sparse
+
+    import ssfs.methods._shared.representation as rep
 
     X, sim = simulate_singlecell(600, 120, 3, 8, rng=0)
     y = few_labels(sim.cell_type, 3, rng=1)
