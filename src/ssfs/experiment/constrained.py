@@ -16,6 +16,7 @@ import pandas as pd
 from sklearn.metrics import rand_score
 
 from ..constraints import Constraints
+from ..errors import SupervisionError
 from .clustering import cop_kmeans
 from .mpc_kmeans import mpc_kmeans
 
@@ -56,7 +57,12 @@ def compare_constrained(X, y, rng: np.random.Generator, *, labeled_per_class: in
     for name in algorithms:
         for setting, c in (("unconstrained", Constraints.empty()), ("constrained", cons)):
             seed = int(rng.integers(2**31 - 1))
-            labels = _cluster(name, X, K, c, y_lab, np.random.default_rng(seed), n_init)
-            rows.append(dict(algorithm=name, setting=setting, rand=float(rand_score(y[held], labels[held])),
-                             n_heldout=int(held.sum()), n_constraints=len(cons)))
+            try:
+                labels = _cluster(name, X, K, c, y_lab, np.random.default_rng(seed), n_init)
+            except SupervisionError:  # COP-KMeans: no restart satisfied the constraints
+                labels = None
+            # None also when every restart diverged (MPC-KMeans' metric weights on RELATHE): no value
+            rand = float("nan") if labels is None else float(rand_score(y[held], labels[held]))
+            rows.append(dict(algorithm=name, setting=setting, rand=rand, n_heldout=int(held.sum()),
+                             n_constraints=len(cons)))
     return pd.DataFrame(rows)

@@ -331,7 +331,8 @@ def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
     df = pd.concat([pd.read_csv(t, sep="\t") for t in tables], ignore_index=True)
     keys = ["dataset", "variant", "algorithm", "setting"]
     g = df.groupby(keys, sort=False)["rand"]
-    res = pd.DataFrame({"mean": 100 * g.mean(), "sd": 100 * g.std(ddof=1), "n": g.size()}).reset_index()
+    # n: repetitions with a value (a clustering that found no feasible or finite solution has none)
+    res = pd.DataFrame({"mean": 100 * g.mean(), "sd": 100 * g.std(ddof=1), "n": g.count()}).reset_index()
     res["published"] = np.nan
     if paper:
         pub = pd.read_csv(paper[0], sep="\t", comment="#")
