@@ -7,7 +7,22 @@ rebuilt only when new modules were imported since (a new module may load a new p
 
 from __future__ import annotations
 
+import os
 import sys
+
+#: environment variable holding the number of BLAS/OpenMP threads a method may use; set by
+#: every workflow job to its rule's ``threads`` (:func:`ssfs.workflow.scripting.run_step`)
+THREADS_ENV = "SSFS_THREADS"
+
+
+def job_threads() -> int:
+    """Threads a method may use: ``$SSFS_THREADS`` (the workflow job's ``threads``), else 1.
+    One thread by default: on a busy 2-core machine two OpenBLAS threads made the kNN search
+    35-50x slower (issue #16); set the variable to use more."""
+    try:
+        return max(1, int(os.environ.get(THREADS_ENV, "1")))
+    except ValueError:
+        return 1
 
 _cached: list = [None, -1]  # [controller, len(sys.modules) when it was built]
 

@@ -7,32 +7,18 @@ deterministic ranking.
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._threads import THREADS_ENV, job_threads  # noqa: F401 - re-exported here, where the docs point
 from ._validation import check_labels_named, check_matrix, column_variance, constant_features, safe_scale
 from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
 from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint
-
-#: environment variable holding the number of BLAS/OpenMP threads a method may use; set by
-#: every workflow job to its rule's ``threads`` (:func:`ssfs.workflow.scripting.run_step`)
-THREADS_ENV = "SSFS_THREADS"
-
-
-def job_threads() -> int:
-    """Threads a method may use: ``$SSFS_THREADS`` (the workflow job's ``threads``), else 1.
-    One thread by default: on a busy 2-core machine two OpenBLAS threads made the kNN search
-    35-50x slower (issue #16); set the variable to use more."""
-    try:
-        return max(1, int(os.environ.get(THREADS_ENV, "1")))
-    except ValueError:
-        return 1
 
 
 def pinned_threads(threads: int | None = None):

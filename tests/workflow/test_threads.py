@@ -106,3 +106,23 @@ def test_startup_imports_no_heavy_library():
             "'pynndescent', 'scipy.stats') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_enscls_members_run_on_the_jobs_threads(monkeypatch):
+    """EnsCLS's n_jobs defaults to the job's threads ($SSFS_THREADS); the scores do not depend on it."""
+    import ssfs.methods.enscls as ens
+    from ssfs import run_method
+
+    seen = []
+    real = ens.enscls_chunk
+    monkeypatch.setattr(ens, "enscls_chunk", lambda *a, **k: seen.append(k["n_jobs"]) or real(*a, **k))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 16))
+    y = np.full(40, -1)
+    y[:6] = [0, 0, 0, 1, 1, 1]
+    monkeypatch.setenv(runner.THREADS_ENV, "2")
+    two = run_method("enscls", X, y, rng=0, n_members=8).scores
+    monkeypatch.setenv(runner.THREADS_ENV, "1")
+    one = run_method("enscls", X, y, rng=0, n_members=8).scores
+    assert seen == [2, 1]
+    np.testing.assert_array_equal(one, two)

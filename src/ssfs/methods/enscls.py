@@ -37,7 +37,7 @@ import numpy as np
 from scipy import sparse
 
 from .._progress import progress
-from .._threads import limit_threads
+from .._threads import job_threads, limit_threads
 from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
@@ -253,7 +253,7 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
            k: PosInt = 10, bandwidth: Bandwidth = "auto",
            mean: Literal["uniform", "degree"] = "uniform",
            som: bool = False, som_nodes: PosInt | None = None, average: Literal["members", "committee"] = "members",
-           n_jobs: PosInt = 1, knn_edges: Literal["all", "unlabeled"] = "all",
+           n_jobs: PosInt | None = None, knn_edges: Literal["all", "unlabeled"] = "all",
            denominator: Literal["variance", "cannot_link"] = "variance", bootstrap: Literal["rows", "unique"] = "rows",
            weights: Literal["balanced", "literal"] = "balanced", label_weight: NonNegFloat = 10.0,
            space: Literal["auto", "subspace", "pca"] = "auto", n_pcs: PosInt = 50):
@@ -263,7 +263,8 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
     (default round(sqrt(p))); ``k``, ``bandwidth``, ``mean``: CLS parameters per member;
     ``som``: compress each member's unlabeled samples by a SOM (at most ``som_nodes``
     nodes, default sqrt(u)); ``average``: "members" or "committee" (module doc);
-    ``n_jobs``: threads over batches of members (the result does not depend on it).
+    ``n_jobs``: threads over batches of members (default: the job's threads, ``$SSFS_THREADS``;
+    the result does not depend on it).
     Constraints are regenerated from the labels of each bootstrap (Alg. 2 step 4), so
     explicitly given pairwise constraints are not used. ``knn_edges`` ("all" or
     "unlabeled") and ``denominator`` ("variance" or "cannot_link"): the CLS readings of
@@ -281,6 +282,7 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
     (default: "pca" for single-cell-like input, where sqrt(p) random genes give no cell
     neighbourhood, else "subspace").
     """
+    n_jobs = job_threads() if n_jobs is None else n_jobs
     return run_members(ENSCLS_MEMBERS, X, y, constraints, rng, n_members=n_members, subspace=subspace, k=k,
                        bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average,
                        n_jobs=n_jobs, knn_edges=knn_edges, denominator=denominator, bootstrap=bootstrap,
