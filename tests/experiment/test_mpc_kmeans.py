@@ -87,3 +87,21 @@ def test_constraints_and_metric_recover_the_classes():
 def test_bad_metric_refused():
     with pytest.raises(InputError, match="metric"):
         mpc_kmeans(X4, 2, Constraints.empty(), np.random.default_rng(0), metric="full")
+
+
+def test_singleton_and_empty_clusters_keep_finite_metrics():
+    """Issue #20: farthest-first initialisation puts an outlying sample alone (PCMAC, RELATHE); its
+    scatter is 0 on every dimension and a floor relative to it alone made A infinite, so every
+    unconstrained restart ended non-finite and Table 4.3's cell was empty."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (40, 3)), [[60.0, 60.0, 60.0]]])
+    prob = _Problem(X, 3, Constraints.empty(), 1.0, 1.0)
+    labels = np.r_[np.zeros(40, dtype=int), 1]  # cluster 1: the outlier alone; cluster 2: empty
+    C = np.vstack([X[:40].mean(0), X[40], X[0]])
+    A = prob.metrics(labels, C, "cluster")
+    assert np.isfinite(A).all()
+    # the floor: 1e-12 x |X_h| x the data's mean per-dimension variance
+    np.testing.assert_allclose(A[1:], 1.0 / (1e-12 * X.var(axis=0).mean()), rtol=1e-12)
+    assert np.isfinite(prob.objective(labels, C, A))
+    got = mpc_kmeans(X, 2, Constraints.empty(), np.random.default_rng(0))
+    assert got is not None and np.bincount(got, minlength=2).tolist() == [40, 1]

@@ -61,7 +61,7 @@ def compare_constrained(X, y, rng: np.random.Generator, *, labeled_per_class: in
                 labels = _cluster(name, X, K, c, y_lab, np.random.default_rng(seed), n_init)
             except SupervisionError:  # COP-KMeans: no restart satisfied the constraints
                 labels = None
-            # None also when every restart diverged (MPC-KMeans' metric weights on RELATHE): no value
+            # None also when every restart ended non-finite: no value (not seen since MPC-KMeans' metric floor)
             rand = float("nan") if labels is None else float(rand_score(y[held], labels[held]))
             rows.append(dict(algorithm=name, setting=setting, rand=rand, n_heldout=int(held.sum()),
                              n_constraints=len(cons)))

@@ -24,7 +24,11 @@ diagonal metric is bounded by the diagonal of the data's bounding box,
 keeps every CL penalty >= 0. Initialisation (paper Section 3): the neighbourhoods of
 the transitively closed must-links; the centres of the K largest, completed by
 farthest-first samples when there are fewer than K. A non-positive denominator (a
-dimension constant within a cluster) is floored at 1e-12 x its mean over dimensions.
+dimension constant within a cluster) is floored at 1e-12 x the larger of its cluster's
+mean over dimensions and |X_h| x the data's mean per-dimension variance: a singleton or
+empty cluster (farthest-first puts an outlying document alone) has S_h = 0 on every
+dimension, and a floor relative to S_h alone made A_h infinite and every restart's
+objective non-finite (issue #20: unconstrained MPC-KMeans on PCMAC and RELATHE).
 """
 
 from __future__ import annotations
@@ -74,6 +78,8 @@ class _Problem:
         self.ml, self.cl = c.ml, c.cl
         Xd = _dense(X)
         self.range2 = np.ptp(Xd, axis=0) ** 2 if X.shape[0] else np.zeros(X.shape[1])
+        vbar = float(Xd.var(axis=0).mean()) if X.shape[0] else 0.0
+        self.vbar = vbar if vbar > 0 else 1.0  # the scale of the metric floor (constant data: 1)
         self.dml = (Xd[self.ml[:, 0]] - Xd[self.ml[:, 1]]) ** 2 if len(self.ml) else np.zeros((0, X.shape[1]))
         self.dcl = (Xd[self.cl[:, 0]] - Xd[self.cl[:, 1]]) ** 2 if len(self.cl) else np.zeros((0, X.shape[1]))
 
@@ -137,7 +143,7 @@ class _Problem:
         if mode == "shared":
             S = np.broadcast_to(S.sum(axis=0), (K, p)).copy()
             counts = np.full(K, counts.sum())
-        floor = 1e-12 * np.maximum(S.mean(axis=1, keepdims=True), 1e-300)
+        floor = 1e-12 * np.maximum(S.mean(axis=1, keepdims=True), np.maximum(counts, 1.0)[:, None] * self.vbar)
         A = np.maximum(counts, 1.0)[:, None] / np.maximum(S, floor)
         return A
 
