@@ -237,3 +237,42 @@ def test_r_concave_bound_stabs_edge_cases():
     assert 0.005184816 < r_concave_bound(10, 100, 1.0, 50) == pytest.approx(0.0054906, rel=1e-4)
     # stabs' maxQ(100, 50) = 49: no bound above it
     assert r_concave_bound(49, 100, 0.9, 50) is not None and r_concave_bound(50, 100, 0.9, 50) is None
+
+
+def test_ssfs_select_partial_labels_constraints_and_the_selection_only_report(tmp_path, capsys):
+    """``ssfs select`` on a CSV whose unlabeled samples say "unknown", with a must-link file: the
+    planted markers are the list; the selection-only report shows the Datasets table."""
+    import json
+
+    from ssfs.cli import main
+    from ssfs.report.selection import datasets_table, run_selection_report
+
+    X, y = planted(n=60, p=20, m=3, seed=1)
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(20)], index=[f"s{i}" for i in range(60)])
+    lab = np.where(y == 0, "a", "b").astype(object)
+    lab[np.r_[8:30, 38:60]] = "unknown"  # 8 labels per class
+    df.insert(0, "label", lab)
+    df.index.name = "sample"
+    df.to_csv(tmp_path / "data.csv")
+    pd.DataFrame({"sample_a": ["s10", "s40"], "sample_b": ["s11", "s41"], "kind": ["ML", "ML"]}).to_csv(
+        tmp_path / "pairs.tsv", sep="\t", index=False)
+    out = tmp_path / "results" / "planted" / "selection"
+    assert main(["select", str(tmp_path / "data.csv"), "--label-column", "label", "--unlabeled-value", "unknown",
+                 "--constraints", str(tmp_path / "pairs.tsv"), "--methods", "cls,fisher", "--resamples", "6",
+                 "--top", "3", "--threshold", "0.8", "--name", "planted", "-o", str(out), "--no-progress"]) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert sorted(printed["features"]) == ["g0", "g1", "g2"]
+    s = json.loads((out / "summary.json").read_text())
+    assert s["labeled_per_class"] == {"a": 8, "b": 8} and s["n_unlabeled"] == 44 and s["n_features"] == 20
+    t = pd.read_csv(out / "consensus.tsv", sep="\t")
+    assert sorted(t["feature"][:3]) == ["g0", "g1", "g2"] and t["frequency"][3:].max() < 0.8
+    ds = datasets_table(tmp_path / "results", ["planted"])
+    assert ds.to_dict("records") == [{"dataset": "planted", "n_samples": 60, "n_features": 20, "n_classes": 2,
+                                      "n_unlabeled": 44, "class_counts": "8:8"}]
+    cfg = {"report": {"title": "sel"}, "datasets": {"planted": {}}, "supervision": {"constraints": {"mode": "all_pairs"}},
+           "selection": {"top": 3, "threshold": 0.8}}
+    run_selection_report(tmp_path / "results" / "report.html", cfg)
+    html = (tmp_path / "results" / "report.html").read_text()
+    assert html.index("<section id='summary'") < html.index("<h2 id='datasets'>Datasets</h2>") < html.index(
+        "<h2 id='config'>")
+    assert "<td>planted</td><td>60</td><td>20</td><td>2</td><td>44</td><td>8:8</td>" in html
