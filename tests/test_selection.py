@@ -194,5 +194,85 @@ def test_r_concave_bound_is_the_tightest_and_follows_stabs_rules():
         assert 0 < b["cpss_r_concave"] < b["cpss_unimodal"] < b["meinshausen_buhlmann"], b
     assert _r_concave_tail(0.1, 2, 10, -0.5) == 1.0  # which < ceil(2 theta B) + 1 = 3
     assert _r_concave_tail(0.6, 20, 10, -0.5) is None  # ceil(12) + 1 > B
-    assert r_concave_bound(10, 40, 0.8, 10) == pytest.approx(1.0455647, rel=1e-4)  # pinned (default run)
+    assert _r_concave_tail(0.45, 10, 10, -0.5) is None  # ceil(9) + 1 = B: stabs has no interval left
+    assert r_concave_bound(10, 40, 0.8, 10) == pytest.approx(1.0455761, rel=1e-4)  # pinned (default run)
     assert error_bound(5, 100, 0.9, 20, "bootstrap")["cpss_r_concave"] is None
+
+
+# stabs 0.6-4 (Hofner & Hothorn), tests/regtest-inference.Rout.save: stabsel_parameters(p = 100,
+# cutoff = 0.6, q = 1..10, B = 50, sampling.type = "SS", assumption = "unimodal" / "r-concave")
+STABS_UNIMODAL = [0.02631579, 0.1052632, 0.2368421, 0.4210526, 0.6578947, 0.9473684, 1.289474, 1.684211,
+                  2.131579, 2.631579]
+STABS_R_CONCAVE = [0.006971364, 0.03342845, 0.08691176, 0.1637231, 0.2605329, 0.3820466, 0.5295188,
+                   0.7042719, 0.9077127, 1.141338]
+
+
+@pytest.mark.parametrize("q", range(1, 11))
+def test_cpss_bounds_equal_stabs_saved_output(q):
+    """B = 50 pairs = 100 resamples. Unimodal: q^2/p / (2 (2 pi - 1 - 1/(2B))) exactly; r-concave: the
+    same numerical supremum (stabs' optimize stops within 1e-4 of an end point: ours is never below,
+    at most 0.4 % above for q <= 3 where the maximum is at the end point, else within 1e-5)."""
+    b = error_bound(q, 100, 0.6, 100, "cpss")
+    assert b["cpss_unimodal"] == pytest.approx(STABS_UNIMODAL[q - 1], rel=1e-6)
+    assert b["cpss_unimodal"] == pytest.approx(q * q / 100 / (2 * (0.2 - 0.01)))
+    ref = STABS_R_CONCAVE[q - 1]
+    assert ref * (1 - 1e-6) <= b["cpss_r_concave"] <= ref * (1.004 if q <= 3 else 1 + 1e-5)
+
+
+def test_r_concave_bound_stabs_edge_cases():
+    """stabs' saved outputs (p = 100, B = 50) at other thresholds and q, and its refusals."""
+    from ssfs.experiment.selection import r_concave_bound
+
+    assert r_concave_bound(30, 100, 0.6, 50) == pytest.approx(16.24975, rel=1e-6)
+    assert r_concave_bound(10, 100, 0.62, 50) == pytest.approx(0.8971682, rel=1e-5)
+    assert r_concave_bound(10, 100, 0.61, 50) == pytest.approx(1.005863, rel=1e-5)
+    # below 1/2 (only the r-concave bound applies there; stabs: cutoff must exceed q/p)
+    assert r_concave_bound(10, 100, 0.37, 50) == pytest.approx(4.988848, rel=1e-5)
+    assert r_concave_bound(10, 100, 0.2, 50) == 100.0  # D = 1: the trivial bound p
+    assert r_concave_bound(10, 100, 0.1, 50) is None  # threshold <= q/p
+    b = error_bound(10, 100, 0.37, 100, "cpss")
+    assert b["meinshausen_buhlmann"] is None and b["cpss_unimodal"] is None
+    assert b["cpss_r_concave"] == pytest.approx(4.988848, rel=1e-5) and "4.989" in b["statement"]
+    # pi = 1: the maximum is at an end point; stabs stops short of it (0.005184816), we take it
+    assert 0.005184816 < r_concave_bound(10, 100, 1.0, 50) == pytest.approx(0.0054906, rel=1e-4)
+    # stabs' maxQ(100, 50) = 49: no bound above it
+    assert r_concave_bound(49, 100, 0.9, 50) is not None and r_concave_bound(50, 100, 0.9, 50) is None
+
+
+def test_ssfs_select_partial_labels_constraints_and_the_selection_only_report(tmp_path, capsys):
+    """``ssfs select`` on a CSV whose unlabeled samples say "unknown", with a must-link file: the
+    planted markers are the list; the selection-only report shows the Datasets table."""
+    import json
+
+    from ssfs.cli import main
+    from ssfs.report.selection import datasets_table, run_selection_report
+
+    X, y = planted(n=60, p=20, m=3, seed=1)
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(20)], index=[f"s{i}" for i in range(60)])
+    lab = np.where(y == 0, "a", "b").astype(object)
+    lab[np.r_[8:30, 38:60]] = "unknown"  # 8 labels per class
+    df.insert(0, "label", lab)
+    df.index.name = "sample"
+    df.to_csv(tmp_path / "data.csv")
+    pd.DataFrame({"sample_a": ["s10", "s40"], "sample_b": ["s11", "s41"], "kind": ["ML", "ML"]}).to_csv(
+        tmp_path / "pairs.tsv", sep="\t", index=False)
+    out = tmp_path / "results" / "planted" / "selection"
+    assert main(["select", str(tmp_path / "data.csv"), "--label-column", "label", "--unlabeled-value", "unknown",
+                 "--constraints", str(tmp_path / "pairs.tsv"), "--methods", "cls,fisher", "--resamples", "6",
+                 "--top", "3", "--threshold", "0.8", "--name", "planted", "-o", str(out), "--no-progress"]) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert sorted(printed["features"]) == ["g0", "g1", "g2"]
+    s = json.loads((out / "summary.json").read_text())
+    assert s["labeled_per_class"] == {"a": 8, "b": 8} and s["n_unlabeled"] == 44 and s["n_features"] == 20
+    t = pd.read_csv(out / "consensus.tsv", sep="\t")
+    assert sorted(t["feature"][:3]) == ["g0", "g1", "g2"] and t["frequency"][3:].max() < 0.8
+    ds = datasets_table(tmp_path / "results", ["planted"])
+    assert ds.to_dict("records") == [{"dataset": "planted", "n_samples": 60, "n_features": 20, "n_classes": 2,
+                                      "n_unlabeled": 44, "class_counts": "8:8"}]
+    cfg = {"report": {"title": "sel"}, "datasets": {"planted": {}}, "supervision": {"constraints": {"mode": "all_pairs"}},
+           "selection": {"top": 3, "threshold": 0.8}}
+    run_selection_report(tmp_path / "results" / "report.html", cfg)
+    html = (tmp_path / "results" / "report.html").read_text()
+    assert html.index("<section id='summary'") < html.index("<h2 id='datasets'>Datasets</h2>") < html.index(
+        "<h2 id='config'>")
+    assert "<td>planted</td><td>60</td><td>20</td><td>2</td><td>44</td><td>8:8</td>" in html

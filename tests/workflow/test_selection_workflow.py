@@ -66,6 +66,7 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     first = re.search(r"<(section|h2)[^>]*>", html)
     assert first.group(0).startswith("<section id='summary'")
     assert "<table id='top-features'>" in html and "g0" in html
+    assert f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>{k}:{k}</td>" in html  # Datasets
     # same seed, other cores and chunking: byte-identical list
     wd2 = tmp_path / "run2"
     cfg2 = sel_config(data)

@@ -13,7 +13,8 @@ with selection frequencies, its stability and an error bound (issue #14).
   eq. 7). The consensus rank orders the features by frequency, ties by the aggregated rank on the
   full data, then by column.
 * Error bound (:func:`error_bound`): Meinshausen & Bühlmann (2010) Theorem 1 and Shah & Samworth
-  (2013) Theorem 1 and eq. (8) (unimodal refinement).
+  (2013) Theorem 1, eq. (8) (unimodal) and eq. (9)-(10) (r-concave), with the constants, ranges and
+  algorithm of the R package stabs (Hofner & Hothorn; checked against its saved test outputs).
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
     C = 4 (1 - pi + 1/(2B)) / (1 + 1/B) for pi in (3/4, 1] (and only where the first constant is
     positive, pi > 1/2 + 1/(4B), as stabs' grid of cutoffs 1/2 + j/(2B), j >= 2); constants and range as the R
     package stabs (Hofner & Hothorn, ``um_const`` in R/helpers.R, from the paper's authors'
-    code). Bootstrap resamples satisfy neither theorem: no bound is given.
+    code). Under r-concavity (eq. 9-10, :func:`r_concave_bound`) the bound also covers thresholds
+    in (q/p, 1/2]. Bootstrap resamples satisfy neither theorem: no bound is given.
     """
     pi, theta = float(threshold), q / p
     out = {"q": int(q), "p": int(p), "threshold": pi, "scheme": scheme,
@@ -148,12 +150,17 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
         out["statement"] = ("bootstrap resamples: the stability-selection bounds assume subsamples of half the "
                             "samples drawn without replacement (scheme: cpss); no error bound is given")
         return out
+    B = n_resamples // 2
     if pi <= 0.5:
-        out["statement"] = "threshold <= 1/2: the bounds need a threshold above 1/2; no error bound is given"
+        # only the r-concave bound reaches below 1/2 (stabs: any threshold above q/p)
+        out["cpss_r_concave"] = r_concave_bound(q, p, pi, B)
+        out["statement"] = ("threshold <= 1/2: Meinshausen & Buhlmann's and the unimodal bound need a threshold "
+                            "above 1/2" + (f"; under r-concavity (Shah & Samworth 2013, eq. 9-10, as the R package "
+                                           f"stabs): <= {out['cpss_r_concave']:.4g}"
+                                           if out["cpss_r_concave"] is not None else "; no error bound is given"))
         return out
     mb = q * q / ((2 * pi - 1) * p)
     out["meinshausen_buhlmann"] = mb
-    B = n_resamples // 2
     lo = min(0.5 + theta**2, 0.5 + 1 / (2 * B) + 0.75 * theta**2)
     if lo <= pi <= 0.75 and 2 * pi - 1 - 1 / (2 * B) > 0:  # stabs' cutoff grid starts at 1/2 + 1/B
         out["cpss_unimodal"] = q * q / p / (2 * (2 * pi - 1 - 1 / (2 * B)))
@@ -176,14 +183,17 @@ def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str)
 def _r_concave_tail(theta: float, which: int, B: int, r: float) -> float | None:
     """stabs' ``D``: the largest upper-tail probability P(X >= which / B) over r-concave
     distributions on {0, 1/B, ..., 1} with mean ``theta`` (Shah & Samworth 2013, Sec. 3.3;
-    their code, as the R package stabs); 1 below the tail's start, None when theta is too large."""
+    their code, as the R package stabs); 1 below the tail's start, None when theta is too large
+    (stabs stops there). Per k the tail is maximised over a in [a_{k+1}, a_k] (stabs: ``optimize``,
+    which stops within its tolerance of an end point); the maximum often lies at the end point, so
+    both ends are evaluated too: the supremum, at most 6 % above stabs' numbers, never below."""
     from scipy.optimize import brentq, minimize_scalar
 
     s, tB = 1.0 / r, theta * B
     k0 = int(np.ceil(2 * tB)) + 1
     if which < k0:
         return 1.0
-    if k0 > B:
+    if k0 >= B:  # stabs: k0 > B stops; k0 = B leaves no interval [a_{k+1}, a_k] to maximise over
         return None
 
     def mean_gap(a, k):
@@ -201,15 +211,18 @@ def _r_concave_tail(theta: float, which: int, B: int, r: float) -> float | None:
     best = 0.0
     for k in range(k0, B):
         res = minimize_scalar(lambda x, k=k: -tail(x, k), bounds=(a[k + 1], a[k]), method="bounded")
-        best = max(best, -float(res.fun))
+        best = max(best, -float(res.fun), tail(a[k + 1], k), tail(a[k], k))
     return best
 
 
 def r_concave_bound(q: int, p: int, threshold: float, B: int) -> float | None:
     """E[false selections] under r-concavity (Shah & Samworth 2013, eq. 9-10, r = -1/2 for the
-    pairs' simultaneous selection, -1/4 for single selections), as stabs' ``minD`` times p."""
-    which = int(np.ceil(round(threshold / (1 / (2 * B)), 10)))
+    pairs' simultaneous selection, -1/4 for single selections), as stabs' ``minD`` times p: None
+    (no bound) for q above stabs' ``maxQ`` (ceil(4 B q / p) + 1 >= 2 B) or threshold <= q/p."""
     theta = q / p
+    if np.ceil(q * (4 * B / p)) + 1 - 2 * B >= 0 or threshold <= theta:
+        return None
+    which = int(np.ceil(float(f"{threshold * 2 * B:.10g}")))  # stabs: ceiling(signif(pi / (1/(2B)), 10))
     tails = [_r_concave_tail(theta**2, which - B, B, -0.5), _r_concave_tail(theta, which, 2 * B, -0.25)]
     if any(t is None for t in tails):
         return None

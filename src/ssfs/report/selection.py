@@ -158,15 +158,35 @@ def summary_section(cfg: dict, results_dir, datasets, *, selection: bool, best: 
     return "\n".join(parts)
 
 
+def datasets_table(results_dir, datasets) -> pd.DataFrame:
+    """The benchmark report's Datasets table (same columns as ``tables/datasets.tsv``) from the
+    selection summaries (``{dataset}/selection/summary.json``): no data file is read again."""
+    rows = []
+    for ds in datasets:
+        s = json.loads((Path(results_dir) / ds / "selection" / "summary.json").read_text())
+        counts = s["labeled_per_class"]
+        rows.append({"dataset": ds, "n_samples": s["n_samples"], "n_features": s["n_features"],
+                     "n_classes": len(counts), "n_unlabeled": s["n_unlabeled"],
+                     "class_counts": ":".join(str(v) for v in counts.values())})
+    return pd.DataFrame(rows, columns=["dataset", "n_samples", "n_features", "n_classes", "n_unlabeled",
+                                       "class_counts"])
+
+
 def run_selection_report(out, cfg: dict) -> None:
-    """The report of a selection-only run (no benchmark): title, summary, configuration."""
+    """The report of a selection-only run (no benchmark): title, summary, datasets, configuration."""
     import yaml
 
     from ..io.atomic import atomic_write_text
-    from .render import CSS
+    from .render import CSS, html_table
 
     title = html.escape(cfg["report"]["title"])
-    body = [f"<h1>{title}</h1>", summary_section(cfg, Path(out).parent, sorted(cfg["datasets"]), selection=True),
+    datasets = sorted(cfg["datasets"])
+    nav = [("summary", "Summary"), ("datasets", "Datasets"), ("config", "Configuration")]
+    body = [f"<h1>{title}</h1>", "<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav) + "</nav>",
+            summary_section(cfg, Path(out).parent, datasets, selection=True),
+            "<h2 id='datasets'>Datasets</h2><p>Samples and features after preparation; <i>class_counts</i>: "
+            "labeled samples per class (class order), all of them used by the selection.</p>"
+            + html_table(datasets_table(Path(out).parent, datasets)),
             "<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False)) + "</pre>"]
     atomic_write_text(out, "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + title
                       + f"</title><style>{CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
