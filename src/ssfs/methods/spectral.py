@@ -268,7 +268,11 @@ CROSS_BLOCK_ELEMENTS = 1 << 24
 
 def _cross_sums(S, X, g: np.ndarray, n_groups: int) -> np.ndarray:
     """sum over the rows i of each group of x_i * (S x)_i (every feature): f^T S f per feature,
-    in blocks of rows so that S @ X is never held whole."""
+    in blocks of rows so that S @ X is never held whole (large sparse X: compiled, :mod:`._shared.kernels`)."""
+    from ._shared import kernels
+
+    if kernels.use_kernels(X, S.nnz):
+        return kernels.cross_sums(S, X, g, n_groups)
     n, p = X.shape
     step = max(1, CROSS_BLOCK_ELEMENTS // max(p, 1))
     out = np.zeros((n_groups, p))
