@@ -45,9 +45,9 @@ def _matrix(cells: int, genes: int, seed: int):
 
 def _child(args) -> dict:
     """One side in this process; returns timings (matrix generation excluded)."""
-    from threadpoolctl import threadpool_limits
-
     import resource
+
+    from threadpoolctl import threadpool_limits
 
     X, y, sim = _matrix(args.cells, args.genes, args.seed)
     planted = set(sim.markers.ravel().tolist())

@@ -43,6 +43,11 @@ def _numba():
         return _compiled
     import numba
 
+    _compiled.update(pair=_pair_kernel(numba), cross=_cross_kernel(numba))
+    return _compiled
+
+
+def _pair_kernel(numba):
     @numba.njit(cache=True, parallel=True, nogil=True)
     def pair_kernel(indptr, indices, data, rows, cols, bounds, out, p):  # pragma: no cover - compiled
         for c in numba.prange(bounds.size - 1):
@@ -69,6 +74,10 @@ def _numba():
                         s += data[a] * data[a]
                 out[k] = s
 
+    return pair_kernel
+
+
+def _cross_kernel(numba):
     @numba.njit(cache=True, parallel=True, nogil=True)
     def cross_kernel(indptr, indices, data, s_indptr, s_indices, s_data, bounds, out):  # pragma: no cover
         p = out.shape[1]
@@ -86,14 +95,13 @@ def _numba():
                 for a in range(indptr[i], indptr[i + 1]):
                     v[indices[a]] = 0.0
 
-    _compiled.update(pair=pair_kernel, cross=cross_kernel)
-    return _compiled
+    return cross_kernel
 
 
 def _threads():
-    from ..._threads import job_threads
-
     import numba
+
+    from ..._threads import job_threads
 
     numba.set_num_threads(max(1, min(job_threads(), numba.config.NUMBA_NUM_THREADS)))
 
