@@ -64,6 +64,12 @@ def test_cross_sums_match_scipy_by_group(cells, monkeypatch):
     ref = _scipy(monkeypatch, spectral._cross_sums, S, X, g, 3)
     got = spectral._cross_sums(S, X, g, 3)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    # block diagonal by group (EnsCLS's stacked members): summed from the upper triangle
+    B = sparse.block_diag([graph.heat_kernel_graph(X[a:b], k=8)[0] for a, b in ((0, 500), (500, 900), (900, 1200))],
+                          format="csr")
+    assert kernels._upper_if_symmetric(B, g).nnz < B.nnz
+    ref_b = _scipy(monkeypatch, spectral._cross_sums, B, X, g, 3)
+    np.testing.assert_allclose(spectral._cross_sums(B, X, g, 3), ref_b, rtol=1e-12, atol=1e-12 * np.abs(ref_b).max())
     # f^T S f directly for one feature
     f = X[:, 7].toarray().ravel()
     assert got.sum(axis=0)[7] == pytest.approx(f @ (S @ f), rel=1e-12)
@@ -114,3 +120,23 @@ def test_pca_embedding_matches_exact_pca():
     d_got = ((Z[i[:, 0]] - Z[i[:, 1]]) ** 2).sum(axis=1)
     np.testing.assert_allclose(d_got, d_ref, rtol=1e-8, atol=1e-10 * d_ref.max())
     np.testing.assert_allclose(np.abs(pca_embedding(D, 6)), np.abs(Z), rtol=1e-8, atol=1e-8)
+
+
+def test_products_same_values_as_scipy(cells, forced):
+    X, _ = cells
+    M = np.random.default_rng(0).standard_normal((X.shape[1], 7))
+    N = np.random.default_rng(1).standard_normal((X.shape[0], 7))
+    assert np.array_equal(kernels.csr_matmul(X, M), X @ M)
+    assert np.array_equal(kernels.csr_matmul(X, N, transpose=True), X.T @ N)
+
+
+def test_cross_sums_symmetric_half(cells, forced):
+    """A symmetric S is summed from its upper triangle (and diagonal), a non-symmetric one whole."""
+    X, _ = cells
+    S, _ = graph.heat_kernel_graph(X, k=8)
+    S = (S + sparse.diags(np.linspace(0.1, 1, X.shape[0]))).tocsr()
+    A = sparse.triu(S, 1, format="csr")  # not symmetric
+    D = X.toarray()
+    for M in (S, A):
+        np.testing.assert_allclose(kernels.cross_sums(M, X)[0], np.einsum("ij,ij->j", D, M @ D), rtol=1e-12)
+    assert kernels._upper_if_symmetric(S).nnz < S.nnz and kernels._upper_if_symmetric(A).nnz == A.nnz

@@ -43,7 +43,7 @@ def _numba():
         return _compiled
     import numba
 
-    _compiled.update(pair=_pair_kernel(numba), cross=_cross_kernel(numba))
+    _compiled.update(pair=_pair_kernel(numba), cross=_cross_kernel(numba), **_product_kernels(numba))
     return _compiled
 
 
@@ -98,12 +98,53 @@ def _cross_kernel(numba):
     return cross_kernel
 
 
+def _product_kernels(numba):
+    @numba.njit(cache=True, parallel=True, nogil=True)
+    def right(indptr, indices, data, M, out):  # pragma: no cover - compiled; rows in parallel
+        q = M.shape[1]
+        for i in numba.prange(out.shape[0]):
+            for a in range(indptr[i], indptr[i + 1]):
+                x, f = data[a], indices[a]
+                for c in range(q):
+                    out[i, c] += x * M[f, c]
+
+    @numba.njit(cache=True, parallel=True, nogil=True)
+    def left(indptr, indices, data, N, col_bounds, out):  # pragma: no cover - compiled; columns in parallel
+        for b in numba.prange(col_bounds.size - 1):
+            c0, c1 = col_bounds[b], col_bounds[b + 1]
+            for i in range(indptr.size - 1):
+                for a in range(indptr[i], indptr[i + 1]):
+                    x, f = data[a], indices[a]
+                    for c in range(c0, c1):
+                        out[f, c] += x * N[i, c]
+
+    return {"right": right, "left": left}
+
+
 def _threads():
     import numba
 
     from ..._threads import job_threads
 
-    numba.set_num_threads(max(1, min(job_threads(), numba.config.NUMBA_NUM_THREADS)))
+    t = max(1, min(job_threads(), numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(t)
+    return t
+
+
+def csr_matmul(X, M, transpose: bool = False) -> np.ndarray:
+    """X @ M (or X^T @ M) for CSR X and a dense M, rows (columns of M) split over the threads;
+    every entry is summed in the order of scipy's products, so the values are the same."""
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    M = np.ascontiguousarray(M, dtype=np.float64)
+    k = _numba()
+    t = _threads()
+    if not transpose:
+        out = np.zeros((X.shape[0], M.shape[1]))
+        k["right"](X.indptr, X.indices, X.data, M, out)
+        return out
+    out = np.zeros((X.shape[1], M.shape[1]))
+    k["left"](X.indptr, X.indices, X.data, M, np.linspace(0, M.shape[1], t + 1).astype(np.int64), out)
+    return out
 
 
 def use_kernels(X, n_items: int) -> bool:
@@ -126,16 +167,30 @@ def pair_sq_dists(X, rows, cols) -> np.ndarray:
     return out
 
 
+def _upper_if_symmetric(S: sparse.csr_matrix, g: np.ndarray | None = None) -> sparse.csr_matrix:
+    """For a symmetric S (block diagonal by the groups ``g``), 2 triu(S, 1) + diag(S): the
+    same f^T S f per group from half the edges."""
+    S = _canonical(S)
+    T = _canonical(S.T)
+    if g is not None and np.any(g[np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))] != g[S.indices]):
+        return S
+    if not (np.array_equal(S.indptr, T.indptr) and np.array_equal(S.indices, T.indices)
+            and np.array_equal(S.data, T.data)):
+        return S
+    return _canonical(sparse.triu(S, 1, format="csr") * 2.0 + sparse.diags(S.diagonal(), format="csr"))
+
+
 def cross_sums(S, X, groups: np.ndarray | None = None, n_groups: int = 1) -> np.ndarray:
     """(n_groups x p): per group of the rows i, sum_i x_i * (S x)_i for every feature, S an
     n x n sparse matrix (weights S_ij), X CSR; S @ X is never formed."""
     X = _canonical(X)
-    S = sparse.csr_matrix(S, dtype=np.float64)
     n, p = X.shape
     g = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
-    # chunks never straddle a group change: each chunk's partial sum goes to one group
+    S = _upper_if_symmetric(sparse.csr_matrix(S, dtype=np.float64), None if groups is None else g)
+    # chunks of equal numbers of edges, never straddling a group change (a chunk's partial sum
+    # goes to one group)
     change = np.flatnonzero(np.diff(g)) + 1
-    even = np.linspace(0, n, N_CHUNKS + 1).astype(np.int64)
+    even = np.searchsorted(S.indptr, np.linspace(0, S.nnz, N_CHUNKS + 1), side="left").astype(np.int64)
     bounds = np.unique(np.r_[even, change, 0, n])
     part = np.zeros((bounds.size - 1, p))
     k = _numba()
