@@ -230,7 +230,7 @@ def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: 
     ind, g, n_groups = _group_indicator(groups, n)
     d = degree(S)
     vol = np.bincount(g, weights=d, minlength=n_groups)[:, None]
-    X2 = X.multiply(X) if sparse.issparse(X) else X * X
+    X2 = _squared(X)
     Gq = (_group_sums(ind(d), X2) - _cross_sums(S, X, g, n_groups)) / vol  # f^T L f per unit degree
     V = (_group_sums(ind(d), X2) - _group_sums(ind(d), X) ** 2 / vol) / vol
     y = getattr(constraints, "labels", None)
@@ -252,6 +252,13 @@ def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: 
     out = num / den
     return out[0] if groups is None else out
 
+
+
+def _squared(X):
+    """X * X elementwise; CSR keeps X's index arrays (no copy of them: 1 GB at a million cells)."""
+    if sparse.isspmatrix_csr(X) and X.has_canonical_format:
+        return sparse.csr_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+    return X.multiply(X) if sparse.issparse(X) else X * X
 
 
 def _check_cls_options(knn_edges: str, denominator: str) -> None:
