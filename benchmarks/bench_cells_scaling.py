@@ -6,13 +6,15 @@
 For each size, in two fresh processes on the same generated matrix (planted markers,
 log-normalised CSR, 2,000 genes, 1 % of the cells labeled):
 
-* ``ssfs``: PCA (scanpy's ``pp.pca``, 50 components) -> ``knn_search`` on the PCA
+* ``ssfs``: PCA (``ssfs``'s ``pca_embedding``, the one ``space="pca"`` uses, or with
+  ``--pca scanpy`` scanpy's ``pp.pca``; 50 components) -> ``knn_search`` on the PCA
   representation (exact blocked up to 50,000 cells, pynndescent above) -> ``cls`` with that
   connectivity as ``graph=`` (heat-kernel weights in gene space on its edges);
 * ``scanpy``: ``pp.pca`` + ``pp.neighbors`` + ``tl.rank_genes_groups`` (t-test on the
   labeled cells), the usual single-cell pipeline.
 
-Prints wall and CPU seconds and peak RSS of each process (os.wait4), the ratio
+Prints wall and CPU seconds and peak RSS of each process (os.wait4; ``gen`` the peak
+once the matrix is generated, before the timed part), the ratio
 ssfs / scanpy, and, with several sizes, the fitted exponents of time ~ n^a. BLAS on
 ``--threads`` threads in both (default 2). Goal: 1M cells, ssfs <= 5 min and <= 16 GB,
 within 2x of scanpy.
@@ -43,12 +45,15 @@ def _matrix(cells: int, genes: int, seed: int):
 
 def _child(args) -> dict:
     """One side in this process; returns timings (matrix generation excluded)."""
+    import resource
+
     from threadpoolctl import threadpool_limits
 
     X, y, sim = _matrix(args.cells, args.genes, args.seed)
     planted = set(sim.markers.ravel().tolist())
     top = len(planted)
-    out = {}
+    del sim  # the raw counts: only the normalised matrix is timed
+    out = {"gen_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2}
     with threadpool_limits(limits=args.threads):
         import anndata as ad
         import scanpy as sc
@@ -59,8 +64,12 @@ def _child(args) -> dict:
 
             from ssfs import run_method
             from ssfs.methods._shared.graph import knn_search
+            from ssfs.methods._shared.representation import pca_embedding
 
-            pcs = sc.pp.pca(X, n_comps=args.pcs, random_state=args.seed)
+            if args.pca == "scanpy":
+                pcs = sc.pp.pca(X, n_comps=args.pcs, random_state=args.seed)
+            else:
+                pcs = pca_embedding(X, args.pcs, seed=args.seed)
             t1 = time.perf_counter()
             ind, _ = knn_search(pcs, args.neighbors, method=args.search)
             n = X.shape[0]
@@ -96,9 +105,9 @@ def _child(args) -> dict:
 def _run_side(side: str, args) -> dict:
     cmd = [sys.executable, __file__, "--child", side, "--cells", str(args.cells[0]), "--genes", str(args.genes),
            "--seed", str(args.seed), "--threads", str(args.threads), "--pcs", str(args.pcs),
-           "--neighbors", str(args.neighbors), "--search", args.search]
+           "--neighbors", str(args.neighbors), "--search", args.search, "--pca", args.pca]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads),
-               NUMBA_NUM_THREADS=str(args.threads))
+               NUMBA_NUM_THREADS=str(args.threads), SSFS_THREADS=str(args.threads))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=env, text=True)
     stdout = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -117,6 +126,7 @@ def main(argv=None) -> int:
     ap.add_argument("--neighbors", type=int, default=15)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--search", default="auto", choices=["auto", "exact", "nndescent"])
+    ap.add_argument("--pca", default="ours", choices=["ours", "scanpy"], help="the ssfs side's PCA")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sides", nargs="+", default=["ssfs", "scanpy"])
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -135,16 +145,19 @@ def main(argv=None) -> int:
                 print(f"{n:>9} {side:<7} {r['error']}", flush=True)
                 continue
             st = " ".join(f"{k} {v:.1f}" for k, v in r["stages"].items())
-            print(f"{n:>9} {side:<7} wall {r['wall']:8.1f} s  cpu {r['cpu']:8.1f} s  peak {r['peak_gb']:5.2f} GB  "
+            print(f"{n:>9} {side:<7} wall {r['wall']:8.1f} s  cpu {r['cpu']:8.1f} s  peak {r['peak_gb']:5.2f} GB "
+                  f"(gen {r['gen_gb']:5.2f})  "
                   f"markers {r['recovered']:.0%}  ({st})", flush=True)
         if all("error" not in r for r in res.values()) and len(res) == 2:
             print(f"{n:>9} ratio ssfs/scanpy wall {res['ssfs']['wall'] / res['scanpy']['wall']:.2f}", flush=True)
         rows.append((n, res))
     for side in args.sides:
-        pts = [(n, r[side]["wall"]) for n, r in rows if "error" not in r[side]]
-        if len(pts) >= 2:
-            a = np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0]
-            print(f"# {side}: wall time ~ n^{a:.2f} over {pts[0][0]}-{pts[-1][0]} cells")
+        ok = [(n, r[side]) for n, r in rows if "error" not in r[side]]
+        if len(ok) >= 2:
+            logn = np.log([n for n, _ in ok])
+            a = {key: np.polyfit(logn, np.log([r[key] for _, r in ok]), 1)[0] for key in ("wall", "cpu", "peak_gb")}
+            print(f"# {side}: wall ~ n^{a['wall']:.2f}, cpu ~ n^{a['cpu']:.2f}, peak RSS ~ n^{a['peak_gb']:.2f} "
+                  f"over {ok[0][0]}-{ok[-1][0]} cells")
     return 0
 
 

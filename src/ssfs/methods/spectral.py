@@ -230,7 +230,7 @@ def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: 
     ind, g, n_groups = _group_indicator(groups, n)
     d = degree(S)
     vol = np.bincount(g, weights=d, minlength=n_groups)[:, None]
-    X2 = X.multiply(X) if sparse.issparse(X) else X * X
+    X2 = _squared(X)
     Gq = (_group_sums(ind(d), X2) - _cross_sums(S, X, g, n_groups)) / vol  # f^T L f per unit degree
     V = (_group_sums(ind(d), X2) - _group_sums(ind(d), X) ** 2 / vol) / vol
     y = getattr(constraints, "labels", None)
@@ -254,6 +254,13 @@ def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: 
 
 
 
+def _squared(X):
+    """X * X elementwise; CSR keeps X's index arrays (no copy of them: 1 GB at a million cells)."""
+    if sparse.isspmatrix_csr(X) and X.has_canonical_format:
+        return sparse.csr_matrix((X.data * X.data, X.indices, X.indptr), shape=X.shape, copy=False)
+    return X.multiply(X) if sparse.issparse(X) else X * X
+
+
 def _check_cls_options(knn_edges: str, denominator: str) -> None:
     if knn_edges not in ("all", "unlabeled"):
         raise MethodError(f"cls: knn_edges must be 'all' or 'unlabeled', got {knn_edges!r}")
@@ -268,7 +275,11 @@ CROSS_BLOCK_ELEMENTS = 1 << 24
 
 def _cross_sums(S, X, g: np.ndarray, n_groups: int) -> np.ndarray:
     """sum over the rows i of each group of x_i * (S x)_i (every feature): f^T S f per feature,
-    in blocks of rows so that S @ X is never held whole."""
+    in blocks of rows so that S @ X is never held whole (large sparse X: compiled, :mod:`._shared.kernels`)."""
+    from ._shared import kernels
+
+    if kernels.use_kernels(X, S.nnz):
+        return kernels.cross_sums(S, X, g, n_groups)
     n, p = X.shape
     step = max(1, CROSS_BLOCK_ELEMENTS // max(p, 1))
     out = np.zeros((n_groups, p))

@@ -29,9 +29,14 @@ def as_float_matrix(X):
 
 
 def _sq_dists_of_pairs(X, rows, cols, block: int = 4096) -> np.ndarray:
-    """Exact ||x_rows - x_cols||^2 for each pair, in blocks of pairs (bounded memory)."""
+    """Exact ||x_rows - x_cols||^2 for each pair, in blocks of pairs (bounded memory); many
+    pairs of a sparse X by the compiled row merge (:mod:`.kernels`, same values)."""
+    from . import kernels
+
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
+    if kernels.use_kernels(X, rows.size):
+        return kernels.pair_sq_dists(X, rows, cols)
     out = np.empty(rows.size)
     for s in range(0, rows.size, block):
         diff = X[rows[s:s + block]] - X[cols[s:s + block]]
@@ -40,6 +45,15 @@ def _sq_dists_of_pairs(X, rows, cols, block: int = 4096) -> np.ndarray:
         else:
             out[s:s + block] = np.einsum("ij,ij->i", diff, diff)
     return out
+
+
+def _undirected_sq_dists(X, rows, cols) -> np.ndarray:
+    """:func:`_sq_dists_of_pairs` of each unordered pair once (a kNN graph holds most pairs in
+    both directions), returned for every given pair."""
+    n = X.shape[0]
+    a, b = np.minimum(rows, cols).astype(np.int64), np.maximum(rows, cols).astype(np.int64)
+    key, inv = np.unique(a * n + b, return_inverse=True)
+    return _sq_dists_of_pairs(X, key // n, key % n)[inv]
 
 
 #: dense input with at most this fraction of non-zeros is searched as CSR (text counts)
@@ -246,7 +260,7 @@ def heat_kernel_graph(X, k: int = 10, bandwidth="auto", precomputed=None,
         P = sparse.coo_matrix(precomputed)
         keep = P.row != P.col
         rows, cols = P.row[keep], P.col[keep]
-        d2 = _sq_dists_of_pairs(X, rows, cols)
+        d2 = _undirected_sq_dists(X, rows, cols)
     else:
         k_eff = min(int(k), n - 1)
         if k_eff < 1:
