@@ -28,12 +28,17 @@ import numpy as np
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
+#: the clock of the medians: wall (perf_counter), or CPU time with --cpu (one thread: steadier on a busy machine)
+CLOCK = {"fn": time.perf_counter}
+
+
 def _median_time(fn, repeats: int) -> float:
+    clock = CLOCK["fn"]
     ts = []
     for _ in range(repeats):
-        t = time.perf_counter()
+        t = clock()
         fn()
-        ts.append(time.perf_counter() - t)
+        ts.append(clock() - t)
     return float(np.median(ts))
 
 
@@ -57,15 +62,30 @@ def _mat(name):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sections", default="1,2,3", help="which sections to run (comma-separated: 1,2,3)")
+    ap.add_argument("--cpu", action="store_true", help="medians of CPU time (time.process_time) instead of wall")
     args = ap.parse_args(argv)
+    sections = {int(v) for v in args.sections.split(",")}
+    if args.cpu:
+        CLOCK["fn"] = time.process_time
     from threadpoolctl import threadpool_limits
 
-    print(f"# load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cpus")
-    floor = [_fresh("import numpy, scipy.sparse") for _ in range(args.repeats)]
-    ours = [_fresh("import ssfs.runner; ssfs.runner.get_method('variance')") for _ in range(args.repeats)]
+    print(f"# load {os.getloadavg()[0]:.1f}, {os.cpu_count()} cpus, {'CPU' if args.cpu else 'wall'} time")
+    if 1 in sections:
+        _startup(args.repeats)
+    _kernels(args.repeats, sections, threadpool_limits)
+    print(f"# load {os.getloadavg()[0]:.1f}; peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    return 0
+
+
+def _startup(repeats: int) -> None:
+    floor = [_fresh("import numpy, scipy.sparse") for _ in range(repeats)]
+    ours = [_fresh("import ssfs.runner; ssfs.runner.get_method('variance')") for _ in range(repeats)]
     print(f"start-up  ssfs {np.median([w for w, _ in ours]):.2f} s {np.median([m for _, m in ours]):.0f} MB | "
           f"numpy+scipy.sparse {np.median([w for w, _ in floor]):.2f} s {np.median([m for _, m in floor]):.0f} MB")
 
+
+def _kernels(repeats: int, sections: set, threadpool_limits) -> None:
     from sklearn.feature_selection import f_classif
     from sklearn.neighbors import NearestNeighbors
 
@@ -75,11 +95,11 @@ def main(argv=None) -> int:
 
     rng = np.random.default_rng(0)
     sets = [("gaussian 20000 x 50", rng.normal(size=(20000, 50)) * np.linspace(3, 0.5, 50), 15)]
-    pcmac = _mat("PCMAC")
+    pcmac = _mat("PCMAC") if 2 in sections else None
     if pcmac is not None:
         sets.insert(0, ("PCMAC 1943 x 3289", pcmac[0], 10))
     with threadpool_limits(limits=1):
-        for name, X, k in sets:
+        for name, X, k in sets if 2 in sections else []:
             res = {}
             for label, fn in (
                 ("exact f64", lambda X=X, k=k: knn_search(X, k, method="exact")),
@@ -87,14 +107,14 @@ def main(argv=None) -> int:
                 ("sklearn brute",
                  lambda X=X, k=k: NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(X)),
             ):
-                res[label] = (_median_time(fn, args.repeats), fn())
+                res[label] = (_median_time(fn, repeats), fn())
             a = res["exact f64"][1][0]
             b = res["sklearn brute"][1][1][:, 1:]
             same = np.mean([len(set(u) & set(v)) / k for u, v in zip(a, b, strict=True)])
             t_sk = res["sklearn brute"][0]
             timings = ", ".join(f"{lab} {t:.3f} s ({t_sk / t:.1f}x sklearn)" for lab, (t, _) in res.items())
             print(f"kNN {name}: {timings}; neighbour sets equal to sklearn's: {same:.4f}")
-        for name in ("Isolet", "PCMAC", "waveform"):
+        for name in ("Isolet", "PCMAC", "waveform") if 3 in sections else []:
             d = _mat(name) if name != "waveform" else waveform(5000, rng=np.random.default_rng(0))
             if d is None:
                 X, y = rng.normal(size=(1560, 617)), rng.integers(0, 26, 1560)
@@ -103,12 +123,10 @@ def main(argv=None) -> int:
                 X, y = np.asarray(d[0], dtype=float), d[1]
             codes = np.unique(y, return_inverse=True)[1]
             run_method("fisher", X, codes), f_classif(X, codes)  # warm-up (first calls: imports)
-            t_ours = _median_time(lambda X=X, codes=codes: run_method("fisher", X, codes), args.repeats)
-            t_peer = _median_time(lambda X=X, codes=codes: f_classif(X, codes), args.repeats)
+            t_ours = _median_time(lambda X=X, codes=codes: run_method("fisher", X, codes), repeats)
+            t_peer = _median_time(lambda X=X, codes=codes: f_classif(X, codes), repeats)
             print(f"fisher, all {len(codes)} labeled, {name} {X.shape[0]} x {X.shape[1]}: run_method "
                   f"{1e3 * t_ours:.1f} ms, f_classif {1e3 * t_peer:.1f} ms, ratio {t_ours / t_peer:.2f}")
-    print(f"# load {os.getloadavg()[0]:.1f}; peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-    return 0
 
 
 if __name__ == "__main__":

@@ -51,6 +51,29 @@ def test_one_job_per_method_gives_the_batched_tables(tmp_path, tmp_path_factory)
     assert [k for k in ref if got[k] != ref[k]] == []
 
 
+def _plan(workdir, cfg) -> dict[str, str]:
+    """rule -> number of jobs of a dry run up to the score tables."""
+    out = snakemake(workdir, cfg, "-n", "--quiet=rules", *SCORE_TARGETS, cores=1).stdout
+    return dict(line.split()[:2] for line in out.splitlines() if line[:1].isalpha() and len(line.split()) == 2)
+
+
+@pytest.mark.slow
+def test_fused_steps_give_the_tables_of_one_job_per_step(tmp_path, tmp_path_factory):
+    """execution.fuse_steps (default true: prepare with supervision, select with evaluate, one
+    job each per dataset) writes the same bytes as one job per step (false)."""
+    ref = tables(reference_run(tmp_path_factory))  # fused
+    fused = _plan(tmp_path / "plan", config())
+    assert fused.get("prepare") == fused.get("select_0") == "1" and "supervision" not in fused, fused
+    assert "evaluate" not in fused, fused
+    cfg = config(execution={"fuse_steps": False})
+    apart = _plan(tmp_path, cfg)
+    assert apart.get("supervision") == apart.get("evaluate") == apart.get("select_0") == "1", apart
+    snakemake(tmp_path, cfg, *SCORE_TARGETS, cores=2)
+    got = tables(tmp_path)
+    assert sorted(got) == sorted(ref) and len(ref) == 2 + 2 + 8 + 2
+    assert [k for k in ref if got[k] != ref[k]] == []
+
+
 @pytest.mark.slow
 def test_other_seed_changes_splits(tmp_path, tmp_path_factory):
     ref = reference_run(tmp_path_factory)

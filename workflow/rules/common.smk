@@ -92,6 +92,8 @@ WHOLE_METHODS = [m for m in METHODS if m not in MEMBER_CHUNKS]
 
 
 BATCH_METHODS = CFG["execution"]["batch_methods"]
+# execution.fuse_steps: consecutive steps of one dataset in one job (one start-up) where each has one job
+FUSE_STEPS = CFG["execution"]["fuse_steps"]
 
 
 def method_batches(methods):
@@ -163,3 +165,13 @@ os.environ.setdefault("SSFS_REPO", str(Path(workflow.basedir).resolve()))
 # `snakemake --verbose` also makes the jobs' logging verbose (ssfs.workflow.scripting.log_level)
 if workflow.output_settings is not None and workflow.output_settings.verbose:
     os.environ.update(SSFS_LOG_LEVEL="DEBUG")
+
+
+def fused_select_evaluate():
+    """select and evaluate of a dataset in one job: one repetition chunk and every method in one batch."""
+    return FUSE_STEPS and len(REP_CHUNKS) == 1 and method_batches(WHOLE_METHODS) == [METHODS]
+
+
+def fused_prepare_supervision():
+    """prepare and supervision of a dataset in one job: one variant, and a benchmark that reads it."""
+    return FUSE_STEPS and BENCHMARK and len(VARIANTS) == 1

@@ -1,6 +1,7 @@
 # One evaluate job per dataset and variant for every method (execution.batch_methods: true,
 # the default), or one per method; each method still gets its own scores table.
-_EVAL_BATCHES = [METHODS] if BATCH_METHODS else [[m] for m in METHODS]
+# With execution.fuse_steps the select job evaluates (rules/select.smk) and no rule is defined here.
+_EVAL_BATCHES = [] if fused_select_evaluate() else [METHODS] if BATCH_METHODS else [[m] for m in METHODS]
 
 for _b, _batch in enumerate(_EVAL_BATCHES):
 

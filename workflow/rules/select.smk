@@ -12,10 +12,14 @@
 # rules is constrained to its own labels, so every ranking has exactly one producer.
 # REP_CHUNKS, MEMBER_CHUNKS, WHOLE_METHODS, labels_regex and method_mem: rules/common.smk
 
+# With execution.fuse_steps (one chunk, one batch: the default) the job also evaluates every
+# ranking (rules/evaluate.smk then defines no evaluate rule): one process start-up per dataset.
+_FUSED = fused_select_evaluate()
 for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
     _batches = method_batches(WHOLE_METHODS)
     for _b, _batch in enumerate(_batches):
         _threads, _runtime, _mem = batch_resources(_batch, len(_reps))
+        _shares = {"rankings": "list", "components": "list", "timing": "list"}
 
         rule:
             name:
@@ -28,6 +32,7 @@ for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
                 rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _batch, _reps),
                 components=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _batch, _reps),
                 timing=per_method_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _batch, _reps),
+                scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _batch) if _FUSED else [],
             log:
                 f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{batch_name(_batch)}/chunk{_chunk}.log",
             benchmark:
@@ -37,11 +42,13 @@ for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
             threads: _threads
             resources:
                 mem_mb=_mem,
-                runtime=_runtime,
+                runtime=_runtime + (30 * len(_batch) if _FUSED else 0),
             params:
-                **batch_params(_batch, {"rankings": "list", "components": "list", "timing": "list"}),
+                **batch_params(_batch, {**_shares, "scores": "one"} if _FUSED else _shares),
+                **({"ev": CFG["evaluation"]} if _FUSED else {}),
                 seed=SEED,
                 reps=_reps,
+                evaluate=_FUSED,
             script:
                 "../scripts/select.py"
 

@@ -15,6 +15,15 @@ SELECTION_OUTPUTS = (
 )
 
 
+# With execution.fuse_steps, one chunk and one batch (the default) that job also writes the
+# consensus (no consensus rule): one process start-up per dataset.
+_SEL_FUSED = FUSE_STEPS and len(SEL_CHUNKS) == 1 and len(method_batches(SEL_METHODS)) == 1
+_CONSENSUS = dict(
+    consensus=f"{RESULTS}/{{dataset}}/selection/consensus.tsv",
+    summary=f"{RESULTS}/{{dataset}}/selection/summary.json",
+    figure=f"{RESULTS}/{{dataset}}/selection/stability_path.png",
+)
+
 for _chunk, _res in enumerate(SEL_CHUNKS):
     _batches = method_batches(SEL_METHODS)
     for _b, _batch in enumerate(_batches):
@@ -26,6 +35,7 @@ for _chunk, _res in enumerate(SEL_CHUNKS):
             input:
                 prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
             output:
+                **(_CONSENSUS if _SEL_FUSED else {}),
                 ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy", _batch),
                 # chunk 0 also ranks the full data
                 full=per_method("{dataset}/selection/full/{method}.tsv", _batch) if _chunk == 0 else [],
@@ -45,30 +55,32 @@ for _chunk, _res in enumerate(SEL_CHUNKS):
                 sel=SEL,
                 seed=SEED,
                 chunk=_res,
+                fuse_consensus=_SEL_FUSED,
+                methods=SEL_METHODS,
             script:
                 "../scripts/selection_rank.py"
 
 
-rule consensus:
-    """One dataset's consensus table, summary (selected features, stability, error bound) and stability path."""
-    input:
-        prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-        full=expand(f"{RESULTS}/{{{{dataset}}}}/selection/full/{{method}}.tsv", method=SEL_METHODS),
-        ranks=expand(
-            f"{RESULTS}/{{{{dataset}}}}/selection/ranks/{{method}}/chunk{{chunk}}.npy",
-            method=SEL_METHODS,
-            chunk=range(len(SEL_CHUNKS)),
-        ),
-    output:
-        consensus=f"{RESULTS}/{{dataset}}/selection/consensus.tsv",
-        summary=f"{RESULTS}/{{dataset}}/selection/summary.json",
-        figure=f"{RESULTS}/{{dataset}}/selection/stability_path.png",
-    log:
-        f"{RESULTS}/logs/selection/{{dataset}}/consensus.log",
-    conda:
-        "../../envs/report.yaml"
-    params:
-        sel=SEL,
-        methods=SEL_METHODS,
-    script:
-        "../scripts/consensus.py"
+if not _SEL_FUSED:
+
+    rule consensus:
+        """One dataset's consensus table, summary (selected features, stability, error bound) and stability path."""
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+            full=expand(f"{RESULTS}/{{{{dataset}}}}/selection/full/{{method}}.tsv", method=SEL_METHODS),
+            ranks=expand(
+                f"{RESULTS}/{{{{dataset}}}}/selection/ranks/{{method}}/chunk{{chunk}}.npy",
+                method=SEL_METHODS,
+                chunk=range(len(SEL_CHUNKS)),
+            ),
+        output:
+            **_CONSENSUS,
+        log:
+            f"{RESULTS}/logs/selection/{{dataset}}/consensus.log",
+        conda:
+            "../../envs/report.yaml"
+        params:
+            sel=SEL,
+            methods=SEL_METHODS,
+        script:
+            "../scripts/consensus.py"

@@ -114,9 +114,9 @@ def nogueira(sets, p: int | None = None, alpha: float = 0.05) -> NogueiraResult:
     k = Zf.sum(axis=1)
     phi = (Zf @ pf / d - k * kbar / d**2 + (stab / 2) * (2 * k * kbar / d**2 - k / d - kbar / d + 1)) / denom
     var = 4 / M**2 * np.sum((phi - phi.mean()) ** 2)
-    from scipy.stats import norm  # lazy: scipy.stats costs ~0.3 s of every job's start-up
+    from scipy.special import ndtri  # = scipy.stats.norm.ppf (same values); scipy.stats costs ~0.5 s to import
 
-    z = norm.ppf(1 - alpha / 2)
+    z = ndtri(1 - alpha / 2)
     half = z * np.sqrt(var)
     return NogueiraResult(float(stab), float(var), float(stab - half), float(stab + half), alpha)
 

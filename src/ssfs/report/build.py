@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..experiment.evaluation import metric_higher_is_better
+from ..experiment.grid import metric_higher_is_better
 from ..io.atomic import atomic_write_text, write_tsv
 from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
 
@@ -276,7 +276,7 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
 def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, tables_dir, figures_dir, cfg: dict,
                   papers_dir=None) -> None:
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
-    from ..experiment.evaluation import n_features_grid
+    from ..experiment.grid import n_features_grid
     from ..io.h5ad import dataset_summary
     from ..registry import get_method
     from .figures import method_colors

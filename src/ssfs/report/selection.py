@@ -22,16 +22,15 @@ MAX_ROWS = 30
 def stability_path_figure(table: pd.DataFrame, threshold: float, top: int, out) -> None:
     """Selection frequency against consensus rank (per method: thin lines), threshold marked."""
     import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: its import and global state are not needed
 
     from .figures import STYLE
 
     n = int(min(len(table), max(3 * top, 30)))
     ranks = table["consensus_rank"].to_numpy()[:n]
     with matplotlib.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(5.2, 2.9))
+        fig = Figure(figsize=(5.2, 2.9))
+        ax = fig.subplots()
         for c in [c for c in table.columns if c.startswith("frequency_")]:
             ax.plot(ranks, table[c].to_numpy()[:n], lw=0.8, alpha=0.6, label=c.removeprefix("frequency_"))
         ax.step(ranks, table["frequency"].to_numpy()[:n], where="mid", color="black", lw=2, label="consensus")
@@ -42,7 +41,6 @@ def stability_path_figure(table: pd.DataFrame, threshold: float, top: int, out) 
         ax.legend(loc="upper right", fontsize=7, ncols=2, frameon=False)
         with atomic_path(out) as tmp, open(tmp, "wb") as fh:
             fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
-        plt.close(fig)
 
 
 def _img(path: Path, alt: str) -> str:

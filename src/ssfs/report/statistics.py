@@ -42,7 +42,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..experiment import stats as st
-from ..experiment.evaluation import metric_higher_is_better
+from ..experiment.grid import metric_higher_is_better
 from .render import html_table
 
 FRIEDMAN_COLS = ["variant", "metric", "n_methods", "n_datasets", "chi2", "p_value", "iman_davenport",

@@ -144,11 +144,19 @@ def run_rule(fn, snakemake) -> None:
     run_step(lambda sm: call_per_method(fn, sm), snakemake)
 
 
+def run_steps(snakemake, *fns) -> None:
+    """:func:`run_rule` of several pipeline functions in one job, in order (the fused steps of
+    one dataset, ``execution.fuse_steps``: one process start-up instead of one per step). In a
+    batched rule a function with a ``method`` parameter runs once per method (every method
+    before the next function), one without once with every method's entries."""
+    run_step(lambda sm: [call_per_method(fn, sm) for fn in fns], snakemake)
+
+
 def call_per_method(fn, snakemake) -> None:
     """``fn`` on the rule's arguments, once per method of a batched rule (:func:`run_rule`)."""
     params = dict(snakemake.params.items())
     batch = params.get("batch")
-    if not batch:
+    if not batch or "method" not in inspect.signature(fn).parameters:
         fn(**rule_arguments(snakemake, fn))
         return
     shares = params["per_method"]
