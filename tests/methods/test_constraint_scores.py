@@ -98,8 +98,30 @@ def test_c4_is_laplacian_times_c1(name):
     t, k = 3.0, 4
     c1 = _pair_sum(X, C.ml) / _pair_sum(X, C.cl)
     expected = _laplacian_score_direct(X, k, t) * c1
-    got = run_method(name, X, y, k=k, bandwidth=t).scores
+    got = run_method(name, X, y, k=k, bandwidth=t, weights="literal").scores
     np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+def test_c4_balanced_is_a_weighted_geometric_mean_by_hand():
+    """Default reading: LS^(1-s) C1^s, C1 from one mean term per constrained sample, s the
+    labels' share of cls (w m / (w m + n)); no must-link pair: the Laplacian score; the
+    literal product ranks as s = 1/2."""
+    X, y = _tiny(2)
+    t, k = 3.0, 4
+    ls = _laplacian_score_direct(X, k, t)
+    lab = np.flatnonzero(y >= 0)  # 3 classes of 2: one must-link partner, 4 cannot-link partners each
+    M = sum(np.mean([(X[i] - X[j]) ** 2 for j in lab if j != i and y[j] == y[i]], axis=0) for i in lab)
+    C = sum(np.mean([(X[i] - X[j]) ** 2 for j in lab if y[j] != y[i]], axis=0) for i in lab)
+    c1 = (M / 6) / (C / 6)
+    s = 10.0 * 6 / (10.0 * 6 + 14)
+    got = run_method("c4", X, y, k=k, bandwidth=t).scores
+    np.testing.assert_allclose(got, ls ** (1 - s) * c1**s, rtol=1e-10)
+    assert np.argmin(got) == 0  # the separating feature
+    half = run_method("c4", X, y, k=k, bandwidth=t, label_share=0.5).scores
+    lit = run_method("c4", X, y, k=k, bandwidth=t, weights="literal").scores
+    assert np.array_equal(np.argsort(half), np.argsort(lit))
+    one_each = np.where(np.isin(np.arange(14), [0, 2, 4]), y, -1)  # one label per class
+    np.testing.assert_allclose(run_method("c4", X, one_each, k=k, bandwidth=t).scores, ls, rtol=1e-10)
 
 
 def test_c3_c4_need_cannot_links():
