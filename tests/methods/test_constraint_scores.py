@@ -270,3 +270,21 @@ def test_feature_constant_over_the_constrained_samples_ranks_last_for_cs1():
     for cons in (pairs, Constraints.from_labels(y)):
         r = run_method("cs1", X, y, constraints=cons)
         assert r.order[-1] == 2 and r.order[0] == 0, (type(cons), r.order)
+
+
+def test_a_feature_constant_over_the_labeled_samples_is_undefined_not_first():
+    """GLIOMA's floor values (log10 20) made a feature constant over the 12 labeled samples: the
+    closed-form cannot-link sum was a round-off residue (7e-15) beside a must-link sum of 0, so
+    C1 = 0 and c4 ranked 51 such features first (mean accuracy 0.33). Now both sums are exactly 0."""
+    from ssfs.methods.constraint_score import c1_balanced
+    from ssfs.methods.spectral import mean_partner_sums
+
+    X, y = _tiny(5, n=30, p=6)
+    X[:, 3] = 1.41  # constant over the labeled rows: the unshifted sums left M = 0 beside a residue C > 0
+    X[6:, 3] += np.linspace(0, 1, 24)
+    M, C, _, _ = mean_partner_sums(X, Constraints.from_labels(y))
+    assert M[3] == 0.0 and C[3] == 0.0
+    c1, _ = c1_balanced(X, Constraints.from_labels(y))
+    assert np.isnan(c1[3])
+    r = run_method("c4", X, y, k=4)
+    assert r.order[0] == 0 and r.order[-1] == 3

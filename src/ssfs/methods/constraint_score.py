@@ -46,6 +46,9 @@ def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
     codes = y[lab]
     H = sparse.csr_matrix((np.ones(lab.size), (codes, np.arange(lab.size))), shape=(int(codes.max()) + 1, lab.size))
     XL = X[lab]
+    if not sparse.issparse(XL):  # shifted: constant over the labeled samples -> exactly 0 (pair_sq_sum)
+        XL = np.asarray(XL, dtype=float)
+        XL = XL - XL[0]
     S1 = H @ XL
     S2 = H @ (XL.multiply(XL) if sparse.issparse(XL) else XL * XL)
     S1 = S1.toarray() if sparse.issparse(S1) else np.asarray(S1)
