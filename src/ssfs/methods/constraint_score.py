@@ -60,8 +60,8 @@ def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register("cs1", higher_is_better=False, needs=("cannot_link",), description=(
-    "Constraint score 1 (eq. 2.17). Labels only; from labels it ranks as fisher (balanced classes): "
-    "it cannot beat the labels-only baseline"))
+    "Constraint score 1 (eq. 2.17). Labels only; from labels it ranks as fisher (balanced classes; simulation at "
+    "1 % labels 0.34 = fisher, laplacian 0.63): it cannot beat the labels-only baseline"))
 def constraint_score_1(X, y, constraints, rng):
     """Constraint score 1 (eq. 2.17): sum_ML (f_i - f_j)^2 / sum_CL (f_i - f_j)^2.
 
@@ -136,9 +136,9 @@ def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloa
     return laplacian_quad(W, X) / (2.0 * pair_sq_sum(constraints.cl, X))
 
 
-_C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Default differs from the paper: LS^(1-s) C1^s with s the labels' "
-       "share as in cls (weights=balanced; no must-link pair: the Laplacian score); the paper's product LS x C1 "
-       "(weights=literal) ranks as s = 1/2 and needs ~20 labels per type (README)")
+_C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Default differs from the paper: LS^(1-s) C1^s, s the labels' share "
+       "as in cls (weights=balanced): simulation at 1 % labels 0.66 of planted markers vs laplacian 0.63, fisher 0.34; "
+       "the paper's product (weights=literal) 0.60, ahead only from ~20 labels per type (README)")
 
 
 def c1_balanced(X, constraints) -> tuple[np.ndarray, int]:

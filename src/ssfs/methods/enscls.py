@@ -272,8 +272,8 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
 
 @register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS, description=(
     "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal) and, on single cells, "
-    "one shared PCA kNN graph (space=auto; paper: space=subspace): there a bagged cls, about level with cls "
-    "(README)"))
+    "one shared PCA kNN graph (space=auto; paper: space=subspace): simulation at 1 % labels 0.64 of planted "
+    "markers vs laplacian 0.63, cls 0.66 (README)"))
 def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
            k: PosInt = 10, bandwidth: Bandwidth = "auto",
            mean: Literal["uniform", "degree"] = "uniform",
