@@ -242,6 +242,12 @@ def test_members_share_a_pca_graph_on_single_cells():
     frac = {sp: np.isin(run_method("enscls", X, y, rng=0, n_members=15, space=sp).order[:mk.size], mk).mean()
             for sp in ("subspace", "pca", "auto")}
     assert frac["auto"] == frac["pca"] > frac["subspace"] + 0.1, frac
+    dense = X.toarray()  # "auto" shares the graph on dense input too; the paper's members keep their own
+    np.testing.assert_array_equal(run_method("enscls", dense, y, rng=0, n_members=3).scores,
+                                  run_method("enscls", dense, y, rng=0, n_members=3, space="pca").scores)
+    np.testing.assert_array_equal(
+        run_method("enscls", dense, y, rng=0, n_members=3, weights="literal").scores,
+        run_method("enscls", dense, y, rng=0, n_members=3, weights="literal", space="subspace").scores)
     full = run_method("enscls", sparse.csr_matrix(X), y, rng=0)
     assert np.isfinite(full.scores).all()
     assert np.isin(full.order[:mk.size], mk).mean() >= frac["pca"]
