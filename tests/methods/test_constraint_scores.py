@@ -98,8 +98,30 @@ def test_c4_is_laplacian_times_c1(name):
     t, k = 3.0, 4
     c1 = _pair_sum(X, C.ml) / _pair_sum(X, C.cl)
     expected = _laplacian_score_direct(X, k, t) * c1
-    got = run_method(name, X, y, k=k, bandwidth=t).scores
+    got = run_method(name, X, y, k=k, bandwidth=t, weights="literal").scores
     np.testing.assert_allclose(got, expected, rtol=1e-10)
+
+
+def test_c4_balanced_is_a_weighted_geometric_mean_by_hand():
+    """Default reading: LS^(1-s) C1^s, C1 from one mean term per constrained sample, s the
+    labels' share of cls (w m / (w m + n)); no must-link pair: the Laplacian score; the
+    literal product ranks as s = 1/2."""
+    X, y = _tiny(2)
+    t, k = 3.0, 4
+    ls = _laplacian_score_direct(X, k, t)
+    lab = np.flatnonzero(y >= 0)  # 3 classes of 2: one must-link partner, 4 cannot-link partners each
+    M = sum(np.mean([(X[i] - X[j]) ** 2 for j in lab if j != i and y[j] == y[i]], axis=0) for i in lab)
+    C = sum(np.mean([(X[i] - X[j]) ** 2 for j in lab if y[j] != y[i]], axis=0) for i in lab)
+    c1 = (M / 6) / (C / 6)
+    s = 10.0 * 6 / (10.0 * 6 + 14)
+    got = run_method("c4", X, y, k=k, bandwidth=t).scores
+    np.testing.assert_allclose(got, ls ** (1 - s) * c1**s, rtol=1e-10)
+    assert np.argmin(got) == 0  # the separating feature
+    half = run_method("c4", X, y, k=k, bandwidth=t, label_share=0.5).scores
+    lit = run_method("c4", X, y, k=k, bandwidth=t, weights="literal").scores
+    assert np.array_equal(np.argsort(half), np.argsort(lit))
+    one_each = np.where(np.isin(np.arange(14), [0, 2, 4]), y, -1)  # one label per class
+    np.testing.assert_allclose(run_method("c4", X, one_each, k=k, bandwidth=t).scores, ls, rtol=1e-10)
 
 
 def test_c3_c4_need_cannot_links():
@@ -248,3 +270,21 @@ def test_feature_constant_over_the_constrained_samples_ranks_last_for_cs1():
     for cons in (pairs, Constraints.from_labels(y)):
         r = run_method("cs1", X, y, constraints=cons)
         assert r.order[-1] == 2 and r.order[0] == 0, (type(cons), r.order)
+
+
+def test_a_feature_constant_over_the_labeled_samples_is_undefined_not_first():
+    """GLIOMA's floor values (log10 20) made a feature constant over the 12 labeled samples: the
+    closed-form cannot-link sum was a round-off residue (7e-15) beside a must-link sum of 0, so
+    C1 = 0 and c4 ranked 51 such features first (mean accuracy 0.33). Now both sums are exactly 0."""
+    from ssfs.methods.constraint_score import c1_balanced
+    from ssfs.methods.spectral import mean_partner_sums
+
+    X, y = _tiny(5, n=30, p=6)
+    X[:, 3] = 1.41  # constant over the labeled rows: the unshifted sums left M = 0 beside a residue C > 0
+    X[6:, 3] += np.linspace(0, 1, 24)
+    M, C, _, _ = mean_partner_sums(X, Constraints.from_labels(y))
+    assert M[3] == 0.0 and C[3] == 0.0
+    c1, _ = c1_balanced(X, Constraints.from_labels(y))
+    assert np.isnan(c1[3])
+    r = run_method("c4", X, y, k=4)
+    assert r.order[0] == 0 and r.order[-1] == 3

@@ -258,7 +258,7 @@ def wave():
 @pytest.mark.parametrize("neighbourhood", ["adaptive", "knn"])
 def test_waveform_csfs_detects_noise_with_fewer_constraints(wave, neighbourhood):
     X, y = wave
-    r = run_method("csfs", X, y, neighbourhood=neighbourhood, k=10)
+    r = run_method("csfs", X, y, neighbourhood=neighbourhood, k=10, select_constraints=True)  # Algorithm 9
     n_cls = len(Constraints.from_labels(y))  # CLS uses every pair: 9 * 8 / 2
     assert n_cls == 36
     assert r.result.extra["n_constraints_kept"] < n_cls

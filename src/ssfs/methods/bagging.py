@@ -30,7 +30,8 @@ def _mean_rank(scores: np.ndarray) -> np.ndarray:
 
 
 @register("bcs", higher_is_better=False, needs=("constraints",), description=(
-    "Bagging constraint score (Algorithm 5). Labels only (bootstraps of cs1): follows fisher, cannot beat it"))
+    "Bagging constraint score (Algorithm 5). Labels only (bootstraps of cs1): follows fisher (simulation at 1 % "
+    "labels 0.38, fisher 0.34, laplacian 0.63); it reads no unlabeled sample"))
 def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, base: Literal["cs1", "cs2"] = "cs1",
                              lam: OpenFraction = 0.1, scale: Literal["constrained", "all", "none"] = "constrained"):
     """Bagging constraint score (Algorithm 5): ``n_bags`` bootstrap resamples of the

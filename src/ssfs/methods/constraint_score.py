@@ -10,10 +10,10 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import MethodError
-from ..params import Bandwidth, OpenFraction, PosFloat, PosInt
+from ..params import Bandwidth, Fraction, NonNegFloat, OpenFraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
-from .spectral import laplacian_score
+from .spectral import label_share_of, laplacian_score, mean_partner_sums
 from .supervised import column_variance
 
 
@@ -46,6 +46,9 @@ def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
     codes = y[lab]
     H = sparse.csr_matrix((np.ones(lab.size), (codes, np.arange(lab.size))), shape=(int(codes.max()) + 1, lab.size))
     XL = X[lab]
+    if not sparse.issparse(XL):  # shifted: constant over the labeled samples -> exactly 0 (pair_sq_sum)
+        XL = np.asarray(XL, dtype=float)
+        XL = XL - XL[0]
     S1 = H @ XL
     S2 = H @ (XL.multiply(XL) if sparse.issparse(XL) else XL * XL)
     S1 = S1.toarray() if sparse.issparse(S1) else np.asarray(S1)
@@ -57,8 +60,8 @@ def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register("cs1", higher_is_better=False, needs=("cannot_link",), description=(
-    "Constraint score 1 (eq. 2.17). Labels only; from labels it ranks as fisher (balanced classes): "
-    "it cannot beat the labels-only baseline"))
+    "Constraint score 1 (eq. 2.17). Labels only; from labels it ranks as fisher (balanced classes; simulation at "
+    "1 % labels 0.34 = fisher, laplacian 0.63): it cannot beat the labels-only baseline"))
 def constraint_score_1(X, y, constraints, rng):
     """Constraint score 1 (eq. 2.17): sum_ML (f_i - f_j)^2 / sum_CL (f_i - f_j)^2.
 
@@ -133,20 +136,50 @@ def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloa
     return laplacian_quad(W, X) / (2.0 * pair_sq_sum(constraints.cl, X))
 
 
-_C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Needs must-link pairs: 0.60 of planted markers at 1 % labels vs "
-       "laplacian 0.63 (README); wins from ~20 labels per type")
+_C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Default differs from the paper: LS^(1-s) C1^s, s the labels' share "
+       "as in cls (weights=balanced): simulation at 1 % labels 0.66 of planted markers vs laplacian 0.63, fisher 0.34; "
+       "the paper's product (weights=literal) 0.60, ahead only from ~20 labels per type (README)")
+
+
+def c1_balanced(X, constraints) -> tuple[np.ndarray, int]:
+    """C1 with one term per constrained sample (the balanced CLS's label terms,
+    :func:`ssfs.methods.spectral.mean_partner_sums`): (mean over samples of the mean squared
+    difference to their must-link partners) / (the same over cannot-link partners), about 1
+    for a feature without class structure; and the number of samples with a must-link partner."""
+    M, C, n_m, n_c = mean_partner_sums(X, constraints)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (M / max(n_m, 1)) / (C / max(n_c, 1)), n_m
 
 
 @register("c4", higher_is_better=False, needs=("cannot_link",), description=_C4)
 @register("sc4", higher_is_better=False, needs=("cannot_link",), description=_C4)
 def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10,
                        bandwidth: Bandwidth = "auto",
-                       space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None):
+                       space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None,
+                       weights: Literal["balanced", "literal"] = "balanced", label_weight: NonNegFloat = 10.0,
+                       label_share: Fraction | None = None):
     """Constraint score C4 / SC4 (Kalakech et al. 2011; constraint-score paper eq. 7,
     thesis eq. 2.23): Laplacian score x C1. The Laplacian score uses the shared sparse
     heat-kernel kNN graph (He et al. 2005) rather than the dense all-pairs kernel of
     eq. 8; ``bandwidth`` is its heat-kernel parameter (eq. 8's 2 t^2); ``space``, ``n_pcs``,
-    ``embedding``: where that graph is built (:func:`ssfs.methods.spectral.laplacian_score`)."""
+    ``embedding``: where that graph is built (:func:`ssfs.methods.spectral.laplacian_score`).
+
+    ``weights="literal"``: the paper's product LS x C1, which gives the few labels' C1 the same
+    weight as the graph: with one label per class C1 = 0 for every feature (no must-link pair)
+    and with 3 per class it is noise. ``weights="balanced"`` (default) is the weighted geometric
+    mean LS^(1-s) x C1^s with C1 per constrained sample (:func:`c1_balanced`) and s the labels'
+    share of cls (``label_weight``: s = w m / (w m + n), m samples with a must-link partner; or
+    ``label_share``): s = 0 without a must-link pair (the Laplacian score), and the literal
+    product ranks as s = 1/2 (for balanced classes)."""
     ls = laplacian_score(X, y, constraints, rng, k=k, bandwidth=bandwidth, space=space, n_pcs=n_pcs,
                          embedding=embedding)
-    return ls * constraint_score_1(X, y, constraints, rng)
+    if weights == "literal":
+        return ls * constraint_score_1(X, y, constraints, rng)
+    if weights != "balanced":
+        raise MethodError(f"c4: weights must be 'balanced' or 'literal', got {weights!r}")
+    c1, n_m = c1_balanced(X, constraints)
+    s = label_share_of(n_m, X.shape[0], label_weight) if label_share is None else float(label_share)
+    if n_m == 0 or s == 0.0:
+        return ls
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ls ** (1.0 - s) * c1**s
