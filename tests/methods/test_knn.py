@@ -82,3 +82,49 @@ def test_bad_search_options():
         knn_search(X, 2, method="annoy")
     with pytest.raises(InputError):
         knn_search(X, 2, precision="float16")
+
+
+def _counts_with_duplicates(seed, n=400, p=12):
+    """Text counts on a few words (an EnsCLS member of PCMAC): most rows all-zero or repeated."""
+    rng = np.random.default_rng(seed)
+    X = rng.poisson(0.08, size=(n, p)).astype(float)
+    X[rng.random(n) < 0.1] *= 3.0
+    return X
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("as_sparse", [False, True])
+@pytest.mark.parametrize("k", [1, 10])
+def test_duplicated_count_rows_searched_once(seed, as_sparse, k, monkeypatch):
+    """Issue #16: with many duplicated rows only the distinct rows are searched (k + 1 including
+    themselves) and integer data take the exact Gram trick; the neighbours, ties to the lower index
+    among hundreds of tied all-zero rows included, are those of brute force."""
+    from ssfs.methods._shared import graph
+
+    X = _counts_with_duplicates(seed)
+    reps, where = graph._distinct_rows(X)
+    assert reps.size < 0.5 * len(X) and np.array_equal(X[reps][where], X)
+    calls = []
+    real = graph._knn_queries
+    monkeypatch.setattr(graph, "_knn_queries", lambda X, q, *a: calls.append(q) or real(X, q, *a))
+    ind, d2 = knn_search(sparse.csr_matrix(X) if as_sparse else X, k, method="exact")
+    assert calls and calls[0] is not None and len(calls[0]) == reps.size
+    ref_i, ref_d = _reference(X, k)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_array_equal(d2, ref_d)
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_duplicated_real_rows_as_brute_force(k):
+    """Non-integer rows with duplicates: the distinct rows' candidate search, re-measured."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    X = np.vstack([X, X[:40], X[:40], X[:5]])
+    ind, d2 = knn_search(X, k, method="exact")
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    n = len(X)
+    ref = np.lexsort((np.broadcast_to(np.arange(n), (n, n)), D), axis=1)[:, :k]
+    # equal distances of copies are exact (the same row measured), so the order is brute force's
+    np.testing.assert_array_equal(ind, ref)
+    np.testing.assert_allclose(d2, np.take_along_axis(D, ref, axis=1), rtol=1e-12, atol=1e-12)

@@ -124,7 +124,7 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
     """CLS of every member in ``blocks`` [(X_i, yL_i)], stacked block-diagonally."""
     if weights == "balanced":
         knn_edges = "all"  # the literal reading's options
-    mats, rows, cols, ml, cl, groups, rowlab = [], [], [], [], [], [], []
+    mats, rows, cols, dists, ml, cl, groups, rowlab = [], [], [], [], [], [], [], []
     off = 0
     for g, (Xb, yl) in enumerate(blocks):
         nb = Xb.shape[0]
@@ -137,6 +137,7 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
             t = resolve_bandwidth(d2.ravel(), bandwidth)
             rows.append(off + s0 + np.repeat(np.arange(nb - s0), ke))
             cols.append(off + s0 + ind.ravel())
+            dists.append(d2.ravel() / t)  # the edge's squared distance on the member's scaled block
         else:
             t = resolve_bandwidth(np.zeros(0), bandwidth)
         mats.append(Xb / np.sqrt(t))
@@ -150,14 +151,16 @@ def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
         groups.append(np.full(nb, g))
         off += nb
     Xs = np.vstack(mats)
-    P = sparse.csr_matrix((np.ones(sum(r.size for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                          shape=(off, off))
+    # the search's squared distances ride on the edges (scaled by 1/t_i like the block: no re-measuring)
+    P = sparse.coo_matrix((np.concatenate(dists) if dists else np.zeros(0),
+                           (np.concatenate(rows) if rows else np.zeros(0, np.int64),
+                            np.concatenate(cols) if cols else np.zeros(0, np.int64))), shape=(off, off))
     if weights == "balanced":  # label terms in closed form per member, no pairs
-        S, _ = constrained_graph(Xs, Constraints.empty(), k=k, bandwidth=1.0, precomputed=P)
+        S, _ = constrained_graph(Xs, Constraints.empty(), k=k, bandwidth=1.0, precomputed=P, edge_sq_dists=True)
         return balanced_cls(S, Xs, LabelConstraints(np.concatenate(rowlab)), label_weight=label_weight,
                             groups=np.concatenate(groups))
     cons = Constraints(np.vstack(ml) if ml else np.zeros((0, 2)), np.vstack(cl) if cl else np.zeros((0, 2)))
-    S, _ = constrained_graph(Xs, cons, k=k, bandwidth=1.0, precomputed=P)
+    S, _ = constrained_graph(Xs, cons, k=k, bandwidth=1.0, precomputed=P, edge_sq_dists=True)
     return cls_from_graph(S, Xs, cons, mean=mean, groups=np.concatenate(groups), denominator=denominator)
 
 

@@ -92,23 +92,96 @@ def _center(X):
     return X if sparse.issparse(X) else X - X.mean(axis=0)
 
 
-def _exact_refine(X, ind_rows, cols, first: int, n_rows: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k nearest of rows first..first + n_rows - 1 among candidate pairs (``ind_rows``,
-    ``cols``; at least k per row): squared distances computed directly,
+def _exact_refine(X, ind_rows, cols, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest of the rows ``queries`` (ascending) among candidate pairs (``ind_rows``,
+    ``cols``; at least k per query): squared distances computed directly,
     sum_f (x_if - x_jf)^2, then ordered by (distance, index)."""
     d = _sq_dists_of_pairs(X, ind_rows, cols)
     o = np.lexsort((cols, d, ind_rows))
-    starts = np.searchsorted(ind_rows[o], first + np.arange(n_rows))
+    starts = np.searchsorted(ind_rows[o], queries)
     take = (starts[:, None] + np.arange(k)[None, :]).ravel()
-    return cols[o][take].reshape(n_rows, k), d[o][take].reshape(n_rows, k)
+    return cols[o][take].reshape(queries.size, k), d[o][take].reshape(queries.size, k)
+
+
+def _smallest_exact(L: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Columns and values of the k smallest entries of each row of an exactly computed distance
+    block, ordered by (value, column): ties at the k-th value go to the lower columns (however
+    many there are: duplicated or all-zero count rows)."""
+    t = np.partition(L, k - 1, axis=1)[:, k - 1][:, None]
+    less = L < t
+    eq = L == t
+    need = k - less.sum(axis=1)
+    tied = eq.sum(axis=1) > need
+    if tied.any():  # the first columns of the tie
+        eq[tied] &= np.cumsum(eq[tied], axis=1) <= need[tied, None]
+    rows, cols = np.nonzero(less | eq)  # k per row
+    d = L[rows, cols].astype(np.float64)
+    o = np.lexsort((cols, d, rows))
+    return cols[o].reshape(-1, k), d[o].reshape(-1, k)
+
+
+def _integral_dtype(X):
+    """float32 or float64 when X holds integers (counts) whose squared distances are exact in
+    that type's sums (every partial sum below 2^24 or 2^53), else None."""
+    d = X.data if sparse.issparse(X) else X.ravel()
+    if not d.size or not np.all(d == np.rint(d)):
+        return None
+    bound = 4.0 * float(np.abs(d).max()) ** 2 * X.shape[1]
+    return np.float32 if bound < 2.0**24 else np.float64 if bound < 2.0**53 else None
+
+
+def _distinct_rows(X) -> tuple[np.ndarray, np.ndarray]:
+    """Index of the first copy of each distinct row (ascending) and each row's position among
+    them; rows are grouped by a fixed random projection and the grouping verified exactly
+    (no grouping if the projection ever merged two different rows)."""
+    n = X.shape[0]
+    h = np.asarray(X @ np.random.default_rng(20261124).standard_normal(X.shape[1])).ravel()
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    rep = first[inv]
+    same = (X - X[rep]).nnz == 0 if sparse.issparse(X) else np.array_equal(X, X[rep])
+    if not same:
+        return np.arange(n), np.arange(n)
+    order = np.argsort(first)
+    pos = np.empty(order.size, dtype=np.int64)
+    pos[order] = np.arange(order.size)
+    return first[order], pos[inv.ravel()]
+
+
+#: the search runs on the distinct rows when they are at most this share of the samples
+DISTINCT_SHARE = 0.8
 
 
 def _knn_exact(X, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Exact blocked search: a Gram-trick distance block (in ``dtype``) gives each row's
-    candidates, every sample whose lower error bound does not exceed a proven upper bound
-    on the k-th distance; the candidates' distances are then computed directly in float64."""
+    """Exact search (:func:`_knn_queries`); with many duplicated rows (text counts on a few words:
+    an EnsCLS member of PCMAC has ~380 distinct rows of 1,943) only the distinct rows are
+    searched, for their k + 1 nearest samples including themselves: a copy's neighbours are
+    that list without itself (or its first k, when k + 1 lower-indexed copies tie at 0)."""
+    n = X.shape[0]
+    reps, where = _distinct_rows(X)
+    if reps.size > DISTINCT_SHARE * n:
+        return _knn_queries(X, None, k, block_bytes, dtype)
+    ind, d2 = _knn_queries(X, reps, k + 1, block_bytes, dtype)
+    ind, d2 = ind[where], d2[where]
+    hit = ind == np.arange(n)[:, None]
+    drop = np.where(hit.any(axis=1), hit.argmax(axis=1), k)
+    keep = np.ones(ind.shape, dtype=bool)
+    keep[np.arange(n), drop] = False
+    return ind[keep].reshape(n, k), d2[keep].reshape(n, k)
+
+
+def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest samples of each row in ``queries`` (ascending; None: every row, itself
+    excluded). Integer data: the Gram-trick distances are exact, ties go to the lower index.
+    Otherwise a Gram-trick distance block (in ``dtype``) gives each row's candidates, every
+    sample whose lower error bound does not exceed a proven upper bound on the k-th distance;
+    the candidates' distances are then computed directly in float64."""
     n, p = X.shape
-    Xc = _center(X)
+    self_excluded = queries is None
+    queries = np.arange(n) if queries is None else np.asarray(queries, dtype=np.int64)
+    exact_dtype = _integral_dtype(X)
+    integral = exact_dtype is not None
+    Xc = X if integral else _center(X)
+    dtype = exact_dtype if integral else dtype
     if sparse.issparse(Xc):
         sq = np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel()
         Xd = Xc.astype(dtype)
@@ -125,36 +198,45 @@ def _knn_exact(X, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarr
     lo_i, lo_j = sq * (1.0 - c), (sq * (1.0 - c)).astype(dtype)
     width = 2.0 * c * sq
     itemsize = np.dtype(dtype).itemsize
-    bs = max(1, min(n, block_bytes // ((itemsize + 1) * max(n, 1))))
-    ind = np.empty((n, k), dtype=np.int64)
-    d2 = np.empty((n, k))
+    bs = max(1, min(queries.size, block_bytes // ((itemsize + 1) * max(n, 1))))
+    ind = np.empty((queries.size, k), dtype=np.int64)
+    d2 = np.empty((queries.size, k))
     # candidates: every sample whose lower bound does not exceed an upper bound on the row's
     # k-th distance; that bound is first the k-th smallest upper bound over a strided subset of
     # ~32k columns (no argpartition over all n), then tightened among the candidates
     step = max(1, n // (32 * k))
     wsub = width[::step]
     XT = -2.0 * XT  # exact scaling: one pass less per block
-    for s in range(0, n, bs):
-        e = min(n, s + bs)
-        G = Xd[s:e] @ XT
+    for s in range(0, queries.size, bs):
+        e = min(queries.size, s + bs)
+        qb = queries[s:e]
+        G = Xd[qb] @ XT
         L = G.toarray() if sparse.issparse(G) else np.asarray(G)
         del G
-        L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
         r = np.arange(e - s)
-        L[r, r + s] = np.inf
+        if integral:  # exact: sq_i + sq_j - 2 x_i.x_j of integers
+            L += sq[None, :].astype(dtype)
+            L += sq[qb][:, None].astype(dtype)
+            if self_excluded:
+                L[r, qb] = np.inf
+            ind[s:e], d2[s:e] = _smallest_exact(L, k)
+            continue
+        L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
+        if self_excluded:
+            L[r, qb] = np.inf
         U = L[:, ::step].astype(np.float64) + wsub[None, :]
-        thr = np.partition(U, k - 1, axis=1)[:, k - 1] + width[s:e]  # minus lo_i
+        thr = np.partition(U, k - 1, axis=1)[:, k - 1] + width[qb]  # minus lo_i
         del U
         bound = np.nextafter(thr.astype(dtype), np.inf, dtype=dtype)  # rounded up
         rows, cols = np.nonzero(bound[:, None] >= L)
-        lc = L[rows, cols].astype(np.float64) + lo_i[s + rows]
+        lc = L[rows, cols].astype(np.float64) + lo_i[qb[rows]]
         del L
-        uc = lc + width[s + rows] + width[cols]
+        uc = lc + width[qb[rows]] + width[cols]
         o = np.lexsort((uc, rows))
         first = np.searchsorted(rows[o], r)
         thr2 = uc[o][first + k - 1]  # k-th smallest upper bound among the candidates of each row
         keep = lc <= thr2[rows]
-        ind[s:e], d2[s:e] = _exact_refine(X, rows[keep] + s, cols[keep].astype(np.int64), s, e - s, k)
+        ind[s:e], d2[s:e] = _exact_refine(X, qb[rows[keep]], cols[keep].astype(np.int64), qb, k)
     return ind, d2
 
 
@@ -174,7 +256,7 @@ def _knn_nndescent(X, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     keep = (cols != rows) & (cols >= 0)
     if np.bincount(rows[keep], minlength=n).min() < k:  # a sample short of neighbours (tiny n)
         return _knn_exact(X, k, 16 * 1024**2, np.float64)
-    return _exact_refine(X, rows[keep], cols[keep], 0, n, k)
+    return _exact_refine(X, rows[keep], cols[keep], np.arange(n), k)
 
 
 def knn_search(X, k: int, block_bytes: int = 16 * 1024**2, *, method: str = "auto",
@@ -243,14 +325,15 @@ def resolve_bandwidth(d2: np.ndarray, bandwidth) -> float:
 
 
 def heat_kernel_graph(X, k: int = 10, bandwidth="auto", precomputed=None,
-                      symmetric: bool = True) -> tuple[sparse.csr_matrix, float]:
+                      symmetric: bool = True, edge_sq_dists: bool = False) -> tuple[sparse.csr_matrix, float]:
     """Sparse symmetric heat-kernel kNN graph, S_ij = exp(-||xi - xj||^2 / t) if i is
     among the k nearest neighbours of j or vice versa (thesis eq. 2.5). Returns (S, t).
     ``symmetric=False``: row i holds only i's own k nearest neighbours (not symmetrised).
 
     ``precomputed`` may be a stored connectivity matrix (e.g. scanpy's
     ``obsp['connectivities']``): its sparsity pattern replaces the kNN search and
-    the heat-kernel weights are computed on its edges.
+    the heat-kernel weights are computed on its edges; ``edge_sq_dists=True``: its stored
+    values are the edges' squared distances (a search already measured them).
     """
     X = as_float_matrix(X)
     n = X.shape[0]
@@ -260,7 +343,7 @@ def heat_kernel_graph(X, k: int = 10, bandwidth="auto", precomputed=None,
         P = sparse.coo_matrix(precomputed)
         keep = P.row != P.col
         rows, cols = P.row[keep], P.col[keep]
-        d2 = _undirected_sq_dists(X, rows, cols)
+        d2 = P.data[keep].astype(np.float64) if edge_sq_dists else _undirected_sq_dists(X, rows, cols)
     else:
         k_eff = min(int(k), n - 1)
         if k_eff < 1:
@@ -293,7 +376,8 @@ def pairs_matrix(pairs: np.ndarray, n: int, weights=None) -> sparse.csr_matrix:
 
 
 def constrained_graph(
-    X, constraints: Constraints, k: int = 10, bandwidth="auto", precomputed=None, knn_among=None
+    X, constraints: Constraints, k: int = 10, bandwidth="auto", precomputed=None, knn_among=None,
+    edge_sq_dists: bool = False,
 ) -> tuple[sparse.csr_matrix, float]:
     """CLS graph S^kn (thesis eq. 3.4): heat-kernel kNN graph, must-link pairs added
     with their heat-kernel weight, cannot-link edges removed. Returns (S, t).
@@ -305,13 +389,13 @@ def constrained_graph(
     X = as_float_matrix(X)
     n = X.shape[0]
     if knn_among is None:
-        S, t = heat_kernel_graph(X, k=k, bandwidth=bandwidth, precomputed=precomputed)
+        S, t = heat_kernel_graph(X, k=k, bandwidth=bandwidth, precomputed=precomputed, edge_sq_dists=edge_sq_dists)
     else:
         idx = np.asarray(knn_among)
         idx = np.flatnonzero(idx) if idx.dtype == bool else idx.astype(np.int64)
         if idx.size >= 2:
             sub = None if precomputed is None else sparse.csr_matrix(precomputed)[idx][:, idx]
-            Su, t = heat_kernel_graph(X[idx], k=k, bandwidth=bandwidth, precomputed=sub)
+            Su, t = heat_kernel_graph(X[idx], k=k, bandwidth=bandwidth, precomputed=sub, edge_sq_dists=edge_sq_dists)
             E = sparse.csr_matrix((np.ones(idx.size), (idx, np.arange(idx.size))), shape=(n, idx.size))
             S = (E @ Su @ E.T).tocsr()
         else:
