@@ -103,19 +103,19 @@ def _exact_refine(X, ind_rows, cols, queries: np.ndarray, k: int) -> tuple[np.nd
     return cols[o][take].reshape(queries.size, k), d[o][take].reshape(queries.size, k)
 
 
-def _smallest_exact(L: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _smallest_exact(dist: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Columns and values of the k smallest entries of each row of an exactly computed distance
     block, ordered by (value, column): ties at the k-th value go to the lower columns (however
     many there are: duplicated or all-zero count rows)."""
-    t = np.partition(L, k - 1, axis=1)[:, k - 1][:, None]
-    less = L < t
-    eq = L == t
+    t = np.partition(dist, k - 1, axis=1)[:, k - 1][:, None]
+    less = dist < t
+    eq = dist == t
     need = k - less.sum(axis=1)
     tied = eq.sum(axis=1) > need
     if tied.any():  # the first columns of the tie
         eq[tied] &= np.cumsum(eq[tied], axis=1) <= need[tied, None]
     rows, cols = np.nonzero(less | eq)  # k per row
-    d = L[rows, cols].astype(np.float64)
+    d = dist[rows, cols].astype(np.float64)
     o = np.lexsort((cols, d, rows))
     return cols[o].reshape(-1, k), d[o].reshape(-1, k)
 
