@@ -26,7 +26,10 @@ the chunking. Inside a chunk, members are stacked block-diagonally: one kNN sear
 per member (:func:`ssfs.methods._shared.graph.knn_search`), then one graph construction and one
 CLS evaluation for a whole batch of members. Each member's block is scaled by
 1/sqrt(t_i) (t_i its own bandwidth) so a single bandwidth of 1 serves the batch;
-CLS is invariant to scaling a feature, so the scores are those of the member alone.
+CLS is invariant to scaling a feature, so the scores are those of the member alone. The
+search's squared distances are the edges' (divided by t_i), not re-measured; members of text
+counts have mostly duplicated rows, which :func:`knn_search` searches once (the paper's committee
+on PCMAC: 25 s on 2 threads).
 """
 
 from __future__ import annotations
