@@ -45,3 +45,23 @@ def test_given_labeled_samples_and_the_workflow_table(tmp_path):
     assert res.loc[("cop_kmeans", "constrained"), "difference"] == pytest.approx(4.5)
     assert np.isnan(res.loc[("mpc_kmeans", "unconstrained"), "published"])
     assert "| blobs | cop_kmeans | constrained | 95.00 ± 7.07 | 90.50 |" in (tmp_path / "t.md").read_text()
+
+
+def test_scaled_wckm_penalty_by_hand(monkeypatch):
+    """Issue #20: eq. 4.4's weight 1 is negligible on raw data; ``wckm_penalty="scaled"`` is the
+    median squared distance to the mean times p^0.1 (wCKM's uniform starting weights, beta = -0.1)."""
+    from ssfs.experiment import constrained
+    from ssfs.methods import wckm as wckm_module
+
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 6.0]])  # mean (2, 2): squared distances 8, 4, 20
+    assert constrained.scaled_penalty(X) == pytest.approx(8.0 * 2**0.1)
+    seen = []
+    real = wckm_module.wckm
+    monkeypatch.setattr(wckm_module, "wckm", lambda *a, **kw: seen.append(kw["penalty"]) or real(*a, **kw))
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 15)
+    Xb = rng.normal(size=(30, 3)) + 5.0 * y[:, None]
+    compare_constrained(Xb, y, np.random.default_rng(1), algorithms=("wckm",), n_init=1, wckm_penalty="scaled")
+    assert seen == [pytest.approx(constrained.scaled_penalty(Xb))] * 2
+    compare_constrained(Xb, y, np.random.default_rng(1), algorithms=("wckm",), n_init=1)
+    assert seen[2:] == [1.0, 1.0]
