@@ -128,3 +128,14 @@ def test_duplicated_real_rows_as_brute_force(k):
     # equal distances of copies are exact (the same row measured), so the order is brute force's
     np.testing.assert_array_equal(ind, ref)
     np.testing.assert_allclose(d2, np.take_along_axis(D, ref, axis=1), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("values", [1000, 3])
+def test_integer_rows_strided_bound(values):
+    """Integer data, few duplicates: the k-th smallest of every step-th column bounds the candidates
+    (step = 800 // (32 k) = 5); with values < 3 most distances tie and the full partition runs."""
+    X = np.random.default_rng(4).integers(0, values, size=(800, 6)).astype(float)
+    ind, d2 = knn_search(X, 5, method="exact")
+    ref_i, ref_d = _reference(X, 5)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_array_equal(d2, ref_d)

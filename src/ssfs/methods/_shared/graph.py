@@ -103,10 +103,21 @@ def _exact_refine(X, ind_rows, cols, queries: np.ndarray, k: int) -> tuple[np.nd
     return cols[o][take].reshape(queries.size, k), d[o][take].reshape(queries.size, k)
 
 
-def _smallest_exact(dist: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _smallest_exact(dist: np.ndarray, k: int, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Columns and values of the k smallest entries of each row of an exactly computed distance
     block, ordered by (value, column): ties at the k-th value go to the lower columns (however
-    many there are: duplicated or all-zero count rows)."""
+    many there are: duplicated or all-zero count rows). ``step`` > 1: the k-th smallest of every
+    step-th column bounds the k-th from above, and when that leaves few candidates (no large
+    ties) only they are sorted."""
+    if step > 1:
+        bound = np.partition(dist[:, ::step], k - 1, axis=1)[:, k - 1]
+        rows, cols = np.nonzero(dist <= bound[:, None])
+        if rows.size <= 64 * k * dist.shape[0]:
+            d = dist[rows, cols].astype(np.float64)
+            o = np.lexsort((cols, d, rows))
+            starts = np.searchsorted(rows[o], np.arange(dist.shape[0]))
+            take = (starts[:, None] + np.arange(k)[None, :]).ravel()
+            return cols[o][take].reshape(-1, k), d[o][take].reshape(-1, k)
     t = np.partition(dist, k - 1, axis=1)[:, k - 1][:, None]
     less = dist < t
     eq = dist == t
@@ -219,7 +230,7 @@ def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarra
             L += sq[qb][:, None].astype(dtype)
             if self_excluded:
                 L[r, qb] = np.inf
-            ind[s:e], d2[s:e] = _smallest_exact(L, k)
+            ind[s:e], d2[s:e] = _smallest_exact(L, k, step)
             continue
         L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
         if self_excluded:
