@@ -112,12 +112,16 @@ def _smallest_exact(dist: np.ndarray, k: int, step: int = 1) -> tuple[np.ndarray
     if step > 1:
         bound = np.partition(dist[:, ::step], k - 1, axis=1)[:, k - 1]
         rows, cols = np.nonzero(dist <= bound[:, None])
-        if rows.size <= 64 * k * dist.shape[0]:
-            d = dist[rows, cols].astype(np.float64)
-            o = np.lexsort((cols, d, rows))
-            starts = np.searchsorted(rows[o], np.arange(dist.shape[0]))
-            take = (starts[:, None] + np.arange(k)[None, :]).ravel()
-            return cols[o][take].reshape(-1, k), d[o][take].reshape(-1, k)
+        counts = np.bincount(rows, minlength=dist.shape[0])
+        width = int(counts.max()) if rows.size else 0
+        if width <= 64 * k:  # candidates padded to one row each, columns ascending: a stable sort
+            slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
+            pad = np.full((dist.shape[0], width), np.inf)
+            cand = np.zeros((dist.shape[0], width), dtype=np.int64)
+            pad[rows, slot] = dist[rows, cols]
+            cand[rows, slot] = cols
+            o = np.argsort(pad, axis=1, kind="stable")[:, :k]
+            return np.take_along_axis(cand, o, axis=1), np.take_along_axis(pad, o, axis=1)
     t = np.partition(dist, k - 1, axis=1)[:, k - 1][:, None]
     less = dist < t
     eq = dist == t
