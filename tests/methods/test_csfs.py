@@ -305,6 +305,29 @@ def test_waveform_csfsr_subset_is_informative_only(seed, neighbourhood, standard
     assert not any(tuple(sorted((a, b))) in edges for a in chosen for b in chosen if a < b)
 
 
+def test_relevance_quantile_only_when_the_z_rule_passes_nothing():
+    """One shadow per pool column: a noise feature is below every shadow with probability
+    1 / (shadows + 1), so the quantile is a fallback, not an alternative (it let 1-3 noise
+    features into 4 of 20 waveform subsets of config/thesis_ch3.yaml)."""
+    from ssfs.methods.csfsr import relevant_mask
+
+    null = np.linspace(1.8, 2.0, 40)  # median 1.9, MAD 0.05: z = 3 gives 1.9 - 0.2224 = 1.6776
+    scores = np.array([1.5, 1.6, 1.79, 1.85])  # 1.79: below every shadow but above the z threshold
+    assert relevant_mask(scores, null, 3.0, 0.0).tolist() == [True, True, False, False]
+    wide = np.linspace(0.3, 1.9, 40)  # z threshold below 0: nothing passes it
+    assert relevant_mask(np.array([0.2, 0.25, 0.5, 1.0]), wide, 3.0, 0.0).tolist() == [True, True, False, False]
+    assert relevant_mask(np.array([0.2, 0.45, 0.5]), wide, 3.0, 0.1).tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4])
+def test_waveform_csfsr_no_noise_on_the_workflow_protocol(seed):
+    """config/thesis_ch3.yaml's waveform protocol: half of 1,000 samples, 3 labels per class."""
+    X, y = _breiman(seed)
+    train = np.random.default_rng(seed).permutation(1000)[:500]
+    r = run_method("csfsr", X[train], y[train], rng=seed, neighbourhood="adaptive", space="raw")
+    assert len(r.order) >= 4 and not (set(r.order.tolist()) - INFORMATIVE - {0, 20})
+
+
 def test_waveform_csfsr_literal_reading_keeps_noise():
     """The literal Algorithm 12 (pool = top h = 200 = all 40 features, every tree edge removes):
     the noise features survive the tree (the issue's symptom), which the default removes."""
