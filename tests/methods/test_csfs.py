@@ -305,10 +305,10 @@ def test_waveform_csfsr_subset_is_informative_only(seed, neighbourhood, standard
     assert not any(tuple(sorted((a, b))) in edges for a in chosen for b in chosen if a < b)
 
 
-def test_relevance_quantile_only_when_the_z_rule_passes_nothing():
+def test_relevance_quantile_only_when_it_passes_far_more_than_the_z_rule():
     """One shadow per pool column: a noise feature is below every shadow with probability
-    1 / (shadows + 1), so the quantile is a fallback, not an alternative (it let 1-3 noise
-    features into 4 of 20 waveform subsets of config/thesis_ch3.yaml)."""
+    1 / (shadows + 1), so the quantile is a fallback for a wide null (TOX-171), not an
+    alternative (it let 1-3 noise features into 4 of 20 waveform subsets of thesis_ch3)."""
     from ssfs.methods.csfsr import relevant_mask
 
     null = np.linspace(1.8, 2.0, 40)  # median 1.9, MAD 0.05: z = 3 gives 1.9 - 0.2224 = 1.6776
@@ -317,6 +317,10 @@ def test_relevance_quantile_only_when_the_z_rule_passes_nothing():
     wide = np.linspace(0.3, 1.9, 40)  # z threshold below 0: nothing passes it
     assert relevant_mask(np.array([0.2, 0.25, 0.5, 1.0]), wide, 3.0, 0.0).tolist() == [True, True, False, False]
     assert relevant_mask(np.array([0.2, 0.45, 0.5]), wide, 3.0, 0.1).tolist() == [True, True, False]
+    # the z rule passes one feature (below 1.9 - 3 x 1.4826 x 0.05 = 1.678), every shadow is above 1.8:
+    # 3 > 2 x 1 below it, so the three join; 2 below it would not (2 <= 2 x 1)
+    assert relevant_mask(np.array([1.6, 1.7, 1.75, 1.9]), null, 3.0, 0.0).tolist() == [True, True, True, False]
+    assert relevant_mask(np.array([1.6, 1.7, 1.9, 1.95]), null, 3.0, 0.0).tolist() == [True, False, False, False]
 
 
 @pytest.mark.parametrize("seed", [2, 3, 4])
