@@ -170,3 +170,23 @@ def test_optional_packages_have_install_hints():
     required = {get_method(m).requires for m in list_methods()} - {None}
     assert required <= OPTIONAL | {"scanpy"}  # scanpy is in every env
     assert set(PIP_NAMES) >= OPTIONAL  # each optional package has an install hint
+
+
+def _constraints() -> dict[str, str]:
+    out = {}
+    for line in (REPO / "envs" / "pip-constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, ver = line.partition("==")
+            out[_norm(name)] = ver
+    return out
+
+
+@pytest.mark.parametrize("env", ENVS, ids=lambda p: p.stem)
+def test_env_pins_match_the_pip_constraints(env):
+    """README's install uses envs/pip-constraints.txt, so CI tests exactly those versions whatever the
+    registry has released since (a new PyYAML patch broke the pins once): the envs pin the same."""
+    pins = _constraints()
+    for pkg, spec in _deps(env).items():
+        if pkg in BUILD or pkg == "python":
+            continue
+        assert pins.get(_norm(DIST.get(pkg, pkg))) == spec[1:], f"{env.name}: {pkg}{spec} vs pip-constraints.txt"
