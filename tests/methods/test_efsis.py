@@ -132,7 +132,7 @@ def test_relieff_shared_work_equals_per_resample(kw):
         b = boots[m]
         one = relieff.relieff_scores(X[b], codes[b], np.random.default_rng(seeds[m]), **kw)
         assert np.allclose(batch[m], one, atol=1e-12)
-    small = relieff.bootstrap_scores(X, codes, boots, seeds, memory_bytes=8 * 40 * 50, **kw)  # feature chunks
+    small = relieff.bootstrap_scores(X, codes, boots, seeds, block_features=7, **kw)  # feature blocks
     assert np.allclose(small, batch, atol=1e-12)
 
 

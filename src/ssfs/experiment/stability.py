@@ -56,6 +56,22 @@ def efsis_stability(sets, p: int | None = None) -> float:
     return float(freq[F].mean() / Z.shape[0])
 
 
+def efsis_stability_of_ranks(R: np.ndarray, sizes) -> list[float]:
+    """EFSIS eq. 1 of the top-t sets of every run, for each t in ``sizes``, from a run x
+    feature matrix of 1-based ranks (each row a permutation): every run selects t features,
+    so S = (M t / |F|) / M with F the features some run ranks <= t (no M x p set matrix)."""
+    R = np.atleast_2d(R)
+    M = R.shape[0]
+    if M < 2:
+        raise InputError(f"stability needs at least 2 runs, got {M}")
+    best = np.sort(R.min(axis=0))  # each feature's best rank over the runs
+    out = []
+    for t in sizes:
+        n_f = int(np.searchsorted(best, t, side="right"))
+        out.append((M * int(t)) / n_f / M if n_f else float("nan"))
+    return out
+
+
 def _pair_counts(Z: np.ndarray):
     Zf = Z.astype(np.float64)
     inter = Zf @ Zf.T

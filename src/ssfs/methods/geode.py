@@ -32,25 +32,44 @@ from ..registry import SelectionResult, register
 from ._labeled import labeled
 
 
+def _kept_components(lam: np.ndarray, vecs: np.ndarray, min_var_share: float):
+    """Eigenpairs in decreasing order, cut to the components whose variance share exceeds
+    ``min_var_share`` (GeoDE's rule)."""
+    lam, vecs = lam[::-1], vecs[:, ::-1]
+    total = np.clip(lam, 0, None).sum()
+    keep = int(np.sum(lam / total > min_var_share)) if total > 0 else 0
+    return lam[:keep], vecs[:, :keep]
+
+
 def pooled_pca(X: np.ndarray, min_var_share: float = 0.001):
     """(Xc, U, lam): centred data, left singular vectors and eigenvalues of the kept components."""
     Xc = X - X.mean(axis=0)
     n, p = Xc.shape
     if n <= p:
-        lam, U = np.linalg.eigh(Xc @ Xc.T)
-        lam, U = lam[::-1], U[:, ::-1]
-    else:
-        lam, V = np.linalg.eigh(Xc.T @ Xc)
-        lam, V = lam[::-1], V[:, ::-1]
-        U = None
-        pos = lam > 0
-        U = np.zeros((n, lam.size))
-        U[:, pos] = (Xc @ V[:, pos]) / np.sqrt(lam[pos])
-    total = np.clip(lam, 0, None).sum()
-    if total <= 0:
-        return Xc, U[:, :0], lam[:0]
-    keep = int(np.sum(lam / total > min_var_share))
-    return Xc, U[:, :keep], lam[:keep]
+        lam, U = _kept_components(*np.linalg.eigh(Xc @ Xc.T), min_var_share)
+        return Xc, U, lam
+    lam, V = _kept_components(*np.linalg.eigh(Xc.T @ Xc), min_var_share)
+    U = np.zeros((n, lam.size))
+    pos = lam > 0
+    U[:, pos] = (Xc @ V[:, pos]) / np.sqrt(lam[pos])
+    return Xc, U, lam
+
+
+def _contrasts(groups: np.ndarray) -> np.ndarray:
+    """a with m = Xc' a the mean difference (group 2 minus group 1) of each contrast."""
+    G = np.asarray(groups, dtype=float)
+    n2 = G.sum(axis=0)
+    return G / n2 - (1 - G) / (G.shape[0] - n2)
+
+
+def _sample_weights(U, lam, gram_a, n, gamma):
+    """v with b = Xc' v: V S^-1 V' m in the sample space (V = Xc' U / s, S the shrunk
+    covariance of the kept components, ``gram_a`` = Xc Xc' a)."""
+    Dd = lam / (n - 2)
+    shrunk = gamma * Dd + (1 - gamma) * Dd.mean()
+    s = np.sqrt(lam)
+    coef = (U.T @ gram_a) / s[:, None] / shrunk[:, None]
+    return U @ (coef / s[:, None])
 
 
 def chdir_directions(X: np.ndarray, groups: np.ndarray, n_pooled: int | None = None,
@@ -60,25 +79,63 @@ def chdir_directions(X: np.ndarray, groups: np.ndarray, n_pooled: int | None = N
     ``groups`` is an n x c matrix of 0/1 indicators of "group 2" (the rest is group 1).
     """
     Xc, U, lam = pooled_pca(X, min_var_share)
-    n = X.shape[0]
     if lam.size == 0:
         return np.full((X.shape[1], groups.shape[1]), np.nan)
-    G = np.asarray(groups, dtype=float)
-    n2 = G.sum(axis=0)
-    n1 = n - n2
-    # mean difference of each contrast as a combination of samples: m = Xc' a
-    A = G / n2 - (1 - G) / n1
-    Dd = lam / (n - 2)
-    sigma = Dd.mean()
-    shrunk = gamma * Dd + (1 - gamma) * sigma
-    s = np.sqrt(lam)
+    A = _contrasts(groups)
     # V' m = U' Xc m / s with Xc m = (Xc Xc') a = U diag(lam) U' a (restricted to the kept PCs)
-    vtm = (U.T @ (Xc @ (Xc.T @ A))) / s[:, None]
-    coef = vtm / shrunk[:, None]
-    b = Xc.T @ (U @ (coef / s[:, None]))  # V coef with V = Xc' U / s
+    b = Xc.T @ _sample_weights(U, lam, Xc @ (Xc.T @ A), X.shape[0], gamma)
     norm = np.sqrt((b * b).sum(axis=0))
     with np.errstate(invalid="ignore", divide="ignore"):
         return b / norm
+
+
+def _one_vs_rest(codes: np.ndarray, K: int) -> np.ndarray:
+    return (codes == 1)[:, None] if K == 2 else codes[:, None] == np.arange(K)[None, :]
+
+
+def _direction_scores(B: np.ndarray, K: int, multiclass: str) -> np.ndarray:
+    if K == 2:
+        return np.abs(B[:, 0])
+    A = np.abs(B)
+    return A.max(axis=1) if multiclass == "max" else np.sqrt((A * A).mean(axis=1))
+
+
+def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, gamma: float = 1.0, min_var_share: float = 0.001,
+                     multiclass: str = "max", threads: int = 1):
+    """GeoDE scores of every bootstrap resample ``X[boots[m]]`` (M x n index matrix) at once
+    (M x p), equal to :func:`geode_score` per resample up to rounding: every resample's Gram
+    matrix is a block of one n x n product, and all directions come from one p x (M c)
+    product. None when n > p or a resample misses a class (the per-resample path)."""
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    boots = np.asarray(boots, dtype=np.int64)
+    n, p = X.shape
+    K = int(codes.max()) + 1
+    present = np.stack([np.bincount(codes[b], minlength=K) > 0 for b in boots])
+    if n > p or not present.all() or not 0 <= gamma <= 1 or multiclass not in ("max", "rms"):
+        return None
+    Xg = X - X.mean(axis=0)  # centred once (precision); each resample is re-centred below
+    gram = Xg @ Xg.T
+    M, c = boots.shape[0], 1 if K == 2 else K
+    weights = np.zeros((n, M * c))  # b = Xg' weights, per resample and contrast
+    dead = np.zeros(M, dtype=bool)
+    for m, b in enumerate(boots):  # loop over resamples: n x n work each
+        Gb = gram[np.ix_(b, b)]
+        mu = Gb.mean(axis=0)
+        Gc = Gb - mu[None, :] - mu[:, None] + mu.mean()  # C Gb C, C = I - 11'/n
+        lam, U = _kept_components(*np.linalg.eigh(Gc), min_var_share)
+        if lam.size == 0:
+            dead[m] = True
+            continue
+        v = _sample_weights(U, lam, Gc @ _contrasts(_one_vs_rest(codes[b], K)), b.size, gamma)
+        v -= v.mean(axis=0)  # Xc' v = Xg' S' C v
+        for j in range(c):  # loop over contrasts: fold duplicates onto the original samples
+            weights[:, m * c + j] = np.bincount(b, weights=v[:, j], minlength=n)
+    Bm = (Xg.T @ weights).reshape(p, M, c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        Bm = Bm / np.sqrt((Bm * Bm).sum(axis=0))
+    Bm[:, dead] = np.nan
+    return np.stack([_direction_scores(Bm[:, m], K, multiclass) for m in range(M)])
 
 
 @register("geode", higher_is_better=True, needs=("labels",))
@@ -91,13 +148,6 @@ def geode_score(X, y, constraints, rng, *, gamma: Fraction = 1.0, min_var_share:
         raise InputError(f"geode: multiclass must be 'max' or 'rms', got {multiclass!r}")
     XL, codes, counts = labeled(X, y, method="geode")
     K = counts.size
-    if K == 2:
-        G = (codes == 1)[:, None]
-    else:
-        G = codes[:, None] == np.arange(K)[None, :]
-    B = chdir_directions(XL, G, gamma=gamma, min_var_share=min_var_share)
-    if K == 2:
-        return SelectionResult(scores=np.abs(B[:, 0]), extra={"direction": B[:, 0]})
-    A = np.abs(B)
-    score = A.max(axis=1) if multiclass == "max" else np.sqrt((A * A).mean(axis=1))
-    return SelectionResult(scores=score)
+    B = chdir_directions(XL, _one_vs_rest(codes, K), gamma=gamma, min_var_share=min_var_share)
+    extra = {"direction": B[:, 0]} if K == 2 else {}
+    return SelectionResult(scores=_direction_scores(B, K, multiclass), extra=extra)

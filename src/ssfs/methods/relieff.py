@@ -467,16 +467,20 @@ def relieff_score(X, y, constraints, rng, *, k: PosInt = 10, weighting: Literal[
 # ----------------------------------------------------------------- many bootstraps at once
 def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equal", sigma=20.0,
                      miss_weights="prior", instances="all", ramp=None, discrete_threshold=0,
-                     memory_bytes: int = 256 * 1024**2):
+                     block_features: int = 512, threads: int = 1):
     """ReliefF of every bootstrap resample ``X[boots[m]]`` (M x n index matrix), sharing the
-    work: the absolute differences of the distinct original sample pairs are computed once
-    and each resample's distances and scores are two matrix products over them. Equals
+    work: each resample's distances and scores are two matrix products over the absolute
+    differences of the distinct original sample pairs, computed in blocks of
+    ``block_features`` features (a cache-sized buffer, rebuilt for the second product rather
+    than kept: P x p would be 144 MB on 54 x 12,625). Equals
     ``relieff_scores(X[b], codes[b], default_rng(seed))`` per resample (up to rounding).
     Returns None when the options need the per-resample path (ramp, discrete features, sparse)."""
     if ramp is not None or discrete_threshold > 0 or sparse.issparse(X):
         return None
     _check(k, weighting, sigma)
-    X = np.asarray(X, dtype=np.float64)
+    from ._shared.ranker_kernels import pair_absdiff, resample_ranges
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
     n, p = X.shape
     M = boots.shape[0]
     U, V = np.triu_indices(n, 1)
@@ -484,29 +488,17 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equ
     pair_id = np.full((n, n), -1, dtype=np.int64)
     pair_id[U, V] = np.arange(P)
     pair_id[V, U] = np.arange(P)
-    inv = np.empty((M, p))
-    for m in range(M):  # loop over resamples
-        Xb = X[boots[m]]
-        rg = Xb.max(axis=0) - Xb.min(axis=0)
-        inv[m] = np.divide(1.0, rg, out=np.zeros(p), where=rg > 0)
-    cache = P * p * 8 <= memory_bytes
-    fstep = p if cache else max(1, memory_bytes // (8 * max(P, 1)))
-    blocks = [slice(a, min(a + fstep, p)) for a in range(0, p, fstep)]
+    rg = resample_ranges(X, np.stack([np.bincount(b, minlength=n) for b in boots]), threads)
+    inv = np.divide(1.0, rg, out=np.zeros((M, p)), where=rg > 0)
+    blocks = [slice(a, min(a + block_features, p)) for a in range(0, p, block_features)]
+    buffer = np.empty(P * min(block_features, p))
 
     def absdiff(fs):
-        A = np.empty((P, fs.stop - fs.start))
-        Xs = X[:, fs]
-        for sl in _pair_blocks(P, A.shape[1]):
-            np.abs(Xs[U[sl]] - Xs[V[sl]], out=A[sl])
-        return A
+        return pair_absdiff(X, fs.start, fs.stop, buffer[:P * (fs.stop - fs.start)].reshape(P, -1), 1)
 
-    stored = {}
     dist = np.zeros((P, M))
     for fs in blocks:
-        A = absdiff(fs)
-        dist += A @ inv[:, fs].T
-        if cache:
-            stored[fs.start] = A
+        dist += absdiff(fs) @ inv[:, fs].T
     Wp = np.zeros((M, P))
     m_inst = np.empty(M)
     for m in range(M):
@@ -522,6 +514,5 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equ
         Wp[m] = np.bincount(q[ok], weights=w[ok], minlength=P)
     S = np.empty((M, p))
     for fs in blocks:
-        A = stored.pop(fs.start) if cache else absdiff(fs)
-        S[:, fs] = (Wp @ A) * inv[:, fs]
+        S[:, fs] = (Wp @ absdiff(fs)) * inv[:, fs]
     return S / m_inst[:, None]

@@ -30,90 +30,95 @@ from ._labeled import labeled
 S0_PERCENTILES = np.round(np.arange(0, 21) * 0.05, 10)
 
 
-def sam_parts(X: np.ndarray, codes: np.ndarray, counts: np.ndarray):
-    """Numerator r_i and standard deviation s_i of the SAM statistic (samr ttest.func / multiclass.func)."""
+def sam_parts(X: np.ndarray, codes: np.ndarray, counts: np.ndarray, weights: np.ndarray | None = None,
+              threads: int = 1):
+    """Numerator r_i and standard deviation s_i of the SAM statistic (samr ttest.func / multiclass.func;
+    formulas in :func:`ssfs.methods._shared.ranker_kernels.sam_parts`).
+
+    ``weights``: R x n sample multiplicities (e.g. bootstrap resamples, each holding
+    ``counts`` of every class); then both are R x p, one row per weighting. The class
+    sums are one matrix product for all weightings."""
+    from ._shared import ranker_kernels
+
     K = counts.size
+    W = np.ones((1, codes.size)) if weights is None else np.asarray(weights, dtype=float)
+    R = W.shape[0]
     onehot = np.zeros((K, codes.size))
     onehot[codes, np.arange(codes.size)] = 1.0
-    sums = onehot @ X
-    means = sums / counts[:, None]
-    ss = onehot @ (X * X) - counts[:, None] * means**2  # (n_k - 1) v_k
-    ss = np.maximum(ss, 0.0)
-    if K == 2:
-        n1, n2 = counts
-        sd = np.sqrt(ss.sum(axis=0) * (1 / n1 + 1 / n2) / (n1 + n2 - 2))
-        numer = means[1] - means[0]
-    else:
-        n = counts.sum()
-        mbar = sums.sum(axis=0) / n
-        fac = np.exp(np.log(n) - np.log(counts).sum())
-        numer = np.sqrt(fac * (counts[:, None] * (means - mbar) ** 2).sum(axis=0))
-        sd = np.sqrt(ss.sum(axis=0) / (counts - 1).sum() * (1.0 / counts).sum())
-    return numer, sd
+    G = (W[:, None, :] * onehot[None, :, :]).reshape(R * K, -1)  # per weighting, per class
+    sums = (G @ X).reshape(R, K, -1)
+    sq = (G @ (X * X)).reshape(R, K, -1)
+    numer, sd = ranker_kernels.sam_parts(sums, sq, counts, threads)
+    return (numer[0], sd[0]) if weights is None else (numer, sd)
 
 
-def _bin_mad(values: np.ndarray, bins: np.ndarray, nbins: int) -> np.ndarray:
-    """MAD (without the 1.4826 factor, which cancels in the CV) of each row of ``values``
-    within each bin; NaN values are ignored, as samr's mad(na.rm = TRUE)."""
-    R, p = values.shape
-    order = np.argsort(bins, kind="stable")
-    b = bins[order]
-    sizes = np.bincount(b, minlength=nbins)
-    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    width = int(sizes.max())
-    pos = np.arange(p) - start[b]  # position of each value inside its bin
-    box = np.full((R, nbins, width), np.nan)
-    box[:, b, pos] = values[:, order]
+def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, threads: int = 1):
+    """samr's est.s0: (s0, chosen percentile); for R x p inputs (one row per resample), arrays
+    of R of each. The per-bin MADs are :func:`ssfs.methods._shared.ranker_kernels.binned_mad_cv`."""
+    from ._shared.ranker_kernels import binned_mad_cv
 
-    def median(a):
-        a = np.sort(a, axis=2)  # NaN last
-        cnt = np.isfinite(a).sum(axis=2)
-        lo = np.clip((cnt - 1) // 2, 0, width - 1)
-        hi = np.clip(cnt // 2, 0, width - 1)
-        m = 0.5 * (np.take_along_axis(a, lo[..., None], 2)[..., 0] + np.take_along_axis(a, hi[..., None], 2)[..., 0])
-        return np.where(cnt > 0, m, np.nan)
-
-    med = median(box)
-    return median(np.abs(box - med[..., None]))
-
-
-def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES) -> tuple[float, float]:
-    """samr's est.s0: returns (s0, chosen percentile)."""
+    rows = np.ndim(sd) == 2
+    numer, sd = np.atleast_2d(numer), np.atleast_2d(sd)
+    R, p = sd.shape
     perc = np.asarray(percentiles, dtype=float)
-    br = np.unique(np.quantile(sd, np.linspace(0, 1, 101)))
-    nb = br.size - 1
-    if nb < 1 or not np.any(sd > 0):
-        return 0.0, 0.0
-    # cut(sd, br): right-closed bins 1..nb, the minimum (NA in R) goes to bin 1
-    a = np.clip(np.searchsorted(br, sd, side="left"), 1, nb) - 1
-    w = np.quantile(sd, perc)
-    w[0] = 0.0  # samr: w[j == 1] <- 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tt2 = numer[None, :] / (sd[None, :] + w[:, None])
-    tt2[~np.isfinite(tt2)] = np.nan
-    mads = _bin_mad(tt2, a, nb)
-    with np.errstate(invalid="ignore"):
-        cv = np.nanstd(mads, axis=1, ddof=1) / np.nanmean(mads, axis=1)
-    if not np.any(np.isfinite(cv)):
-        return 0.0, 0.0
-    o = int(np.nanargmin(cv))
-    return float(np.quantile(sd[sd != 0], perc[o])), float(perc[o])
+    order = np.argsort(sd, axis=1)  # sorted s_i: each quantile bin is a run of positions
+    ss = np.stack([s.take(o) for s, o in zip(sd, order, strict=True)])
+    breaks = np.quantile(ss, np.linspace(0, 1, 101), axis=1).T
+    nbins = np.zeros(R, dtype=np.int64)
+    starts = np.full((R, 101), p, dtype=np.int64)
+    for r in range(R):  # loop over resamples: samr's breaks of cut(sd, br), right-closed bins
+        br = np.unique(breaks[r])  # (the minimum, NA in R, goes to bin 1)
+        nbins[r] = br.size - 1
+        starts[r, 0] = 0
+        starts[r, 1:br.size - 1] = np.searchsorted(ss[r], br[1:-1], side="right")
+    s0, chosen = np.zeros(R), np.zeros(R)
+    live = np.flatnonzero((nbins >= 1) & (ss[:, -1] > 0))
+    if live.size:
+        w = np.quantile(ss[live], perc, axis=1).T
+        w[:, 0] = 0.0  # samr: w[j == 1] <- 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cv = binned_mad_cv(np.stack([numer[r].take(order[r]) for r in live]), ss[live], w,
+                               starts[live, :nbins.max() + 1], threads)
+        for r, c in zip(live, cv, strict=True):
+            if np.any(np.isfinite(c)):
+                o = int(np.nanargmin(c))
+                s0[r], chosen[r] = float(np.quantile(ss[r][ss[r] != 0], perc[o])), perc[o]
+    return (s0, chosen) if rows else (float(s0[0]), float(chosen[0]))
 
 
-def sam_statistic(X, codes, counts, s0="auto") -> tuple[np.ndarray, float, float]:
-    """The SAM d statistic of every feature, with the s0 used and its percentile (NaN if given)."""
-    numer, sd = sam_parts(X, codes, counts)
+def sam_statistic(X, codes, counts, s0="auto", weights=None, threads: int = 1) -> tuple[np.ndarray, float, float]:
+    """The SAM d statistic of every feature, with the s0 used and its percentile (NaN if given);
+    with ``weights`` (R x n multiplicities, see :func:`sam_parts`) R x p, R and R."""
+    numer, sd = sam_parts(X, codes, counts, weights, threads)
     if isinstance(s0, str):
         if s0 != "auto":
             raise InputError(f"sam: s0 must be 'auto' or a number >= 0, got {s0!r}")
-        s0v, perc = estimate_s0(numer, sd)
+        s0v, perc = estimate_s0(numer, sd, threads=threads)
     else:
         s0v, perc = float(s0), float("nan")
         if not s0v >= 0:
             raise InputError(f"sam: s0 must be 'auto' or a number >= 0, got {s0!r}")
+        if weights is not None:
+            s0v, perc = np.full(sd.shape[0], s0v), np.full(sd.shape[0], perc)
     with np.errstate(divide="ignore", invalid="ignore"):
-        d = numer / (sd + s0v)
+        d = numer / (sd + (s0v[:, None] if weights is not None else s0v))
     return d, s0v, perc
+
+
+def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, score: str = "abs", s0="auto", threads: int = 1):
+    """SAM scores of every bootstrap resample ``X[boots[m]]`` (M x n index matrix) at once,
+    equal to :func:`sam_score` per resample up to rounding (class sums as one product with
+    the multiplicities). None when the resamples' class sizes differ or one is < 2 (the
+    per-resample path, which explains the error)."""
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    boots = np.asarray(boots, dtype=np.int64)
+    counts = np.stack([np.bincount(codes[b], minlength=int(codes.max()) + 1) for b in boots])
+    if score not in ("abs", "signed") or (counts != counts[0]).any() or (counts[0] < 2).any():
+        return None
+    W = np.stack([np.bincount(b, minlength=codes.size) for b in boots])
+    d, _, _ = sam_statistic(X, codes, counts[0], s0, weights=W, threads=threads)
+    return np.abs(d) if score == "abs" else d
 
 
 @register("sam", higher_is_better=True, needs=("labels",))

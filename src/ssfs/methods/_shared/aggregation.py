@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from ...ranking import order_from_scores, rank_matrix
+from ...ranking import order_from_scores, rank_matrix, ranks_from_orders
 
 METHODS = ("product", "mean", "median", "min")
 
@@ -26,15 +26,6 @@ def rank_rows(scores, higher_is_better: bool = True) -> np.ndarray:
     The rule of :mod:`ssfs.ranking` (ties by feature index, NaN last).
     """
     return rank_matrix(scores, higher_is_better)
-
-
-def ranks_from_orders(orders) -> np.ndarray:
-    """Inverse permutation of each row of a run x feature ordering matrix (1-based ranks)."""
-    order = np.atleast_2d(np.asarray(orders, dtype=np.int64))
-    M, p = order.shape
-    R = np.empty((M, p), dtype=np.int64)
-    np.put_along_axis(R, order, np.broadcast_to(np.arange(1, p + 1), (M, p)), axis=1)
-    return R
 
 
 def _weights(w, m: int) -> np.ndarray:
@@ -48,10 +39,14 @@ def _weights(w, m: int) -> np.ndarray:
 
 def log_rank_product(R, weights=None) -> np.ndarray:
     """sum_m w_m log R_m,f: the log of the (weighted) rank product prod_m R_m,f^w_m."""
-    R = np.atleast_2d(np.asarray(R, dtype=np.float64))
+    R = np.atleast_2d(np.asarray(R))
     if (R < 1).any():
         raise InputError("ranks must be >= 1")
-    return _weights(weights, R.shape[0]) @ np.log(R)
+    if R.dtype.kind in "iu" and R.max() <= 4 * R.shape[1]:  # integer ranks: a table of logs
+        logs = np.log(np.arange(1, int(R.max()) + 1, dtype=np.float64)).take(R - 1)
+    else:
+        logs = np.log(R.astype(np.float64))
+    return _weights(weights, R.shape[0]) @ logs
 
 
 def aggregate_ranks(R, method: str = "product", weights=None) -> np.ndarray:
