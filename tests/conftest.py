@@ -18,3 +18,14 @@ def shared_data():
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def pytest_configure(config):
+    """Before pytest-xdist starts its workers, compile the EFSIS rankers' numba kernels once (or
+    load them from the disk cache): otherwise every worker, and every workflow job they start,
+    compiles them at the same time on a fresh machine (about 30 s each)."""
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
+        return
+    from ssfs.methods._shared.ranker_kernels import warm_up
+
+    warm_up()

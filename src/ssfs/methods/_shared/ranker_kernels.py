@@ -308,7 +308,7 @@ def mdl_conditional_entropy(Xb: np.ndarray, codes: np.ndarray, K: int, W: np.nda
     return out
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _kth_deviation(vals, split, n_left, n_right, med, k):  # pragma: no cover - compiled
     """The k-th smallest |v - med| (0-based) of sorted values: the deviations below the
     median (med - vals[split - 1 - t]) and above it (vals[split + t] - med) are two
@@ -331,7 +331,7 @@ def _kth_deviation(vals, split, n_left, n_right, med, k):  # pragma: no cover - 
     return d
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _mad(vals, a, cnt):  # pragma: no cover - compiled
     """The median of |v - median| of the sorted vals[a:a + cnt], as numpy's median
     (the mean of the two middle order statistics)."""
@@ -507,3 +507,18 @@ def sam_parts(sums: np.ndarray, sq: np.ndarray, counts: np.ndarray, threads: int
     _set_threads(threads)
     _sam(np.ascontiguousarray(sums), np.ascontiguousarray(sq), counts, a, b, numer, sd)
     return numer, sd
+
+
+def warm_up() -> None:
+    """Compile every kernel here (or load it from numba's disk cache) on a tiny problem: the
+    first compilation takes about 30 s, and processes started together would each pay it
+    (the test suite's controller calls this before its workers start)."""
+    from .. import efsis, geode, infogain, relieff, sam
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 16))
+    for K in (2, 3):  # two classes: the table path; more: the general recursion
+        y = np.arange(12) % K
+        boots, seeds = efsis.draw_bootstraps(y, 2, rng)
+        for module in (infogain, sam, relieff, geode):
+            module.bootstrap_scores(X, y, boots, seeds)
