@@ -26,6 +26,6 @@ def pytest_configure(config):
     compiles them at the same time on a fresh machine (about 30 s each)."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
         return
-    from ssfs.methods._shared.ranker_kernels import warm_up
+    from ssfs.methods.efsis import warm_up
 
     warm_up()

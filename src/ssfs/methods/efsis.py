@@ -217,6 +217,19 @@ def _chunk_scores(spec, params, X, codes, boots, seeds, n_jobs, bar=None):
     return np.vstack(rows)
 
 
+def warm_up() -> None:
+    """Compile the rankers' numba kernels (:mod:`ssfs.methods._shared.ranker_kernels`), or load
+    them from numba's disk cache, on a tiny problem: the first compilation takes about 30 s, and
+    processes started together would each pay it (the test suite's controller calls this before
+    its workers start)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 16))
+    for K in (2, 3):  # two classes: the table path; more: the general recursion
+        y = np.arange(12) % K
+        boots, seeds = draw_bootstraps(y, 2, rng)
+        bootstrap_chunk(X, y, boots, seeds)
+
+
 def combine_chunks(chunks) -> dict:
     """Stack chunk outputs of :func:`bootstrap_chunk` (given in resample order)."""
     chunks = list(chunks)

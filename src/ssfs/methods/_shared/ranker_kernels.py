@@ -508,17 +508,3 @@ def sam_parts(sums: np.ndarray, sq: np.ndarray, counts: np.ndarray, threads: int
     _sam(np.ascontiguousarray(sums), np.ascontiguousarray(sq), counts, a, b, numer, sd)
     return numer, sd
 
-
-def warm_up() -> None:
-    """Compile every kernel here (or load it from numba's disk cache) on a tiny problem: the
-    first compilation takes about 30 s, and processes started together would each pay it
-    (the test suite's controller calls this before its workers start)."""
-    from .. import efsis, geode, infogain, relieff, sam
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(12, 16))
-    for K in (2, 3):  # two classes: the table path; more: the general recursion
-        y = np.arange(12) % K
-        boots, seeds = efsis.draw_bootstraps(y, 2, rng)
-        for module in (infogain, sam, relieff, geode):
-            module.bootstrap_scores(X, y, boots, seeds)
