@@ -97,6 +97,16 @@ def test_index_col_none_generates_sample_names(tmp_path):
         read_dataset("toy", {"path": "m.csv", "index_col": 3}, tmp_path)
 
 
+def test_auto_index_never_takes_the_label_column(tmp_path):
+    """The analyst's file with the labels first and most of them blank: the automatic row-id
+    column would have swallowed the labels ('label_column is not a column')."""
+    write(tmp_path / "m.csv", "label,g1,g2\ntumour,1,2\n,3,4\nnormal,5,6\n,7,8\n")
+    a = read_dataset("toy", {"path": "m.csv", "label_column": "label"}, tmp_path)
+    np.testing.assert_array_equal(a.X, [[1, 2], [3, 4], [5, 6], [7, 8]])
+    assert list(a.obs_names) == ["s1", "s2", "s3", "s4"]
+    assert a.obs["label"].isna().sum() == 2 and list(a.obs["label"].dropna()) == ["tumour", "normal"]
+
+
 @pytest.mark.parametrize(
     "text, match",
     [

@@ -195,7 +195,11 @@ def read_delimited(
         raise ConfigError(f"{where}: labels_file_column given without labels_file")
 
     df = _read_table(path, sep, index_col, where)
-    if auto:
+    if auto and label_column is not None and df.index.name == str(label_column):
+        df = df.reset_index()  # the first column is the labels, not row ids
+        df.index = pd.RangeIndex(len(df))
+        index_col = None
+    elif auto:
         check_id_column(df, path, where)
     labels = None
     if label_column is not None:

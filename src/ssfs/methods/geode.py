@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import InputError
 from ..params import Fraction
 from ..registry import SelectionResult, register
-from ._labeled import labeled
+from ._labeled import labeled, resample_counts
 
 
 def _kept_components(lam: np.ndarray, vecs: np.ndarray, min_var_share: float):
@@ -111,8 +111,8 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, gamma: float = 
     boots = np.asarray(boots, dtype=np.int64)
     n, p = X.shape
     K = int(codes.max()) + 1
-    present = np.stack([np.bincount(codes[b], minlength=K) > 0 for b in boots])
-    if n > p or not present.all() or not 0 <= gamma <= 1 or multiclass not in ("max", "rms"):
+    every_class = (resample_counts(boots, codes)[1] > 0).all()
+    if n > p or not every_class or not 0 <= gamma <= 1 or multiclass not in ("max", "rms"):
         return None
     Xg = X - X.mean(axis=0)  # centred once (precision); each resample is re-centred below
     gram = Xg @ Xg.T

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..params import Range
 from ..registry import SelectionResult, register
-from ._labeled import labeled
+from ._labeled import labeled, resample_counts
 
 #: samples x features per block (bounds the sorted copies: 24 bytes per element)
 MAX_BLOCK_ELEMENTS = 1 << 18
@@ -58,18 +58,25 @@ def _fixed_point_table(tab: np.ndarray) -> np.ndarray:
     return np.rint(tab * scale).astype(np.int64)
 
 
-def _mdl_gain(Xb: np.ndarray, codes: np.ndarray, K: int, W: np.ndarray, threads: int = 1) -> np.ndarray:
-    """(q x M) information gain after MDL discretisation of the columns of ``Xb`` (n x q) for
+def _mdl_gain(X: np.ndarray, codes: np.ndarray, W: np.ndarray, threads: int = 1) -> np.ndarray:
+    """(M x p) information gain after MDL discretisation of every column of X (n x p) for
     every row of sample multiplicities ``W`` (M x n, each summing to N: a bootstrap resample
-    is the samples with multiplicities, so every resample shares one sort per feature)."""
+    is the samples with multiplicities, so every resample shares one sort per feature), in
+    feature blocks that bound memory."""
     from ._shared.ranker_kernels import mdl_conditional_entropy
 
+    n, p = X.shape
+    K = int(codes.max()) + 1
     N = int(W[0].sum())
     tab = _xlogx_table(N)
-    counts = W @ (codes[:, None] == np.arange(K))  # class sizes of every resample
-    H_class = _ent_times_n(counts.T, tab) / N
-    cond = mdl_conditional_entropy(Xb, codes, K, W, tab, _fixed_point_table(tab), threads)
-    return H_class[None, :] - cond / N
+    tab_fixed = _fixed_point_table(tab)
+    H_class = _ent_times_n((W @ (codes[:, None] == np.arange(K))).T, tab) / N  # per resample
+    step = max(1, MAX_BLOCK_ELEMENTS // max(1, n))
+    out = np.empty((W.shape[0], p))
+    for a in range(0, p, step):  # feature blocks
+        sl = slice(a, min(a + step, p))
+        out[:, sl] = H_class[:, None] - mdl_conditional_entropy(X[:, sl], codes, K, W, tab, tab_fixed, threads).T / N
+    return np.maximum(out, 0.0)
 
 
 def _equal_width_block(Xb, codes, K, n_bins):
@@ -97,19 +104,18 @@ def _equal_width_block(Xb, codes, K, n_bins):
 def information_gain(X: np.ndarray, codes: np.ndarray, *, discretize: str = "mdl", n_bins: int = 10,
                      threads: int | None = None) -> np.ndarray:
     """Information gain (bits) of every column of dense X for class codes 0..K-1."""
-    if discretize not in ("mdl", "equal_width"):
-        raise InputError(f"infogain: discretize must be 'mdl' or 'equal_width', got {discretize!r}")
-    n, p = X.shape
     codes = np.asarray(codes, dtype=np.int64)
+    n, p = X.shape
+    if discretize == "mdl":
+        return _mdl_gain(X, codes, np.ones((1, n), dtype=np.int64), _threads(threads))[0]
+    if discretize != "equal_width":
+        raise InputError(f"infogain: discretize must be 'mdl' or 'equal_width', got {discretize!r}")
     K = int(codes.max()) + 1
     step = max(1, MAX_BLOCK_ELEMENTS // max(1, n))
     out = np.empty(p)
     for a in range(0, p, step):  # feature blocks bound memory
         sl = slice(a, min(a + step, p))
-        if discretize == "mdl":
-            out[sl] = _mdl_gain(X[:, sl], codes, K, np.ones((1, n), dtype=np.int64), _threads(threads))[:, 0]
-        else:
-            out[sl] = _equal_width_block(X[:, sl], codes, K, int(n_bins))
+        out[sl] = _equal_width_block(X[:, sl], codes, K, int(n_bins))
     return np.maximum(out, 0.0)
 
 
@@ -126,17 +132,8 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, discretize: str
     ``discretize="equal_width"`` (the per-resample path)."""
     if discretize != "mdl":
         return None
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
     codes = np.asarray(codes, dtype=np.int64)
-    K = int(codes.max()) + 1
-    W = np.stack([np.bincount(b, minlength=n) for b in np.asarray(boots, dtype=np.int64)])
-    step = max(1, MAX_BLOCK_ELEMENTS // max(1, n))
-    out = np.empty((W.shape[0], p))
-    for a in range(0, p, step):  # feature blocks bound memory
-        sl = slice(a, min(a + step, p))
-        out[:, sl] = _mdl_gain(X[:, sl], codes, K, W, threads).T
-    return np.maximum(out, 0.0)
+    return _mdl_gain(np.asarray(X, dtype=np.float64), codes, resample_counts(boots, codes)[0], threads)
 
 
 @register("infogain", higher_is_better=True, needs=("labels",))

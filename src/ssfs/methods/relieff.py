@@ -43,7 +43,7 @@ from scipy.spatial.distance import pdist, squareform
 from ..errors import InputError
 from ..params import Fraction, NonNegInt, PosFloat, PosInt
 from ..registry import SelectionResult, register
-from ._labeled import labeled
+from ._labeled import labeled, resample_counts
 
 #: elements of a pair x feature work block (bounds temporary memory to ~32 MB)
 BLOCK_ELEMENTS = 1 << 22
@@ -488,7 +488,7 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equ
     pair_id = np.full((n, n), -1, dtype=np.int64)
     pair_id[U, V] = np.arange(P)
     pair_id[V, U] = np.arange(P)
-    rg = resample_ranges(X, np.stack([np.bincount(b, minlength=n) for b in boots]), threads)
+    rg = resample_ranges(X, resample_counts(boots, codes)[0], threads)
     inv = np.divide(1.0, rg, out=np.zeros((M, p)), where=rg > 0)
     blocks = [slice(a, min(a + block_features, p)) for a in range(0, p, block_features)]
     buffer = np.empty(P * min(block_features, p))

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..params import NonNegFloat
 from ..registry import SelectionResult, register
-from ._labeled import labeled
+from ._labeled import labeled, resample_counts
 
 S0_PERCENTILES = np.round(np.arange(0, 21) * 0.05, 10)
 
@@ -113,10 +113,9 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, score: str = "a
     X = np.asarray(X, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.int64)
     boots = np.asarray(boots, dtype=np.int64)
-    counts = np.stack([np.bincount(codes[b], minlength=int(codes.max()) + 1) for b in boots])
+    W, counts = resample_counts(boots, codes)
     if score not in ("abs", "signed") or (counts != counts[0]).any() or (counts[0] < 2).any():
         return None
-    W = np.stack([np.bincount(b, minlength=codes.size) for b in boots])
     d, _, _ = sam_statistic(X, codes, counts[0], s0, weights=W, threads=threads)
     return np.abs(d) if score == "abs" else d
 
