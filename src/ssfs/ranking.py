@@ -201,11 +201,23 @@ def read_ranking(path, max_rows: int | None = None) -> RankingOrders:
     return RankingOrders(idx, by_size)
 
 
+#: from this many scores on, :func:`rank_matrix` sorts packed 64-bit words (:mod:`ssfs._sort_kernels`,
+#: compiled on first use; smaller inputs never import numba)
+PACKED_MIN = 100_000
+
+
 def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:
     """Row-wise 1-based ranks (row = one run, columns = features), same rule as
     :func:`order_from_scores`, vectorized over rows."""
     S = np.atleast_2d(np.asarray(score_matrix, dtype=float))
-    return ranks_from_orders(stable_argsort(_sort_keys(S, higher_is_better)))
+    keys = _sort_keys(S, higher_is_better)
+    if keys.size >= PACKED_MIN and keys.ndim == 2 and not np.isnan(keys).any():
+        from ._sort_kernels import packed_ranks
+
+        R = packed_ranks(keys)
+        if R is not None:
+            return R
+    return ranks_from_orders(stable_argsort(keys))
 
 
 def tied_cuts(path, sizes) -> list[int]:

@@ -132,7 +132,85 @@ def test_rankers_side_by_side_give_the_sequential_scores():
     X, y = _data(n=36, p=80, seed=9)
     boots, seeds = efsis.draw_bootstraps(y, 6, np.random.default_rng(9))
     one = efsis.bootstrap_chunk(X, y, boots, seeds, n_jobs=1)
-    two = efsis.bootstrap_chunk(X, y, boots, seeds, n_jobs=2)
-    assert list(two) == list(efsis.EFSIS_RANKERS)
-    for name in one:
-        assert np.array_equal(one[name], two[name], equal_nan=True), name
+    assert efsis.SPLIT  # some rankers' resamples are split between the threads
+    for n_jobs in (2, 3, 8):  # parts of 3, 2 and 1 resamples
+        more = efsis.bootstrap_chunk(X, y, boots, seeds, n_jobs=n_jobs)
+        assert list(more) == list(efsis.EFSIS_RANKERS)
+        for name in one:
+            assert np.array_equal(one[name], more[name], equal_nan=True), (name, n_jobs)
+
+
+def test_a_resamples_sam_scores_do_not_depend_on_the_others():
+    """Class sums row by row (no matrix product whose blocking depends on the number of
+    rows): scoring the resamples in parts, as the threads do, changes no bit."""
+    X, y = _data(n=33, p=300, K=3, seed=12)
+    boots, _ = efsis.draw_bootstraps(y, 7, np.random.default_rng(12))
+    W = np.stack([np.bincount(b, minlength=y.size) for b in boots]).astype(float)
+    sums, sq = ranker_kernels.class_sums(X, y, 3, W, threads=2)
+    onehot = (y[:, None] == np.arange(3)).astype(float)
+    assert np.allclose(sums, np.einsum("rn,nk,nf->rkf", W, onehot, X), rtol=1e-13)
+    assert np.allclose(sq, np.einsum("rn,nk,nf->rkf", W, onehot, X * X), rtol=1e-13)
+    for a, b in ((0, 1), (1, 4), (4, 7)):
+        part = ranker_kernels.class_sums(X, y, 3, W[a:b])
+        assert np.array_equal(part[0], sums[a:b]) and np.array_equal(part[1], sq[a:b])
+    whole = sam.bootstrap_scores(X, y, boots)
+    assert np.array_equal(np.vstack([sam.bootstrap_scores(X, y, boots[:3]), sam.bootstrap_scores(X, y, boots[3:])]),
+                          whole)
+
+
+def _value_boundaries(XT, order, codes, out):
+    """Every cut between distinct values (no boundary-point pruning)."""
+    xs = np.take_along_axis(XT, order, axis=1)
+    out[:, :-1] = xs[:, 1:] != xs[:, :-1]
+    out[:, -1] = False
+
+
+@pytest.mark.parametrize("K", [2, 3])
+def test_infogain_searching_boundary_points_only_changes_nothing(K, monkeypatch):
+    """Fayyad & Irani's Theorem 1: cuts inside a run of one class are skipped; the gains of
+    every resample stay the same to the last bit (class runs, tied values, duplicates)."""
+    rng = np.random.default_rng(30 + K)
+    n, p = 30, 400
+    y = np.sort(np.arange(n) % K)  # long runs of one class along the planted features
+    X = rng.normal(size=(n, p))
+    X[:, :100] += 2.0 * y[:, None]
+    X[:, 100:200] = np.round(X[:, 100:200])  # blocks of equal values, some of one class
+    X[:, 200:250] = np.round(X[:, 200:250] + 3 * y[:, None])  # pure blocks in a row
+    boots, _ = efsis.draw_bootstraps(y, 9, rng)
+    W = np.stack([np.bincount(b, minlength=n) for b in boots])
+    pruned = infogain._mdl_gain(X, y, W)
+    one = infogain.information_gain(X, y)
+    XT = np.ascontiguousarray(X.T)
+    order = np.argsort(XT, axis=1)
+    cand, every = np.empty((p, n), bool), np.empty((p, n), bool)
+    ranker_kernels._cuts(XT, order, y, cand)
+    _value_boundaries(XT, order, y, every)
+    assert (cand <= every).all() and cand.sum() < 0.8 * every.sum()  # fewer cuts searched
+    monkeypatch.setattr(ranker_kernels, "_cuts", _value_boundaries)
+    assert np.array_equal(infogain._mdl_gain(X, y, W), pruned)
+    assert np.array_equal(infogain.information_gain(X, y), one)
+    assert pruned[:, :100].mean() > 5 * pruned[:, 250:].mean()
+
+
+def test_packed_ranks_are_the_stable_ranks(monkeypatch):
+    """rank_matrix through packed 64-bit words (large inputs) equals the stable argsort's ranks:
+    ties by position, -0.0 equal to 0.0, infinities, keys differing in the truncated bits
+    (checked in full; a disorder falls back), NaN (the argsort path)."""
+    from ssfs import _sort_kernels, ranking
+
+    rng = np.random.default_rng(31)
+    monkeypatch.setattr(ranking, "PACKED_MIN", 0)
+    eps = np.finfo(float).eps
+    cases = [rng.normal(size=(4, 500)), np.round(rng.normal(size=(3, 300))),
+             rng.choice([-0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 5e-324], size=(3, 200)),
+             1.0 + rng.integers(0, 6, size=(3, 40)) * eps, rng.normal(size=(2, 70)) * 1e300,
+             np.where(rng.random((2, 90)) < 0.2, np.nan, rng.normal(size=(2, 90)))]
+    fell_back = 0
+    for S in cases:
+        for higher in (True, False):
+            keys = -S if higher else S
+            ref = ranking.ranks_from_orders(np.argsort(keys, axis=1, kind="stable"))
+            assert np.array_equal(ranking.rank_matrix(S, higher), ref)
+            if not np.isnan(keys).any():
+                fell_back += _sort_kernels.packed_ranks(keys) is None
+    assert fell_back >= 1  # 1 + k eps: equal truncated words out of order on their full keys

@@ -457,3 +457,13 @@ def test_relieff_and_infogain_do_not_depend_on_blas_threads():
                         infogain.information_gain(X, y)))
     assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
     assert out[0][0][:3].mean() > np.median(out[0][0])  # the informative features score high
+
+
+def test_sorted_quantiles_are_numpys():
+    from ssfs.methods.sam import S0_PERCENTILES, sorted_quantiles
+
+    rng = np.random.default_rng(40)
+    for n in (1, 2, 7, 100, 1001):
+        A = np.sort(np.r_[rng.gamma(2.0, size=(2, n)), rng.choice([0.0, 0.5, 2.0], size=(1, n))], axis=1)
+        for q in (np.linspace(0, 1, 101), S0_PERCENTILES, S0_PERCENTILES[3:4]):
+            assert np.array_equal(sorted_quantiles(A, q), np.quantile(A, q, axis=1).T)

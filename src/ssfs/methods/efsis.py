@@ -35,10 +35,12 @@ Speed (issue #16): each of the four rankers scores all resamples of a chunk in o
 (``bootstrap_scores`` of its module, :data:`BATCHED`: a resample is the labeled samples
 with multiplicities, so sorts, class sums, Gram matrices and pair differences are shared;
 equal to one run per resample up to rounding, information gain exactly). With
-``n_jobs`` > 1 the rankers run side by side in threads, one core each, and each ranker's
-sub-final list and stability are computed in its own thread; results do not depend on
-``n_jobs``. A 54 x 12,625 fold (50 resamples, nine thresholds) takes about 0.5 s on 2
-cores (``benchmarks/bench_efsis.py``).
+``n_jobs`` > 1 the rankers run side by side in threads, one core each, ReliefF and GeoDE
+whole, information gain and SAM (:data:`SPLIT`: a resample's scores do not depend on the
+others) in parts of the resamples that fill the threads up; each part's rows are ranked in
+its thread, and each ranker's sub-final list and stability computed by the thread that
+ends it. Results do not depend on ``n_jobs``, to the last bit. A 54 x 12,625 fold (50
+resamples, nine thresholds) takes about 0.4 s on 2 cores (``benchmarks/bench_efsis.py``).
 """
 
 from __future__ import annotations
@@ -72,8 +74,11 @@ from ._shared.aggregation import (
 
 EFSIS_RANKERS = ("sam", "geode", "relieff", "infogain")
 #: rankers whose module scores every bootstrap resample in one pass (``bootstrap_scores``),
-#: costliest first (54 x 12,625: 0.24, 0.21, 0.15, 0.03 s on one core), the order they start in
-BATCHED = {"infogain": "infogain", "relieff": "relieff", "sam": "sam", "geode": "geode"}
+#: costliest first (54 x 12,625 on one core: 0.22, 0.14, 0.11, 0.04 s), the order they start in
+BATCHED = {"relieff": "relieff", "infogain": "infogain", "sam": "sam", "geode": "geode"}
+#: batched rankers whose resamples score alike in parts (no shared work repeated, every
+#: resample's scores independent of the others to the last bit): split across threads
+SPLIT = frozenset({"infogain", "sam"})
 
 
 # ----------------------------------------------------------------- resamples
@@ -150,13 +155,15 @@ def _batched(spec, params, X, codes, boots, seeds, n_jobs=1):
 
 
 def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params=None, n_jobs: int = 1,
-                    after=None):
+                    rows=None, after=None):
     """Scores of every ranker on the resamples ``boots`` (a chunk of the full M x n matrix).
 
-    X holds labeled samples only, ``codes`` their class codes. Returns {ranker: chunk x p}
-    (with ``after``: {ranker: after(ranker, scores)}, computed in the ranker's own thread).
-    ``n_jobs`` > 1 runs the rankers side by side (or a ranker's resamples) in threads;
-    results do not depend on it.
+    X holds labeled samples only, ``codes`` their class codes. Returns {ranker: chunk x p}.
+    ``rows(ranker, S)``: a row-wise transform of the scores (e.g. ranks), applied to each
+    part of the resamples in the thread that scored it; ``after(ranker, rows)``: then to
+    all of the chunk's rows, in the ranker's thread; the result holds what the last one
+    returns. ``n_jobs`` > 1 runs the rankers side by side (or a ranker's resamples) in
+    threads; results do not depend on it.
     """
     boots = np.asarray(boots, dtype=np.int64).reshape(-1, codes.size)
     seeds = np.asarray(seeds, dtype=np.int64).ravel()
@@ -164,32 +171,48 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
         raise InputError("bootstrap_chunk needs one seed per resample")
     from .._threads import limit_threads
 
-    out = {}
     specs = _ranker_list(rankers, ranker_params)
+    rows = rows or (lambda name, S: S)
+    after = after or (lambda name, R: R)
     # one BLAS thread: the ensemble parallelises over resamples instead (small products
     # oversubscribe the cores otherwise), and results cannot depend on the BLAS thread count
     what = f"bootstrap rankings ({', '.join(s.name for s, _ in specs)} on {boots.shape[0]} resamples)"
     with limit_threads(1, user_api="blas"), progress(len(specs) * boots.shape[0], what) as bar:
         if n_jobs > 1 and len(specs) > 1 and all(s.name in BATCHED for s, _ in specs):
-            # rankers side by side, one thread each: their serial numpy steps overlap
-            from concurrent.futures import ThreadPoolExecutor
-
-            costly_first = sorted(specs, key=lambda sp: list(BATCHED).index(sp[0].name))
-            with ThreadPoolExecutor(int(n_jobs)) as pool:
-                done = {s.name: pool.submit(_chunk_one, s, prm, X, codes, boots, seeds, 1, bar, after)
-                        for s, prm in costly_first}
-            out = {s.name: done[s.name].result() for s, _ in specs}
-        else:
-            for spec, params in specs:
-                out[spec.name] = _chunk_one(spec, params, X, codes, boots, seeds, n_jobs, bar, after)
-    return out
+            return _side_by_side(specs, X, codes, boots, seeds, int(n_jobs), bar, rows, after)
+        return {spec.name: after(spec.name, rows(spec.name, _chunk_scores(spec, params, X, codes, boots, seeds,
+                                                                          n_jobs, bar)))
+                for spec, params in specs}
 
 
-def _chunk_one(spec, params, X, codes, boots, seeds, n_jobs, bar=None, after=None):
-    """Score matrix (chunk x p) of one ranker on the given resamples (``bar``: a
-    :class:`ssfs._progress.Progress` counting resamples), or ``after(name, scores)``."""
-    S = _chunk_scores(spec, params, X, codes, boots, seeds, n_jobs, bar)
-    return S if after is None else after(spec.name, S)
+def _side_by_side(specs, X, codes, boots, seeds, n_jobs: int, bar, rows, after) -> dict:
+    """The rankers' batched passes in ``n_jobs`` threads, one core each (their serial numpy
+    steps overlap), whole rankers first, costliest first; the rankers of :data:`SPLIT` then
+    in ``n_jobs`` parts of the resamples each, so that the threads finish together. A
+    ranker's ``after`` runs in the thread that finishes its last part."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Lock
+
+    M = boots.shape[0]
+    costly_first = sorted(specs, key=lambda sp: (sp[0].name in SPLIT, list(BATCHED).index(sp[0].name)))
+    tasks = []
+    for spec, prm in costly_first:
+        bounds = np.linspace(0, M, min(n_jobs, M) + 1 if spec.name in SPLIT else 2).astype(int)
+        tasks += [(spec, prm, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    parts, lock = {s.name: {} for s, _ in specs}, Lock()
+
+    def run(spec, prm, a, b):
+        R = rows(spec.name, _chunk_scores(spec, prm, X, codes, boots[a:b], seeds[a:b], 1, bar))
+        with lock:
+            got = parts[spec.name]
+            got[a] = R
+            if sum(v.shape[0] for v in got.values()) < M:
+                return None
+        return spec.name, after(spec.name, np.vstack([got[k] for k in sorted(got)]) if len(got) > 1 else R)
+
+    with ThreadPoolExecutor(n_jobs) as pool:
+        done = dict(r for r in pool.map(lambda t: run(*t), tasks) if r is not None)
+    return {s.name: done[s.name] for s, _ in specs}
 
 
 def _chunk_scores(spec, params, X, codes, boots, seeds, n_jobs, bar=None):
@@ -218,16 +241,19 @@ def _chunk_scores(spec, params, X, codes, boots, seeds, n_jobs, bar=None):
 
 
 def warm_up() -> None:
-    """Compile the rankers' numba kernels (:mod:`ssfs.methods._shared.ranker_kernels`), or load
-    them from numba's disk cache, on a tiny problem: the first compilation takes about 30 s, and
-    processes started together would each pay it (the test suite's controller calls this before
-    its workers start)."""
+    """Compile the rankers' numba kernels (:mod:`ssfs.methods._shared.ranker_kernels`,
+    :mod:`ssfs._sort_kernels`), or load them from numba's disk cache, on a tiny problem: the
+    first compilation takes about 30 s, and processes started together would each pay it (the
+    test suite's controller calls this before its workers start)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 16))
     for K in (2, 3):  # two classes: the table path; more: the general recursion
         y = np.arange(12) % K
         boots, seeds = draw_bootstraps(y, 2, rng)
         bootstrap_chunk(X, y, boots, seeds)
+    from .._sort_kernels import packed_ranks  # the ranks of large score matrices
+
+    packed_ranks(X)
 
 
 def combine_chunks(chunks) -> dict:
@@ -272,7 +298,11 @@ def _weights(stabs: np.ndarray, weights: str) -> np.ndarray:
 
 def _sub_final(S: np.ndarray, higher: bool, ts: list) -> tuple:
     """One ranker's sub-final list positions R_{f,n} (eq. 2) and its stability per threshold (eq. 1)."""
-    R = rank_rows(S, higher)
+    return _summary(rank_rows(S, higher), ts)
+
+
+def _summary(R: np.ndarray, ts: list) -> tuple:
+    """:func:`_sub_final` from the resample x feature ranks."""
     return ranks_from_aggregate(log_rank_product(R)), efsis_stability_of_ranks(R, ts)
 
 
@@ -358,7 +388,8 @@ def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1
     if step >= M:  # one chunk: each ranker's summary in its own thread, right after its scores
         ts = _thresholds(plan, top_percent)
         parts = bootstrap_chunk(plan.XL, plan.codes, plan.boots, plan.seeds, rankers, ranker_params, n_jobs,
-                                after=lambda nm, S: _sub_final(S, get_method(nm).higher_is_better, ts))
+                                rows=lambda nm, S: rank_rows(S, get_method(nm).higher_is_better),
+                                after=lambda nm, R: _summary(R, ts))
         res = efsis_from_summaries(parts, ts, weights)
     else:
         chunks = [bootstrap_chunk(plan.XL, plan.codes, plan.boots[a:a + step], plan.seeds[a:a + step], rankers,

@@ -36,20 +36,32 @@ def sam_parts(X: np.ndarray, codes: np.ndarray, counts: np.ndarray, weights: np.
     formulas in :func:`ssfs.methods._shared.ranker_kernels.sam_parts`).
 
     ``weights``: R x n sample multiplicities (e.g. bootstrap resamples, each holding
-    ``counts`` of every class); then both are R x p, one row per weighting. The class
-    sums are one matrix product for all weightings."""
+    ``counts`` of every class); then both are R x p, one row per weighting, each row's
+    values independent of the others (:func:`~ssfs.methods._shared.ranker_kernels.class_sums`)."""
     from ._shared import ranker_kernels
 
-    K = counts.size
-    W = np.ones((1, codes.size)) if weights is None else np.asarray(weights, dtype=float)
-    R = W.shape[0]
-    onehot = np.zeros((K, codes.size))
-    onehot[codes, np.arange(codes.size)] = 1.0
-    G = (W[:, None, :] * onehot[None, :, :]).reshape(R * K, -1)  # per weighting, per class
-    sums = (G @ X).reshape(R, K, -1)
-    sq = (G @ (X * X)).reshape(R, K, -1)
+    W = np.ones((1, codes.size)) if weights is None else weights
+    sums, sq = ranker_kernels.class_sums(X, codes, counts.size, W, threads)
     numer, sd = ranker_kernels.sam_parts(sums, sq, counts, threads)
     return (numer[0], sd[0]) if weights is None else (numer, sd)
+
+
+def sorted_quantiles(ss: np.ndarray, q) -> np.ndarray:
+    """``np.quantile(ss, q, axis=1).T`` for rows already sorted ascending (no NaN), numpy's
+    default 'linear' rule term by term, without numpy's partition of every row."""
+    n = ss.shape[1]
+    virtual = (n - 1) * np.asarray(q, dtype=float)
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    prev[virtual >= n - 1] = nxt[virtual >= n - 1] = -1
+    prev[virtual < 0] = nxt[virtual < 0] = 0
+    prev, nxt = prev.astype(np.intp), nxt.astype(np.intp)
+    gamma = virtual - prev
+    a, b = ss[:, prev], ss[:, nxt]
+    diff = b - a
+    out = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return out
 
 
 def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, threads: int = 1):
@@ -63,7 +75,7 @@ def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, t
     perc = np.asarray(percentiles, dtype=float)
     order = np.argsort(sd, axis=1)  # sorted s_i: each quantile bin is a run of positions
     ss = np.stack([s.take(o) for s, o in zip(sd, order, strict=True)])
-    breaks = np.quantile(ss, np.linspace(0, 1, 101), axis=1).T
+    breaks = sorted_quantiles(ss, np.linspace(0, 1, 101))
     nbins = np.zeros(R, dtype=np.int64)
     starts = np.full((R, 101), p, dtype=np.int64)
     for r in range(R):  # loop over resamples: samr's breaks of cut(sd, br), right-closed bins
@@ -74,7 +86,7 @@ def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, t
     s0, chosen = np.zeros(R), np.zeros(R)
     live = np.flatnonzero((nbins >= 1) & (ss[:, -1] > 0))
     if live.size:
-        w = np.quantile(ss[live], perc, axis=1).T
+        w = sorted_quantiles(ss[live], perc)
         w[:, 0] = 0.0  # samr: w[j == 1] <- 0
         with np.errstate(divide="ignore", invalid="ignore"):
             cv = binned_mad_cv(np.stack([numer[r].take(order[r]) for r in live]), ss[live], w,
@@ -82,7 +94,7 @@ def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, t
         for r, c in zip(live, cv, strict=True):
             if np.any(np.isfinite(c)):
                 o = int(np.nanargmin(c))
-                s0[r], chosen[r] = float(np.quantile(ss[r][ss[r] != 0], perc[o])), perc[o]
+                s0[r], chosen[r] = float(sorted_quantiles(ss[r:r + 1, ss[r] != 0], perc[o:o + 1])[0, 0]), perc[o]
     return (s0, chosen) if rows else (float(s0[0]), float(chosen[0]))
 
 
@@ -107,9 +119,10 @@ def sam_statistic(X, codes, counts, s0="auto", weights=None, threads: int = 1) -
 
 def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, score: str = "abs", s0="auto", threads: int = 1):
     """SAM scores of every bootstrap resample ``X[boots[m]]`` (M x n index matrix) at once,
-    equal to :func:`sam_score` per resample up to rounding (class sums as one product with
-    the multiplicities). None when the resamples' class sizes differ or one is < 2 (the
-    per-resample path, which explains the error)."""
+    equal to :func:`sam_score` per resample up to rounding (class sums weighted by the
+    multiplicities; a resample's scores do not depend on the others). None when the
+    resamples' class sizes differ or one is < 2 (the per-resample path, which explains the
+    error)."""
     X = np.asarray(X, dtype=np.float64)
     codes = np.asarray(codes, dtype=np.int64)
     boots = np.asarray(boots, dtype=np.int64)

@@ -239,12 +239,29 @@ def _accept_table(A, B, tab, lg_n, lg_3k, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
-def _cuts(XT, order, out):  # pragma: no cover - compiled
-    """out[f, t]: feature f's sorted values at positions t and t + 1 differ."""
+def _cuts(XT, order, codes, out):  # pragma: no cover - compiled
+    """out[f, t]: a cut after feature f's sorted position t is worth evaluating: the values
+    at t and t + 1 differ, and the blocks of equal values ending at t and starting at
+    t + 1 are not both of one and the same class (Fayyad & Irani 1992, Theorem 1: along
+    samples of one class the entropy of a cut is strictly concave, so the best cut lies
+    at a boundary point; an interior cut is never better than the run's ends, which are
+    kept; at an interval's edge the missing end is 'no cut', worse than any cut)."""
     q, n = XT.shape
     for f in numba.prange(q):
+        block_class = np.empty(n, np.int64)  # the class of a pure block, -1 mixed
+        t = 0
+        while t < n:
+            c = codes[order[f, t]]
+            u = t
+            while u + 1 < n and XT[f, order[f, u + 1]] == XT[f, order[f, t]]:
+                u += 1
+                if codes[order[f, u]] != c:
+                    c = -1
+            block_class[t:u + 1] = c
+            t = u + 1
         for t in range(n - 1):
-            out[f, t] = XT[f, order[f, t]] != XT[f, order[f, t + 1]]
+            same_run = block_class[t] >= 0 and block_class[t] == block_class[t + 1]
+            out[f, t] = XT[f, order[f, t]] != XT[f, order[f, t + 1]] and not same_run
         out[f, n - 1] = False
 
 
@@ -287,7 +304,7 @@ def mdl_conditional_entropy(Xb: np.ndarray, codes: np.ndarray, K: int, W: np.nda
     order = np.argsort(XT, axis=1)  # ties: cuts never fall inside them, so any order does
     _set_threads(threads)
     cand = np.empty((q, n), dtype=bool)  # cand[f, t]: a cut after sorted position t
-    _cuts(XT, order, cand)
+    _cuts(XT, order, codes, cand)
     del XT
     ys = codes[order]
     N = int(W[0].sum()) if M else 0
@@ -343,42 +360,52 @@ def _mad(vals, a, cnt):  # pragma: no cover - compiled
                   + _kth_deviation(vals, split, n_left, n_right, med, hi))
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _insertion_pass(vals, num, den, a, e):  # pragma: no cover - compiled
+    """Insertion sort of vals[a:e], num and den moved alongside: cheap when nearly sorted."""
+    for t in range(a + 1, e):
+        v = vals[t]
+        if vals[t - 1] <= v:
+            continue
+        nt, dt = num[t], den[t]
+        u = t - 1
+        while u >= a and vals[u] > v:
+            vals[u + 1], num[u + 1], den[u + 1] = vals[u], num[u], den[u]
+            u -= 1
+        vals[u + 1], num[u + 1], den[u + 1] = v, nt, dt
+
+
 @numba.njit(cache=True, parallel=True, nogil=True, error_model="numpy")
-def _mad_cv(numer, sd, w, starts, out):  # pragma: no cover - compiled
-    """Rows r in parallel; features grouped by bin (``starts``). Each bin's values stay
-    sorted from one offset to the next by insertion sort (within a bin the s_i are
-    close, so the order of numer / (s_i + w) barely changes with w)."""
+def _mad_cv(numer, sd, w, starts, order0, out):  # pragma: no cover - compiled
+    """Rows r in parallel; features grouped by bin (``starts``), numer and s_i put in the
+    order of numer / (s_i + w[r, 0]) within each bin by one pass over ``order0`` (that
+    order over the whole row), then kept sorted from one offset to the next by insertion
+    sort (within a bin the s_i are close, so the order barely changes with w); each
+    offset's values are one vectorised pass."""
     R, J = out.shape
     p = numer.shape[1]
     nb = starts.shape[1] - 1
     for r in numba.prange(R):
         vals = np.empty(p)
-        perm = np.arange(p)
+        num = np.empty(p)
+        den = np.empty(p)
+        bin_of = np.empty(p, np.int64)
+        for b in range(nb):
+            bin_of[starts[r, b]:starts[r, b + 1]] = b
+        slot = starts[r, :nb].copy()
+        for t in order0[r]:  # a stable counting sort by bin
+            b = bin_of[t]
+            num[slot[b]], den[slot[b]] = numer[r, t], sd[r, t]
+            slot[b] += 1
         mads = np.empty(nb)
         for j in range(J):
             wj = w[r, j]
             for b in range(nb):
                 a, e = starts[r, b], starts[r, b + 1]
-                if j == 0:  # the first offset: a full sort
-                    for t in range(a, e):
-                        v = numer[r, t] / (sd[r, t] + wj)
-                        vals[t] = v if np.isfinite(v) else np.inf  # not finite: left out, last
-                    o = np.argsort(vals[a:e], kind="mergesort")
-                    perm[a:e] = perm[a:e][o]
-                    vals[a:e] = vals[a:e][o]
-                else:  # values in the last order, each inserted at its place
-                    for t in range(a, e):
-                        pt = perm[t]
-                        v = numer[r, pt] / (sd[r, pt] + wj)
-                        if not np.isfinite(v):
-                            v = np.inf
-                        u = t - 1
-                        while u >= a and vals[u] > v:
-                            vals[u + 1] = vals[u]
-                            perm[u + 1] = perm[u]
-                            u -= 1
-                        vals[u + 1] = v
-                        perm[u + 1] = pt
+                for t in range(a, e):
+                    v = num[t] / (den[t] + wj)
+                    vals[t] = v if np.isfinite(v) else np.inf  # not finite: left out, last
+                _insertion_pass(vals, num, den, a, e)
                 cnt = e - a
                 while cnt > 0 and vals[a + cnt - 1] == np.inf:
                     cnt -= 1
@@ -406,10 +433,14 @@ def binned_mad_cv(numer: np.ndarray, sd: np.ndarray, w: np.ndarray, starts: np.n
     the bins of the MAD (without its constant) of the finite numer / (sd + w) within each bin;
     the features of a row are grouped by bin, bin b holding positions starts[r, b] to
     starts[r, b + 1] (NaN with < 2 non-empty bins)."""
+    numer, sd = np.ascontiguousarray(numer, dtype=float), np.ascontiguousarray(sd, dtype=float)
+    w = np.ascontiguousarray(w, dtype=float)
     out = np.empty((numer.shape[0], w.shape[1]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v0 = numer / (sd + w[:, :1])  # the kernel's first values, sorted by numpy's faster sort
+    order0 = np.argsort(np.where(np.isfinite(v0), v0, np.inf), axis=1)
     _set_threads(threads)
-    _mad_cv(np.ascontiguousarray(numer, dtype=float), np.ascontiguousarray(sd, dtype=float),
-                np.ascontiguousarray(w, dtype=float), np.ascontiguousarray(starts, dtype=np.int64), out)
+    _mad_cv(numer, sd, w, np.ascontiguousarray(starts, dtype=np.int64), order0, out)
     return out
 
 
@@ -455,6 +486,42 @@ def pair_absdiff(X: np.ndarray, a: int, b: int, out: np.ndarray, threads: int = 
     _set_threads(threads)
     _absdiff(X, int(a), int(b), out)
     return out
+
+
+@numba.njit(cache=True, parallel=True, nogil=True)
+def _class_sums(X, X2, W, codes, block, sums, sq):  # pragma: no cover - compiled
+    """sums[r, c] += W[r, i] X[i] and sq[r, c] += W[r, i] X2[i] over the samples i of class c,
+    i ascending (each row r on its own: the same values whatever else is summed alongside);
+    features in blocks, so a block of X stays in cache across the rows of W."""
+    n, p = X.shape
+    for blk in numba.prange((p + block - 1) // block):
+        lo = blk * block
+        hi = min(lo + block, p)
+        for r in range(W.shape[0]):
+            for i in range(n):
+                w = W[r, i]
+                if w == 0.0:
+                    continue
+                s, x = sums[r, codes[i], lo:hi], X[i, lo:hi]  # one array per loop: vectorised
+                for f in range(hi - lo):
+                    s[f] += w * x[f]
+                q, x2 = sq[r, codes[i], lo:hi], X2[i, lo:hi]
+                for f in range(hi - lo):
+                    q[f] += w * x2[f]
+
+
+def class_sums(X: np.ndarray, codes: np.ndarray, K: int, W: np.ndarray, threads: int = 1):
+    """(sums, sums of squares), each R x K x p: per row of the sample weights ``W`` (R x n) and
+    per class, sum_i W[r, i] X[i] and sum_i W[r, i] X[i]^2 (samples in index order). A row's
+    sums do not depend on the other rows (a matrix product's blocking would make them depend
+    on R: bootstrap resamples scored in parts would differ in the last bit)."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    R, p = W.shape[0], X.shape[1]
+    sums, sq = np.zeros((R, K, p)), np.zeros((R, K, p))
+    _set_threads(threads)
+    _class_sums(X, X * X, W, np.asarray(codes, dtype=np.int64), 2048, sums, sq)
+    return sums, sq
 
 
 @numba.njit(cache=True, parallel=True, nogil=True)
