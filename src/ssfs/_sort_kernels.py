@@ -37,9 +37,10 @@ def _pack(bits, shift, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _unpack_ranks(words, keys, shift, ranks):  # pragma: no cover - compiled
-    """ranks[r, j] = 1-based place of j in the sorted words of row r; False when two
-    neighbours with equal truncated bits are out of order on their full keys."""
+def _unpack(words, keys, shift, out, ranks):  # pragma: no cover - compiled
+    """From the sorted words of each row r: out[r, t] = the position j at place t (an
+    argsort), or with ``ranks`` out[r, j] = t + 1; False when two neighbours with equal
+    truncated bits are out of order on their full keys."""
     R, p = words.shape
     s = np.uint64(shift)
     mask = (np.uint64(1) << s) - np.uint64(1)
@@ -49,7 +50,10 @@ def _unpack_ranks(words, keys, shift, ranks):  # pragma: no cover - compiled
         for t in range(p):
             w = words[r, t]
             j = np.int64(w & mask)
-            ranks[r, j] = t + 1
+            if ranks:
+                out[r, j] = t + 1
+            else:
+                out[r, t] = j
             high = w >> s
             if prev >= 0 and high == prev_high and keys[r, prev] > keys[r, j]:
                 return False
@@ -57,13 +61,25 @@ def _unpack_ranks(words, keys, shift, ranks):  # pragma: no cover - compiled
     return True
 
 
-def packed_ranks(keys: np.ndarray) -> np.ndarray | None:
-    """1-based row-wise ranks of the float ``keys`` (R x p, no NaN; lower key = better
-    rank, equal keys by position), or None where the truncated words could not decide."""
+def _sorted_words(keys: np.ndarray, ranks: bool) -> np.ndarray | None:
     keys = np.ascontiguousarray(keys, dtype=np.float64)
     shift = max(1, (keys.shape[1] - 1).bit_length())
     words = np.empty(keys.shape, dtype=np.uint64)
     _pack(keys.view(np.int64), shift, words)
     words.sort(axis=1)
-    ranks = np.empty(keys.shape, dtype=np.int64)
-    return ranks if _unpack_ranks(words, keys, shift, ranks) else None
+    out = np.empty(keys.shape, dtype=np.int64)
+    return out if _unpack(words, keys, shift, out, ranks) else None
+
+
+def packed_ranks(keys: np.ndarray) -> np.ndarray | None:
+    """1-based row-wise ranks of the float ``keys`` (R x p, no NaN; lower key = better
+    rank, equal keys by position), or None where the truncated words could not decide."""
+    return _sorted_words(keys, True)
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, axis=1, kind="stable")`` of R x p float keys, through the packed
+    words when they decide (no NaN)."""
+    keys = np.asarray(keys, dtype=np.float64)
+    order = None if np.isnan(keys).any() else _sorted_words(keys, False)
+    return np.argsort(keys, axis=1, kind="stable") if order is None else order

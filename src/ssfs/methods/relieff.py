@@ -369,54 +369,57 @@ def neighbour_weights(D: np.ndarray, codes: np.ndarray, inst: np.ndarray, *, k: 
                       sigma: float, miss_weights: str):
     """Sparse (rows, cols, weights) of the ReliefF update: instance rows, neighbour columns.
     Hits get negative weight, misses positive; one instance's weights sum to 0 in magnitude terms
-    (|hits| = 1, misses = sum of class weights)."""
+    (|hits| = 1, misses = sum of class weights). ``D`` M x n x n: the distances of M data sets
+    sharing ``codes`` and ``inst`` at once, and the data set of every weight comes first
+    (each set's weights in the order one call of its own would give)."""
+    batch = D.ndim == 3
+    D = D if batch else D[None]
     n = codes.size
     K = int(codes.max()) + 1
     counts = np.bincount(codes, minlength=K)
     prior = counts / n
-    Di = D[inst].astype(float, copy=True)
-    Di[np.arange(inst.size), inst] = np.inf  # never one's own neighbour
+    Di = D[:, inst].astype(float, copy=True)
+    Di[:, np.arange(inst.size), inst] = np.inf  # never one's own neighbour
     yi = codes[inst]
-    rows, cols, wts, cls_of = [], [], [], []
-    fsum = np.zeros((inst.size, K))
+    sets, rows, cols, wts, cls_of = [], [], [], [], []
+    fsum = np.zeros((D.shape[0], inst.size, K))
     for c in range(K):  # loop over classes
         members = np.flatnonzero(codes == c)
         kk = min(k, members.size)
-        Dc = Di[:, members]
-        o = np.argsort(Dc, axis=1, kind="stable")[:, :kk]
-        ds = np.take_along_axis(Dc, o, axis=1)
+        Dc = Di[..., members]
+        o = np.argsort(Dc, axis=-1, kind="stable")[..., :kk]
+        ds = np.take_along_axis(Dc, o, axis=-1)
         avail = members.size - (yi == c)
         pos = np.broadcast_to(np.arange(kk), o.shape)
         valid = pos < avail[:, None]
         if weighting == "exprank":
             new = np.ones(o.shape, dtype=bool)
-            new[:, 1:] = ds[:, 1:] != ds[:, :-1]
-            eff = np.maximum.accumulate(np.where(new, pos, 0), axis=1)  # ties keep the factor
+            new[..., 1:] = ds[..., 1:] != ds[..., :-1]
+            eff = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)  # ties keep the factor
             f = np.exp(-((eff / sigma) ** 2))
         else:
             f = np.ones(o.shape)
         f = np.where(valid, f, 0.0)
-        fsum[:, c] = f.sum(axis=1)
-        r, q = np.nonzero(valid)
+        fsum[..., c] = f.sum(axis=-1)
+        m, r, q = np.nonzero(valid)
+        sets.append(m)
         rows.append(r)
-        cols.append(members[o[r, q]])
-        wts.append(f[r, q])
+        cols.append(members[o[m, r, q]])
+        wts.append(f[m, r, q])
         cls_of.append(np.full(r.size, c))
-    rows = np.concatenate(rows)
-    cols = np.concatenate(cols)
-    f = np.concatenate(wts)
-    cl = np.concatenate(cls_of)
+    order = np.argsort(np.concatenate(sets), kind="stable")  # data set by data set
+    m, rows, cols, f, cl = (np.concatenate(v)[order] for v in (sets, rows, cols, wts, cls_of))
     hit = cl == yi[rows]
-    norm = fsum[rows, cl]
+    norm = fsum[m, rows, cl]
     if miss_weights == "prior":
         pi = prior[cl] / (1.0 - prior[yi[rows]])
     elif miss_weights == "neighbourhood":
-        nmiss = fsum.sum(axis=1) - fsum[np.arange(inst.size), yi]
-        pi = (K - 1) * (fsum[rows, cl] / nmiss[rows]) ** 2
+        nmiss = fsum.sum(axis=-1) - fsum[:, np.arange(inst.size), yi]
+        pi = (K - 1) * (fsum[m, rows, cl] / nmiss[m, rows]) ** 2
     else:
         raise InputError(f"relieff: miss_weights must be 'prior' or 'neighbourhood', got {miss_weights!r}")
     w = np.where(hit, -1.0, pi) * f / norm
-    return inst[rows], cols, w
+    return (m, inst[rows], cols, w) if batch else (inst[rows], cols, w)
 
 
 def symmetric_pairs(rows, cols, w, n: int):
@@ -499,20 +502,38 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equ
     dist = np.zeros((P, M))
     for fs in blocks:
         dist += absdiff(fs) @ inv[:, fs].T
-    Wp = np.zeros((M, P))
-    m_inst = np.empty(M)
-    for m in range(M):
+    Wp, m_inst = _pair_weights(dist, pair_id, codes, boots, seeds, instances, k=int(k), weighting=weighting,
+                               sigma=sigma, miss_weights=miss_weights)
+    S = np.empty((M, p))
+    for fs in blocks:
+        S[:, fs] = (Wp @ absdiff(fs)) * inv[:, fs]
+    return S / m_inst[:, None]
+
+
+def _pair_weights(dist, pair_id, codes, boots, seeds, instances, **options):
+    """(M x P weights of the distinct sample pairs in each resample's ReliefF update, instances
+    per resample) from every resample's pair distances (P x M). Resamples whose positions
+    hold the same classes and every instance (stratified bootstraps, ``instances="all"``)
+    choose their neighbours together."""
+    M, n = boots.shape
+    P = dist.shape[0]
+    layout = codes[boots]
+    if instances == "all" and (layout == layout[0]).all():
+        pid = pair_id[boots[:, :, None], boots[:, None, :]]
+        D = np.where(pid >= 0, dist[np.maximum(pid, 0), np.arange(M)[:, None, None]], 0.0)
+        m, r, c, w = neighbour_weights(D, layout[0], np.arange(n), **options)
+        q = pair_id[boots[m, r], boots[m, c]]
+        ok = q >= 0  # duplicates of one sample differ by 0
+        return np.bincount(m[ok] * P + q[ok], weights=w[ok], minlength=M * P).reshape(M, P), np.full(M, float(n))
+    Wp, m_inst = np.zeros((M, P)), np.empty(M)
+    for m in range(M):  # loop over resamples
         b = boots[m]
         pid = pair_id[b[:, None], b[None, :]]
         D = np.where(pid >= 0, dist[np.maximum(pid, 0), m], 0.0)
         inst = instance_sample(n, instances, np.random.default_rng(seeds[m]))
         m_inst[m] = inst.size
-        r, c, w = neighbour_weights(D, codes[b], inst, k=int(k), weighting=weighting, sigma=sigma,
-                                    miss_weights=miss_weights)
+        r, c, w = neighbour_weights(D, codes[b], inst, **options)
         q = pair_id[b[r], b[c]]
-        ok = q >= 0  # duplicates of one sample differ by 0
+        ok = q >= 0
         Wp[m] = np.bincount(q[ok], weights=w[ok], minlength=P)
-    S = np.empty((M, p))
-    for fs in blocks:
-        S[:, fs] = (Wp @ absdiff(fs)) * inv[:, fs]
-    return S / m_inst[:, None]
+    return Wp, m_inst
