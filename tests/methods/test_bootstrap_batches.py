@@ -138,6 +138,8 @@ def test_rankers_side_by_side_give_the_sequential_scores():
         assert list(more) == list(efsis.EFSIS_RANKERS)
         for name in one:
             assert np.array_equal(one[name], more[name], equal_nan=True), (name, n_jobs)
+    empty = efsis.bootstrap_chunk(X, y, boots[:0], seeds[:0], n_jobs=2)  # a member chunk can be empty
+    assert {name: S.shape for name, S in empty.items()} == {name: (0, 80) for name in efsis.EFSIS_RANKERS}
 
 
 def test_a_resamples_sam_scores_do_not_depend_on_the_others():

@@ -197,7 +197,7 @@ def _side_by_side(specs, X, codes, boots, seeds, n_jobs: int, bar, rows, after) 
     costly_first = sorted(specs, key=lambda sp: (sp[0].name in SPLIT, list(BATCHED).index(sp[0].name)))
     tasks = []
     for spec, prm in costly_first:
-        bounds = np.linspace(0, M, min(n_jobs, M) + 1 if spec.name in SPLIT else 2).astype(int)
+        bounds = np.linspace(0, M, max(1, min(n_jobs, M)) + 1 if spec.name in SPLIT else 2).astype(int)
         tasks += [(spec, prm, a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     parts, lock = {s.name: {} for s, _ in specs}, Lock()
 
