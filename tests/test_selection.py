@@ -276,3 +276,42 @@ def test_ssfs_select_partial_labels_constraints_and_the_selection_only_report(tm
     assert html.index("<section id='summary'") < html.index("<h2 id='datasets'>Datasets</h2>") < html.index(
         "<h2 id='config'>")
     assert "<td>planted</td><td>60</td><td>20</td><td>2</td><td>44</td><td>8:8</td>" in html
+
+
+def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
+    """Pure noise: no feature reaches the threshold; summary.json, ``ssfs select`` (stderr), the
+    report and ``tl.select_stable`` (a warning) name the most frequent feature and each
+    method's best frequency; with planted markers there is no note."""
+    import json
+
+    from ssfs.cli import main
+    from ssfs.report.selection import run_selection_report
+    from ssfs.tl import select_stable
+
+    ad = _planted_adata(p=40, m=0, seed=5)  # no marker
+    df = pd.DataFrame(ad.X, columns=ad.var_names, index=ad.obs_names)
+    df.insert(0, "label", ad.obs["cell_type"].astype(object).fillna("").to_numpy())
+    df.to_csv(tmp_path / "noise.csv")
+    out = tmp_path / "results" / "noise" / "selection"
+    assert main(["select", str(tmp_path / "noise.csv"), "--label-column", "label", "--methods", "fisher,laplacian",
+                 "--resamples", "6", "--top", "3", "--threshold", "0.9", "--name", "noise", "-o", str(out),
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    s = json.loads((out / "summary.json").read_text())
+    t = pd.read_csv(out / "consensus.tsv", sep="\t")
+    assert s["n_selected"] == 0 and t["frequency"].max() < 0.9
+    first = t["feature"][int(t["frequency"].idxmax())]
+    assert s["note"].startswith(f"no feature reached selection frequency 0.9: the most frequent, {first}, was in "
+                                f"the top 3 of {t['frequency'].max():.2f} of the 6 resamples; each method alone "
+                                f"reaches at most fisher {t['frequency_fisher'].max():.2f}")
+    assert f"ssfs select: {s['note']}" in err
+    cfg = {"report": {"title": "sel"}, "datasets": {"noise": {}},
+           "supervision": {"constraints": {"mode": "all_pairs"}}, "selection": {"top": 3, "threshold": 0.9}}
+    run_selection_report(tmp_path / "results" / "report.html", cfg)
+    assert "<b>Nothing selected.</b> No feature reached selection frequency 0.9" in (
+        tmp_path / "results" / "report.html").read_text()
+    with pytest.warns(UserWarning, match="select_stable: no feature reached selection frequency 0.9"):
+        select_stable(ad, ("fisher", "laplacian"), groupby="cell_type", resamples=6, top=3, threshold=0.9)
+    planted_ad = _planted_adata()
+    select_stable(planted_ad, ("cls",), groupby="cell_type", resamples=6, top=4, threshold=0.8, key_added="p")
+    assert planted_ad.uns["p"]["n_selected"] == 4 and planted_ad.uns["p"]["note"] is None

@@ -275,6 +275,8 @@ def cmd_select(args) -> int:
     write_tsv(table, out / "consensus.tsv")
     write_json(summary, out / "summary.json")
     stability_path_figure(table, sel["threshold"], sel["top"], out / "stability_path.png")
+    if summary["note"]:
+        print(f"ssfs select: {summary['note']}", file=sys.stderr)
     print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
                       "stability": summary["stability"]["value"], "output": str(out)}))
     return 0

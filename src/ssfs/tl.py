@@ -149,8 +149,8 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
     builds its own graph on every resample (a stored ``obsp`` graph covers all cells only).
     Writes ``var[f"{key}_frequency"]`` (selection frequency), ``var[f"{key}_rank"]`` (consensus
     rank, 1 = best), ``var[f"{key}_selected"]`` (frequency >= ``threshold``) and ``uns[key]``
-    (summary.json's content: features, stability, error bound); returns the AnnData when
-    ``copy`` else None."""
+    (summary.json's content: features, stability, error bound; with nothing selected, its
+    ``note`` is also warned); returns the AnnData when ``copy`` else None."""
     from .constraints import Constraints
     from .experiment.stable_selection import method_settings, selection_options, stable_selection
 
@@ -174,4 +174,8 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
     adata.var[f"{key_added}_rank"] = rank
     adata.var[f"{key_added}_selected"] = freq >= threshold
     adata.uns[key_added] = {**summary, "groupby": groupby, "random_state": int(random_state)}
+    if summary["note"]:
+        import warnings
+
+        warnings.warn(f"select_stable: {summary['note']}", UserWarning, stacklevel=2)
     return adata if copy else None

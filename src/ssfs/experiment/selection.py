@@ -245,4 +245,23 @@ def summary(table: pd.DataFrame, Z: np.ndarray, names, *, top: int, threshold: f
                       "ci_high": fin(nog.upper), "alpha": alpha,
                       "of": f"the top {top} of the aggregated ranking over the {B} resamples"},
         "error_bound": error_bound(min(top, p), p, threshold, B, scheme),
+        "note": None if len(sel) else nothing_selected(table, names, top=top, threshold=threshold, resamples=B,
+                                                       stability=fin(nog.stability)),
     }
+
+
+def nothing_selected(table: pd.DataFrame, names, *, top: int, threshold: float, resamples: int,
+                     stability: float | None) -> str:
+    """Why no feature reached the threshold, and what to try: the consensus's most frequent
+    feature, each method's own best frequency (methods that disagree dilute the consensus)."""
+    best = table.iloc[int(np.argmax(table["frequency"].to_numpy()))]
+    alone = []
+    for col in [c for c in table.columns if c.startswith("frequency_")]:
+        i = int(np.argmax(table[col].to_numpy()))
+        alone.append(f"{col.removeprefix('frequency_')} {table[col].iloc[i]:.2f} ({names[table['index'].iloc[i]]})")
+    stab = "undefined" if stability is None else f"{stability:.2f}"
+    return (f"no feature reached selection frequency {threshold:g}: the most frequent, {names[best['index']]}, "
+            f"was in the top {top} of {best['frequency']:.2f} of the {resamples} resamples"
+            + (f"; each method alone reaches at most {', '.join(alone)}" if alone else "")
+            + f". Stability (Nogueira) {stab}. More labeled samples, the methods that agree, or a lower threshold "
+            "may give a list; the ranking is in consensus.tsv")

@@ -94,6 +94,8 @@ def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best: pd.DataFrame | None)
                  + (f": {html.escape(', '.join(s['features'][:15]))}{' …' if s['n_selected'] > 15 else ''}"
                     if s["n_selected"] else "")
                  + f". {stab}. Error bound: {html.escape(eb['statement'])}.</p>")
+    if s.get("note"):
+        words.append(f"<p><b>Nothing selected.</b> {html.escape(s['note'][0].upper() + s['note'][1:])}.</p>")
     tid = "top-features" if _dataset_block.first else f"top-features-{html.escape(ds)}"
     _dataset_block.first = False
     links = " · ".join(f"<a href='{html.escape(ds)}/selection/{f}'>{f}</a>"
