@@ -218,3 +218,27 @@ def test_packed_ranks_are_the_stable_ranks(monkeypatch):
             if not np.isnan(keys).any():
                 fell_back += _sort_kernels.packed_ranks(keys) is None
     assert fell_back >= 1  # 1 + k eps: equal truncated words out of order on their full keys
+
+
+def test_efsis_threads_default_to_the_jobs(monkeypatch):
+    """efsis and bootstrap_rank use the job's threads ($SSFS_THREADS) unless n_jobs is given, through
+    run_method and the member chunks alike; the result is the same."""
+    from ssfs.runner import combine_member_chunks, run_member_chunk, run_method
+
+    X, y = _data(n=36, p=80, seed=13)
+    seen = []
+    side_by_side = efsis._side_by_side
+    monkeypatch.setattr(efsis, "_side_by_side", lambda *a: seen.append(a[5]) or side_by_side(*a))
+    one = run_method("efsis", X, y, rng=3, n_boot=6)
+    assert seen == []
+    monkeypatch.setenv("SSFS_THREADS", "2")
+    two = run_method("efsis", X, y, rng=3, n_boot=6)
+    assert seen == [2] and np.array_equal(one.scores, two.scores) and np.array_equal(one.order, two.order)
+    parts = [run_member_chunk("efsis", X, y, rng=3, chunk=c, n_chunks=2, n_boot=6) for c in range(2)]
+    assert seen == [2, 2, 2]
+    assert np.array_equal(combine_member_chunks("efsis", X, y, rng=3, parts=parts, n_boot=6).scores, one.scores)
+    assert np.array_equal(run_method("efsis", X, y, rng=3, n_boot=6, n_jobs=1).scores, one.scores)
+    assert seen == [2, 2, 2]  # n_jobs given: one thread
+    base = run_method("bootstrap_rank", X, y, rng=3, n_boot=6, base="sam")  # one ranker: its resamples in threads
+    monkeypatch.setenv("SSFS_THREADS", "1")
+    assert np.array_equal(run_method("bootstrap_rank", X, y, rng=3, n_boot=6, base="sam").scores, base.scores)

@@ -154,7 +154,7 @@ def _batched(spec, params, X, codes, boots, seeds, n_jobs=1):
         return module.bootstrap_scores(X, codes, boots, seeds, threads=max(1, int(n_jobs)), **params)
 
 
-def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params=None, n_jobs: int = 1,
+def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params=None, n_jobs: int | None = 1,
                     rows=None, after=None):
     """Scores of every ranker on the resamples ``boots`` (a chunk of the full M x n matrix).
 
@@ -163,7 +163,7 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
     part of the resamples in the thread that scored it; ``after(ranker, rows)``: then to
     all of the chunk's rows, in the ranker's thread; the result holds what the last one
     returns. ``n_jobs`` > 1 runs the rankers side by side (or a ranker's resamples) in
-    threads; results do not depend on it.
+    threads (None: the job's threads, ``$SSFS_THREADS``); results do not depend on it.
     """
     boots = np.asarray(boots, dtype=np.int64).reshape(-1, codes.size)
     seeds = np.asarray(seeds, dtype=np.int64).ravel()
@@ -171,6 +171,7 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
         raise InputError("bootstrap_chunk needs one seed per resample")
     from .._threads import limit_threads
 
+    n_jobs = _threads(n_jobs)
     specs = _ranker_list(rankers, ranker_params)
     rows = rows or (lambda name, S: S)
     after = after or (lambda name, R: R)
@@ -183,6 +184,13 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
         return {spec.name: after(spec.name, rows(spec.name, _chunk_scores(spec, params, X, codes, boots, seeds,
                                                                           n_jobs, bar)))
                 for spec, params in specs}
+
+
+def _threads(n_jobs) -> int:
+    """``n_jobs``, or the job's threads (``$SSFS_THREADS``) for None."""
+    from .._threads import job_threads
+
+    return job_threads() if n_jobs is None else max(1, int(n_jobs))
 
 
 def _side_by_side(specs, X, codes, boots, seeds, n_jobs: int, bar, rows, after) -> dict:
@@ -306,7 +314,8 @@ def _summary(R: np.ndarray, ts: list) -> tuple:
     return ranks_from_aggregate(log_rank_product(R)), efsis_stability_of_ranks(R, ts)
 
 
-def efsis_from_scores(score_mats: dict, higher: dict, top_k, weights: str = "paper", n_jobs: int = 1) -> EnsembleResult:
+def efsis_from_scores(score_mats: dict, higher: dict, top_k, weights: str = "paper",
+                      n_jobs: int | None = 1) -> EnsembleResult:
     """EFSIS phases from per-ranker resample x feature score matrices.
 
     ``top_k``: t (int) or a list of t values (stability and the final list depend on t);
@@ -314,6 +323,7 @@ def efsis_from_scores(score_mats: dict, higher: dict, top_k, weights: str = "pap
     """
     names = list(score_mats)
     ts = [int(t) for t in np.atleast_1d(top_k)]
+    n_jobs = _threads(n_jobs)
     if n_jobs > 1 and len(names) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -370,7 +380,7 @@ def plan_bootstraps(X, y, rng, *, n_boot: int = 50, stratified: bool = True, boo
     return BootstrapPlan(XL, codes, boots, seeds)
 
 
-def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1.0, n_jobs: int = 1,
+def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1.0, n_jobs: int | None = 1,
                boot_indices=None, *, ranker_params=None, weights: str = "paper", stratified: bool = True,
                chunk_size: int | None = None) -> EnsembleResult:
     """EFSIS on one training set. ``y`` may hold -1 (unlabeled): only labeled samples are used.
@@ -379,7 +389,9 @@ def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1
     ``boot_indices``: optional M x n_labeled resample matrix (indices into the labeled
     samples) to reuse given resamples; the per-resample seeds still come from ``rng``.
     ``chunk_size``: process resamples in chunks of this size (same result; lower memory).
+    ``n_jobs``: threads (None: the job's threads, ``$SSFS_THREADS``; same result).
     """
+    n_jobs = _threads(n_jobs)
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
     plan = plan_bootstraps(X, y, rng, n_boot=n_boot, stratified=stratified, boot_indices=boot_indices)
@@ -403,7 +415,7 @@ def _thresholds(plan: BootstrapPlan, top_percent) -> list:
     return [n_top(plan.XL.shape[1], pc) for pc in np.atleast_1d(top_percent)]
 
 
-def _efsis_combine(plan: BootstrapPlan, scores: dict, top_percent, weights, n_jobs: int = 1) -> EnsembleResult:
+def _efsis_combine(plan: BootstrapPlan, scores: dict, top_percent, weights, n_jobs: int | None = 1) -> EnsembleResult:
     higher = {nm: get_method(nm).higher_is_better for nm in scores}
     return efsis_from_scores(scores, higher, _thresholds(plan, top_percent), weights, n_jobs)
 
@@ -429,13 +441,13 @@ def _plan(X, y, constraints, rng, *, n_boot=50, stratified=True, **_):
 
 
 def _run(X, y, constraints, plan: BootstrapPlan, members, *, rankers=EFSIS_RANKERS, ranker_params=None,
-         n_jobs=1, **_):
+         n_jobs=None, **_):
     members = np.asarray(members, dtype=np.int64)
     return bootstrap_chunk(plan.XL, plan.codes, plan.boots[members], plan.seeds[members], rankers, ranker_params,
                            n_jobs)
 
 
-def _combine(X, y, constraints, plan, parts, *, top_percent=1.0, weights="paper", n_jobs=1, **_):
+def _combine(X, y, constraints, plan, parts, *, top_percent=1.0, weights="paper", n_jobs=None, **_):
     return _as_result(_efsis_combine(plan, parts, top_percent, weights, n_jobs))
 
 
@@ -451,13 +463,14 @@ def efsis_method(X, y, constraints, rng, *, rankers: Annotated[str | list[str], 
                  n_boot: PosInt = 50,
                  top_percent: Percent | list[Percent] = 1.0,
                  weights: Literal["paper", "stability_rank", "none"] = "paper", stratified: bool = True,
-                 ranker_params: Annotated[dict, MethodParams()] | None = None, n_jobs: PosInt = 1):
+                 ranker_params: Annotated[dict, MethodParams()] | None = None, n_jobs: PosInt | None = None):
     """EFSIS (Zhang & Jonassen): bootstrap rank products per ranker, stability-weighted product (eq. 1-3).
 
     ``top_percent``: the threshold t (percent of the features) of the stability weights;
     a list gives one final list per threshold, as the paper's evaluation does (its
     weights differ per threshold): the ranking's main order is the first threshold's,
-    and the evaluation of t features uses the list built for t.
+    and the evaluation of t features uses the list built for t. ``n_jobs``: threads
+    (default: the job's threads, ``$SSFS_THREADS``; the result does not depend on it).
     """
     # the one-call path of the Members protocol (plan, all members, combine), each ranker
     # summarised in its own thread right after its scores (tests: equal to split members)
@@ -485,7 +498,7 @@ def _br_plan(X, y, constraints, rng, *, n_boot=50, stratified=True, **_):
     return plan_bootstraps(X, y, rng, n_boot=n_boot, stratified=stratified, method="bootstrap_rank")
 
 
-def _br_run(X, y, constraints, plan, members, *, base="relieff", base_params=None, n_jobs=1, **_):
+def _br_run(X, y, constraints, plan, members, *, base="relieff", base_params=None, n_jobs=None, **_):
     return _run(X, y, constraints, plan, members, rankers=[base], ranker_params={base: dict(base_params or {})},
                 n_jobs=n_jobs)
 
@@ -506,7 +519,8 @@ def bootstrap_rank_method(X, y, constraints, rng, *, base: Annotated[str, Method
                           aggregate: Literal["product", "mean", "median", "min"] = "product",
                           top_percent: Percent = 1.0, stratified: bool = True,
                           base_params: Annotated[dict, MethodParams("base")] | None = None,
-                          n_jobs: PosInt = 1):
-    """Data-perturbation ensemble of one ranker: bootstrap rankings aggregated (rank product by default)."""
+                          n_jobs: PosInt | None = None):
+    """Data-perturbation ensemble of one ranker: bootstrap rankings aggregated (rank product by default;
+    ``n_jobs`` as efsis's)."""
     return run_members(BOOTSTRAP_MEMBERS, X, y, constraints, rng, base=base, n_boot=n_boot, aggregate=aggregate,
                        top_percent=top_percent, stratified=stratified, base_params=base_params, n_jobs=n_jobs)
