@@ -302,8 +302,8 @@ def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
     assert s["n_selected"] == 0 and t["frequency"].max() < 0.9
     first = t["feature"][int(t["frequency"].idxmax())]
     assert s["note"].startswith(f"no feature reached selection frequency 0.9: the most frequent, {first}, was in "
-                                f"the top 3 of {t['frequency'].max():.2f} of the 6 resamples; each method alone "
-                                f"reaches at most fisher {t['frequency_fisher'].max():.2f}")
+                                f"the top 3 in a share {t['frequency'].max():.2f} of the 6 resamples; each method "
+                                f"alone reaches at most fisher {t['frequency_fisher'].max():.2f}")
     assert f"ssfs select: {s['note']}" in err
     cfg = {"report": {"title": "sel"}, "datasets": {"noise": {}},
            "supervision": {"constraints": {"mode": "all_pairs"}}, "selection": {"top": 3, "threshold": 0.9}}

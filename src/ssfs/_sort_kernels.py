@@ -1,5 +1,5 @@
-"""Row-wise ranks of large score matrices through one vectorised sort of 64-bit words
-(:func:`ssfs.ranking.rank_matrix` above :data:`ssfs.ranking.PACKED_MIN` entries).
+"""The stable row-wise argsort of large float matrices through one vectorised sort of 64-bit
+words (:func:`ssfs.ranking.stable_argsort` from :data:`ssfs.ranking.PACKED_MIN` entries on).
 
 Each key becomes one unsigned word: its order-preserving bits (a float's bits with the
 magnitude flipped when negative and the sign flipped), truncated, above its position in
@@ -37,10 +37,9 @@ def _pack(bits, shift, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _unpack(words, keys, shift, out, ranks):  # pragma: no cover - compiled
-    """From the sorted words of each row r: out[r, t] = the position j at place t (an
-    argsort), or with ``ranks`` out[r, j] = t + 1; False when two neighbours with equal
-    truncated bits are out of order on their full keys."""
+def _unpack(words, keys, shift, order):  # pragma: no cover - compiled
+    """order[r, t] = the position held by the t-th sorted word of row r; False when two
+    neighbours with equal truncated bits are out of order on their full keys."""
     R, p = words.shape
     s = np.uint64(shift)
     mask = (np.uint64(1) << s) - np.uint64(1)
@@ -50,10 +49,7 @@ def _unpack(words, keys, shift, out, ranks):  # pragma: no cover - compiled
         for t in range(p):
             w = words[r, t]
             j = np.int64(w & mask)
-            if ranks:
-                out[r, j] = t + 1
-            else:
-                out[r, t] = j
+            order[r, t] = j
             high = w >> s
             if prev >= 0 and high == prev_high and keys[r, prev] > keys[r, j]:
                 return False
@@ -61,25 +57,13 @@ def _unpack(words, keys, shift, out, ranks):  # pragma: no cover - compiled
     return True
 
 
-def _sorted_words(keys: np.ndarray, ranks: bool) -> np.ndarray | None:
+def packed_order(keys: np.ndarray) -> np.ndarray | None:
+    """``np.argsort(keys, axis=1, kind="stable")`` of R x p float keys without NaN, or None
+    where the truncated words could not decide."""
     keys = np.ascontiguousarray(keys, dtype=np.float64)
     shift = max(1, (keys.shape[1] - 1).bit_length())
     words = np.empty(keys.shape, dtype=np.uint64)
     _pack(keys.view(np.int64), shift, words)
     words.sort(axis=1)
-    out = np.empty(keys.shape, dtype=np.int64)
-    return out if _unpack(words, keys, shift, out, ranks) else None
-
-
-def packed_ranks(keys: np.ndarray) -> np.ndarray | None:
-    """1-based row-wise ranks of the float ``keys`` (R x p, no NaN; lower key = better
-    rank, equal keys by position), or None where the truncated words could not decide."""
-    return _sorted_words(keys, True)
-
-
-def stable_order(keys: np.ndarray) -> np.ndarray:
-    """``np.argsort(keys, axis=1, kind="stable")`` of R x p float keys, through the packed
-    words when they decide (no NaN)."""
-    keys = np.asarray(keys, dtype=np.float64)
-    order = None if np.isnan(keys).any() else _sorted_words(keys, False)
-    return np.argsort(keys, axis=1, kind="stable") if order is None else order
+    order = np.empty(keys.shape, dtype=np.int64)
+    return order if _unpack(words, keys, shift, order) else None

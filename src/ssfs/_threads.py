@@ -15,10 +15,13 @@ import sys
 THREADS_ENV = "SSFS_THREADS"
 
 
-def job_threads() -> int:
-    """Threads a method may use: ``$SSFS_THREADS`` (the workflow job's ``threads``), else 1.
-    One thread by default: on a busy 2-core machine two OpenBLAS threads made the kNN search
-    35-50x slower (issue #16); set the variable to use more."""
+def job_threads(given: int | None = None) -> int:
+    """Threads a method may use: ``given`` (a method's ``n_jobs`` / ``threads``) when not None,
+    else ``$SSFS_THREADS`` (the workflow job's ``threads``), else 1. One thread by default: on
+    a busy 2-core machine two OpenBLAS threads made the kNN search 35-50x slower (issue #16);
+    set the variable to use more."""
+    if given is not None:
+        return max(1, int(given))
     try:
         return max(1, int(os.environ.get(THREADS_ENV, "1")))
     except ValueError:

@@ -194,9 +194,9 @@ def test_infogain_searching_boundary_points_only_changes_nothing(K, monkeypatch)
     assert pruned[:, :100].mean() > 5 * pruned[:, 250:].mean()
 
 
-def test_packed_ranks_are_the_stable_ranks(monkeypatch):
-    """rank_matrix and stable_order through packed 64-bit words (large inputs) equal the stable
-    argsort and its ranks:
+def test_packed_words_give_the_stable_argsort_and_ranks(monkeypatch):
+    """stable_argsort and rank_matrix through packed 64-bit words (large inputs) equal numpy's
+    stable argsort and its ranks:
     ties by position, -0.0 equal to 0.0, infinities, keys differing in the truncated bits
     (checked in full; a disorder falls back), NaN (the argsort path)."""
     from ssfs import _sort_kernels, ranking
@@ -214,9 +214,11 @@ def test_packed_ranks_are_the_stable_ranks(monkeypatch):
             keys = -S if higher else S
             ref = ranking.ranks_from_orders(np.argsort(keys, axis=1, kind="stable"))
             assert np.array_equal(ranking.rank_matrix(S, higher), ref)
-            assert np.array_equal(_sort_kernels.stable_order(keys), np.argsort(keys, axis=1, kind="stable"))
+            assert np.array_equal(ranking.stable_argsort(keys), np.argsort(keys, axis=1, kind="stable"))
             if not np.isnan(keys).any():
-                fell_back += _sort_kernels.packed_ranks(keys) is None
+                packed = _sort_kernels.packed_order(keys)
+                fell_back += packed is None
+                assert packed is None or np.array_equal(packed, np.argsort(keys, axis=1, kind="stable"))
     assert fell_back >= 1  # 1 + k eps: equal truncated words out of order on their full keys
 
 

@@ -261,7 +261,7 @@ def nothing_selected(table: pd.DataFrame, names, *, top: int, threshold: float, 
         alone.append(f"{col.removeprefix('frequency_')} {table[col].iloc[i]:.2f} ({names[table['index'].iloc[i]]})")
     stab = "undefined" if stability is None else f"{stability:.2f}"
     return (f"no feature reached selection frequency {threshold:g}: the most frequent, {names[best['index']]}, "
-            f"was in the top {top} of {best['frequency']:.2f} of the {resamples} resamples"
+            f"was in the top {top} in a share {best['frequency']:.2f} of the {resamples} resamples"
             + (f"; each method alone reaches at most {', '.join(alone)}" if alone else "")
             + f". Stability (Nogueira) {stab}. More labeled samples, the methods that agree, or a lower threshold "
             "may give a list; the ranking is in consensus.tsv")

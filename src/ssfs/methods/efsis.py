@@ -51,6 +51,7 @@ from typing import Annotated, Literal
 import numpy as np
 
 from .._progress import progress
+from .._threads import job_threads
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..experiment.stability import efsis_stability_of_ranks, n_top
@@ -171,7 +172,7 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
         raise InputError("bootstrap_chunk needs one seed per resample")
     from .._threads import limit_threads
 
-    n_jobs = _threads(n_jobs)
+    n_jobs = job_threads(n_jobs)
     specs = _ranker_list(rankers, ranker_params)
     rows = rows or (lambda name, S: S)
     after = after or (lambda name, R: R)
@@ -184,13 +185,6 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
         return {spec.name: after(spec.name, rows(spec.name, _chunk_scores(spec, params, X, codes, boots, seeds,
                                                                           n_jobs, bar)))
                 for spec, params in specs}
-
-
-def _threads(n_jobs) -> int:
-    """``n_jobs``, or the job's threads (``$SSFS_THREADS``) for None."""
-    from .._threads import job_threads
-
-    return job_threads() if n_jobs is None else max(1, int(n_jobs))
 
 
 def _side_by_side(specs, X, codes, boots, seeds, n_jobs: int, bar, rows, after) -> dict:
@@ -259,9 +253,9 @@ def warm_up() -> None:
         y = np.arange(12) % K
         boots, seeds = draw_bootstraps(y, 2, rng)
         bootstrap_chunk(X, y, boots, seeds)
-    from .._sort_kernels import packed_ranks  # the ranks of large score matrices
+    from .._sort_kernels import packed_order  # the argsort of large score matrices
 
-    packed_ranks(X)
+    packed_order(X)
 
 
 def combine_chunks(chunks) -> dict:
@@ -323,7 +317,7 @@ def efsis_from_scores(score_mats: dict, higher: dict, top_k, weights: str = "pap
     """
     names = list(score_mats)
     ts = [int(t) for t in np.atleast_1d(top_k)]
-    n_jobs = _threads(n_jobs)
+    n_jobs = job_threads(n_jobs)
     if n_jobs > 1 and len(names) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -391,7 +385,7 @@ def efsis_fold(X, y, rng, rankers=EFSIS_RANKERS, n_boot: int = 50, top_percent=1
     ``chunk_size``: process resamples in chunks of this size (same result; lower memory).
     ``n_jobs``: threads (None: the job's threads, ``$SSFS_THREADS``; same result).
     """
-    n_jobs = _threads(n_jobs)
+    n_jobs = job_threads(n_jobs)
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
     plan = plan_bootstraps(X, y, rng, n_boot=n_boot, stratified=stratified, boot_indices=boot_indices)

@@ -316,7 +316,7 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
     graph is ahead or level (README). A shared-graph member costs O(n k m) (no kNN search), so the
     default committee (eq. 4, every gene scored about ten times) runs in seconds on thousands of cells.
     """
-    n_jobs = job_threads() if n_jobs is None else n_jobs
+    n_jobs = job_threads(n_jobs)
     return run_members(ENSCLS_MEMBERS, X, y, constraints, rng, n_members=n_members, subspace=subspace, k=k,
                        bandwidth=bandwidth, mean=mean, som=som, som_nodes=som_nodes, average=average,
                        n_jobs=n_jobs, knn_edges=knn_edges, denominator=denominator, bootstrap=bootstrap,

@@ -24,6 +24,7 @@ from typing import Annotated, Literal
 
 import numpy as np
 
+from .._threads import job_threads
 from ..errors import InputError
 from ..params import Range
 from ..registry import SelectionResult, register
@@ -107,7 +108,7 @@ def information_gain(X: np.ndarray, codes: np.ndarray, *, discretize: str = "mdl
     codes = np.asarray(codes, dtype=np.int64)
     n, p = X.shape
     if discretize == "mdl":
-        return _mdl_gain(X, codes, np.ones((1, n), dtype=np.int64), _threads(threads))[0]
+        return _mdl_gain(X, codes, np.ones((1, n), dtype=np.int64), job_threads(threads))[0]
     if discretize != "equal_width":
         raise InputError(f"infogain: discretize must be 'mdl' or 'equal_width', got {discretize!r}")
     K = int(codes.max()) + 1
@@ -117,12 +118,6 @@ def information_gain(X: np.ndarray, codes: np.ndarray, *, discretize: str = "mdl
         sl = slice(a, min(a + step, p))
         out[sl] = _equal_width_block(X[:, sl], codes, K, int(n_bins))
     return np.maximum(out, 0.0)
-
-
-def _threads(threads):
-    from .._threads import job_threads
-
-    return job_threads() if threads is None else max(1, int(threads))
 
 
 def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, discretize: str = "mdl", n_bins: int = 10,

@@ -67,14 +67,14 @@ def sorted_quantiles(ss: np.ndarray, q) -> np.ndarray:
 def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, threads: int = 1):
     """samr's est.s0: (s0, chosen percentile); for R x p inputs (one row per resample), arrays
     of R of each. The per-bin MADs are :func:`ssfs.methods._shared.ranker_kernels.binned_mad_cv`."""
-    from .._sort_kernels import stable_order
+    from ..ranking import stable_argsort
     from ._shared.ranker_kernels import binned_mad_cv
 
     rows = np.ndim(sd) == 2
     numer, sd = np.atleast_2d(numer), np.atleast_2d(sd)
     R, p = sd.shape
     perc = np.asarray(percentiles, dtype=float)
-    order = stable_order(sd)  # sorted s_i: each quantile bin is a run of positions
+    order = stable_argsort(sd)  # sorted s_i: each quantile bin is a run of positions
     ss = np.stack([s.take(o) for s, o in zip(sd, order, strict=True)])
     breaks = sorted_quantiles(ss, np.linspace(0, 1, 101))
     nbins = np.zeros(R, dtype=np.int64)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..._sort_kernels import stable_order
+from ...ranking import stable_argsort
 
 INT64_MAX = np.iinfo(np.int64).max
 #: two classes: the first cut of every (feature, resample) from a table of (A + 1)(B + 1) cut
@@ -440,7 +440,7 @@ def binned_mad_cv(numer: np.ndarray, sd: np.ndarray, w: np.ndarray, starts: np.n
     out = np.empty((numer.shape[0], w.shape[1]))
     with np.errstate(divide="ignore", invalid="ignore"):
         v0 = numer / (sd + w[:, :1])  # the kernel's first values, sorted by numpy's faster sort
-    order0 = stable_order(np.where(np.isfinite(v0), v0, np.inf))
+    order0 = stable_argsort(np.where(np.isfinite(v0), v0, np.inf))
     _set_threads(threads)
     _mad_cv(numer, sd, w, np.ascontiguousarray(starts, dtype=np.int64), order0, out)
     return out
