@@ -9,6 +9,7 @@ import anndata
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO
 
 import ssfs.runner
 from ssfs import SemiSupervisedSelector, tl
@@ -17,8 +18,6 @@ from ssfs.experiment.variants import supervision_for, variants
 from ssfs.io.h5ad import dataset_summary, read_prepared
 from ssfs.workflow.config import load_schema, validate_config
 from ssfs.workflow.pipeline import run_prepare, run_selection_chunk
-
-from conftest import REPO
 
 CELLS = ["10", "2", "1", "", "2", "10", "NA", "1"] * 3  # blank and NA cells: unlabeled
 CLASSES = ["1", "2", "10"]
