@@ -25,7 +25,7 @@ def test_small_benchmark_console_is_short_and_meaningful(tmp_path):
     text = "\n".join(lines)
     for noise in ("Shell command", "glyph", "subsetting", "pruned", "input: results/", "findfont"):
         assert noise not in text, noise
-    done = [ln for ln in lines if re.fullmatch(r"ssfs \S+( \w+=\S+)*: done in [\d.]+ s", ln)]
+    done = [ln for ln in lines if re.fullmatch(r"ssfs \S+( \w+=\S+)*: done in (\d+ h )?(\d+ min )?[\d.]+ s", ln)]
     started = [ln for ln in lines if ln.startswith("ssfs ") and ln.endswith(": started")]
     # prepare (+ supervision), select (the 3 methods batched, + evaluate), aggregate, report
     assert len(done) == len(started) == 4, text
