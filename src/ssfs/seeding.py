@@ -20,6 +20,19 @@ def _key_to_int(key) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+def as_generator(seed, *, name: str = "rng") -> np.random.Generator:
+    """A generator from ``seed``: an integer >= 0, a :class:`numpy.random.Generator` (used as
+    is) or None (fresh entropy); anything else is one-line :class:`~ssfs.errors.MethodError`
+    naming ``name``."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
+        return np.random.default_rng(seed)
+    from .errors import MethodError
+
+    raise MethodError(f"{name} must be an integer >= 0 (a seed), a numpy Generator or None, got {seed!r}")
+
+
 def derive_rng(seed: int, *keys) -> np.random.Generator:
     """Generator for ``seed`` and a path of keys, e.g. ``derive_rng(0, "wine", "split", 3)``."""
     ss = np.random.SeedSequence(entropy=int(seed), spawn_key=tuple(_key_to_int(k) for k in keys))

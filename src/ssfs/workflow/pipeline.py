@@ -17,7 +17,7 @@ import pandas as pd
 from .._progress import track
 from ..constraints import Constraints
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
-from ..io.atomic import atomic_path, write_tsv
+from ..io.atomic import atomic_path, atomic_write_text, write_tsv
 from ..io.h5ad import read_prepared
 from ..ranking import ranking_table
 from ..runner import run_method
@@ -346,4 +346,4 @@ def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
         pub = "" if pd.isna(r.published) else f"{r.published:.2f}"
         sd = "" if pd.isna(r.sd) else f" ± {r.sd:.2f}"
         lines.append(f"| {r.dataset} | {r.algorithm} | {r.setting} | {r.mean:.2f}{sd} | {pub} |")
-    Path(markdown).write_text("\n".join(lines) + "\n")
+    atomic_write_text(markdown, "\n".join(lines) + "\n")

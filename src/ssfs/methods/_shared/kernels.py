@@ -41,8 +41,9 @@ def _numba():
     """The compiled kernels (compiled or loaded from numba's cache on first use)."""
     if _compiled:
         return _compiled
-    import numba
+    from ..._jit import numba_module
 
+    numba = numba_module()
     _compiled.update(pair=_pair_kernel(numba), cross=_cross_kernel(numba), **_product_kernels(numba))
     return _compiled
 
