@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -125,9 +126,8 @@ def live_lock_message(owner: dict | None, others: list[int]) -> str:
     text = (f"ssfs: this folder is locked by a run that is still going ({who}, working in {os.getcwd()}); wait "
             f"for it to finish or stop it (kill {pids[0]}; it can resume later), and do not use --unlock while it "
             "runs: two runs writing the same files corrupt them")
-    try:
-        import snakemake.exceptions as sx
-    except ImportError:  # pragma: no cover - outside a workflow
+    sx = sys.modules.get("snakemake.exceptions")  # loaded: this runs in Snakemake's own process
+    if sx is None:  # outside a workflow
         return text
     base = getattr(sx.LockException, "ssfs_original", sx.LockException)
 
