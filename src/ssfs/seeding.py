@@ -12,6 +12,8 @@ import hashlib
 
 import numpy as np
 
+from .errors import MethodError
+
 
 def _key_to_int(key) -> int:
     if isinstance(key, (int, np.integer)):
@@ -28,8 +30,6 @@ def as_generator(seed, *, name: str = "rng") -> np.random.Generator:
         return seed
     if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
         return np.random.default_rng(seed)
-    from .errors import MethodError
-
     raise MethodError(f"{name} must be an integer >= 0 (a seed), a numpy Generator or None, got {seed!r}")
 
 
