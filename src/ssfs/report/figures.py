@@ -349,6 +349,25 @@ def _ordered(values) -> list:
     return list(dict.fromkeys(values))
 
 
+def _dot_values(stats: pd.DataFrame, feats: list, grps: list, standard_scale: bool):
+    """(colour, size, all the same size) matrices, features x groups, of :func:`dotplot`."""
+    sub = stats[stats["feature"].isin(feats) & stats["group"].isin(grps)]
+
+    def wide(col):
+        return sub.pivot_table(index="feature", columns="group", values=col, aggfunc="first",
+                               observed=True).reindex(index=feats, columns=grps).to_numpy(dtype=float)
+
+    colour = wide("mean")
+    if standard_scale:
+        lo, hi = np.nanmin(colour, axis=1, keepdims=True), np.nanmax(colour, axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            colour = np.where(hi > lo, (colour - lo) / (hi - lo), 0.5)
+    if "fraction" not in sub.columns:
+        return colour, np.ones_like(colour), True
+    size = np.clip(wide("fraction"), 0, 1)
+    return colour, size, bool(np.allclose(np.nan_to_num(size, nan=1.0), 1.0))
+
+
 def dotplot(stats: pd.DataFrame, path=None, *, features: Sequence | None = None, groups: Sequence | None = None,
             standard_scale: bool = True, marks: Mapping | None = None, title: str | None = None,
             max_features: int = 60) -> Figure:
@@ -387,20 +406,7 @@ def dotplot(stats: pd.DataFrame, path=None, *, features: Sequence | None = None,
     cut = max(len(feats) - int(max_features), 0)
     feats = feats[: int(max_features)]
     grps = list(groups) if groups is not None else _ordered(stats["group"])
-    sub = stats[stats["feature"].isin(feats) & stats["group"].isin(grps)]
-    mean = sub.pivot_table(index="feature", columns="group", values="mean", aggfunc="first", observed=True)
-    mean = mean.reindex(index=feats, columns=grps)
-    frac = None
-    if "fraction" in sub.columns:
-        frac = sub.pivot_table(index="feature", columns="group", values="fraction", aggfunc="first",
-                               observed=True).reindex(index=feats, columns=grps)
-    colour = mean.to_numpy(dtype=float)
-    if standard_scale:
-        lo, hi = np.nanmin(colour, axis=1, keepdims=True), np.nanmax(colour, axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            colour = np.where(hi > lo, (colour - lo) / (hi - lo), 0.5)
-    size = np.ones_like(colour) if frac is None else np.clip(frac.to_numpy(dtype=float), 0, 1)
-    same = frac is None or np.allclose(np.nan_to_num(size, nan=1.0), 1.0)
+    colour, size, same = _dot_values(stats, feats, grps, standard_scale)
     gx, fy = np.meshgrid(np.arange(len(grps)), np.arange(len(feats)))
     with mpl.rc_context(STYLE):
         fig = Figure(figsize=(1.6 + 0.42 * max(len(grps), 2) + 1.2, 0.9 + 0.2 * max(len(feats), 3)),
