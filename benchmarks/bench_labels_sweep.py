@@ -76,7 +76,7 @@ def _run(label, params, X, y, emb=None):
 
 def sweep_sim(args, rows):
     from ssfs.methods._shared.representation import pca_embedding
-    from ssfs.singlecell import few_labels, simulate_singlecell
+    from ssfs.simulate import few_labels, simulate_singlecell
 
     one_pct = max(1, round(0.01 * args.cells / args.types))
     steps = sorted({0, 1, 3, one_pct, 10, 20})

@@ -24,7 +24,7 @@ from ssfs.methods._shared.graph import (
     pairs_matrix,
 )
 from ssfs.methods.spectral import cls_denominator
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from ssfs import run_method
 from ssfs.methods import spectral
 from ssfs.methods._shared import graph, kernels
 from ssfs.methods._shared.representation import pca_embedding
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 pytest.importorskip("numba")
 
