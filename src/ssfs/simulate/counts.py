@@ -87,11 +87,10 @@ def simulate_counts(
     Parameters
     ----------
     n_cells, n_genes, n_types : int
-        Shape: cells x genes, number of cell types.
+        Cells x genes, number of cell types.
     n_markers : int or sequence of int
-        Markers of each type (one count for all, or one per type), up-regulated in it.
+        Markers of each type (one count or one per type), up-regulated in it.
     rng : int or numpy.random.Generator
-        The only source of randomness.
     fold_change : float or (low, high)
         Markers' fold change in their type; a range draws each marker's log-uniformly
         (strong and weak markers).
@@ -129,32 +128,46 @@ def simulate_counts(
     if not (dispersion >= 0 and dropout >= 0):
         raise InputError(f"dispersion and dropout must be >= 0, got {dispersion} and {dropout}")
     rng = as_generator(rng)
-    rate = _lognormal_mean(rng, mean_expression, rate_sd, n_genes)
-    perm = rng.permutation(n_genes)
-    n_mk = int(counts_k.sum()) + shared_markers
-    rate[perm[:n_mk]] = _lognormal_mean(rng, marker_expression, marker_rate_sd, n_mk)
-    cell_type = draw_classes(rng, n_cells, n_types, proportions)
-    depth = rng.lognormal(0.0, depth_sd, size=n_cells)
-    fold_mk = strengths(rng, fold_change, n_mk, log=True)
-    member = plant(perm, counts_k, draw_pairs(rng, shared_markers, n_types))
-    fold = np.ones((n_types, n_genes))
-    fold[:, perm[:n_mk]] = np.where(member[:, perm[:n_mk]], fold_mk, 1.0)
+    rate, cell_type, depth, member, fold = _plant(rng, n_cells, n_genes, counts_k, shared_markers, knobs)
     phi = dispersion if dispersion_sd == 0 else _lognormal_mean(rng, dispersion, dispersion_sd, n_genes)
-    activity, load, batch, batch_log = _nuisance(rng, n_cells, n_genes, programs, program_genes, program_sd,
-                                                 n_batches, batch_sd)
+    nuisance = _nuisance(rng, n_cells, n_genes, programs, program_genes, program_sd, n_batches, batch_sd)
+    X = _draw(rng, chunk, depth, rate, fold, cell_type, phi, dropout, nuisance)
+    batch = nuisance[2]
+    return Simulation(X=X, classes=cell_type, membership=member, effect=np.log(fold), kind="counts",
+                      batch=batch, knobs=knobs)
+
+
+def _draw(rng, chunk, depth, rate, fold, cell_type, phi, dropout, nuisance):
+    """The counts, ``chunk`` cells at a time (CSR)."""
+    activity, load, batch, batch_log = nuisance
     offset = 0.5 * (load**2).sum(axis=0)
     blocks = []
-    for s in range(0, n_cells, chunk):
-        e = min(n_cells, s + chunk)
+    for s in range(0, depth.size, chunk):
+        e = min(depth.size, s + chunk)
         lam = depth[s:e, None] * rate[None, :] * fold[cell_type[s:e]]
-        if programs:
+        if activity is not None:
             lam *= np.exp(activity[s:e] @ load - offset)
         if batch_log is not None:
             lam *= np.exp(batch_log[batch[s:e]])
         blocks.append(_counts(rng, lam, phi, dropout))
-    X = sparse.vstack(blocks, format="csr")
-    return Simulation(X=X, classes=cell_type, membership=member, effect=np.log(fold), kind="counts",
-                      batch=batch, knobs=knobs)
+    return sparse.vstack(blocks, format="csr")
+
+
+def _plant(rng, n_cells, n_genes, counts_k, shared, knobs):
+    """Gene rates, cell types, library sizes, marker membership and fold changes (drawn in the
+    order of the project's first generator, so its default draws are unchanged)."""
+    n_types = counts_k.size
+    rate = _lognormal_mean(rng, knobs["mean_expression"], knobs["rate_sd"], n_genes)
+    perm = rng.permutation(n_genes)
+    n_mk = int(counts_k.sum()) + shared
+    rate[perm[:n_mk]] = _lognormal_mean(rng, knobs["marker_expression"], knobs["marker_rate_sd"], n_mk)
+    cell_type = draw_classes(rng, n_cells, n_types, knobs["proportions"])
+    depth = rng.lognormal(0.0, knobs["depth_sd"], size=n_cells)
+    fold_mk = strengths(rng, knobs["fold_change"], n_mk, log=True)
+    member = plant(perm, counts_k, draw_pairs(rng, shared, n_types))
+    fold = np.ones((n_types, n_genes))
+    fold[:, perm[:n_mk]] = np.where(member[:, perm[:n_mk]], fold_mk, 1.0)
+    return rate, cell_type, depth, member, fold
 
 
 def generate_planted_markers(n_cells: int, n_genes: int, n_types: int, n_markers: int, rng=0, *,
