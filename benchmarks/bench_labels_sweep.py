@@ -120,16 +120,19 @@ def _digest(obj) -> str:
 class Cache:
     """One JSON file per (data, labels, method) under ``root``."""
 
-    def __init__(self, root: Path, fresh: bool = False):
-        self.root, self.fresh = Path(root), fresh
+    def __init__(self, root: Path, fresh: bool = False, cached_only: bool = False):
+        self.root, self.fresh, self.cached_only = Path(root), fresh, cached_only
 
     def path(self, *keys: str) -> Path:
         return self.root.joinpath(*[re.sub(r"[^\w.=%,+-]", "_", k) for k in keys]).with_suffix(".json")
 
-    def get_or_run(self, keys: tuple[str, ...], compute, *args) -> dict:
+    def get_or_run(self, keys: tuple[str, ...], compute, *args) -> dict | None:
+        """The cached record, else computed and stored (None with ``cached_only``)."""
         p = self.path(*keys)
         if p.exists() and not self.fresh:
             return json.loads(p.read_text())
+        if self.cached_only:
+            return None
         t = time.perf_counter()
         try:
             value, status = compute(*args), "ok"
@@ -182,6 +185,8 @@ def sweep_scenarios(args, cache: Cache) -> list[dict]:
                     lk = label_key if uses_labels(spec) else "label-free"
                     y = scenario.labels(sim, budget, seed)
                     rec = cache.get_or_run(("sim", data_key, lk, spec), _recall, spec, data, y, seed, sim)
+                    if rec is None:
+                        continue
                     rows.append({"scenario": name, "seed": seed, "budget": budget, "method": spec, **rec})
                     print(f"{name:20s} seed {seed} {budget:>8s} {spec:24s} {_fmt(rec['value'])} "
                           f"({rec['seconds']:.1f} s) {'' if rec['status'] == 'ok' else rec['status']}", flush=True)
@@ -271,6 +276,8 @@ def sweep_real(args, cache: Cache) -> list[dict]:
                     continue
                 rec = cache.get_or_run(("real", name, f"rep{rep}", spec), _real_value,
                                        spec, data, ylab, rep, X, y, tr, te)
+                if rec is None:
+                    continue
                 rows.append({"dataset": name, "rep": rep, "n_train": tr.size, "n_test": te.size,
                              "method": spec, **rec})
                 print(f"{name:16s} rep {rep} {spec:24s} {_fmt(rec['value'])} ({rec['seconds']:.1f} s)", flush=True)
@@ -342,6 +349,8 @@ def real_tables(rows: list[dict], methods: list[str], alpha: float = 0.05) -> st
     for name, d in df.groupby("dataset", sort=False):
         wide = d.pivot(index="rep", columns="method", values="value")
         means = {m: (wide[m].mean() if m in wide and wide[m].notna().all() else np.nan) for m in methods}
+        if not any(np.isfinite(v) for v in means.values()):
+            continue
         best = max((m for m in methods if np.isfinite(means[m])), key=lambda m: means[m])
         n_train, n_test = d["n_train"].iloc[0], d["n_test"].iloc[0]
         cells = _bold_best(means, methods)
@@ -384,6 +393,7 @@ def parse_args(argv=None):
     ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data"))
     ap.add_argument("--cache", default=str(HERE / "results" / "labels_sweep"))
     ap.add_argument("--fresh", action="store_true", help="recompute cached results")
+    ap.add_argument("--cached-only", action="store_true", help="tables from what is cached, compute nothing")
     ap.add_argument("--doc", default=str(HERE.parent / "docs" / "benchmark_labels.md"))
     ap.add_argument("--block", help="the doc page's block to replace (default: quick or full)")
     ap.add_argument("--no-doc", action="store_true", help="print the tables only")
@@ -413,23 +423,17 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=args.fresh)
+    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=args.fresh,
+                  cached_only=args.cached_only)
     started = time.perf_counter()
     parts = []
     with threadpool_limits(1):
-        warm_up({*args.methods, *args.real_methods})
+        if not args.cached_only:
+            warm_up({*args.methods, *args.real_methods})
         if args.part in ("all", "sim"):
-            rows = sweep_scenarios(args, cache)
-            parts.append("Recall of the planted markers in the top m (m = number of markers), mean over seeds; "
-                         "**bold** = best of the row.\n\n" + sim_tables(rows, args.methods, args.budgets))
-            _tsv(args.out, "sim", rows)
+            parts.append(sim_part(args, cache))
         if args.part in ("all", "real"):
-            rows = sweep_real(args, cache)
-            parts.append(f"Real sets: mean linear-SVM accuracy on the top {', '.join(map(str, SIZES))} features, "
-                         f"3 labels per class, {args.reps} stratified 2/3 - 1/3 splits; **bold** = best, "
-                         "▼ = significantly behind the best (corrected resampled t-test, p < 0.05).\n\n"
-                         + real_tables(rows, args.real_methods))
-            _tsv(args.out, "real", rows)
+            parts.append(real_part(args, cache))
     cmd = "python benchmarks/bench_labels_sweep.py " + " ".join(sys.argv[1:] if argv is None else argv)
     stamp = (f"`{cmd.strip()}` — {datetime.date.today().isoformat()}, "
              f"{(time.perf_counter() - started) / 60:.1f} min for what was not cached.")
@@ -438,6 +442,25 @@ def main(argv=None) -> int:
     if not args.no_doc:
         write_doc(Path(args.doc), args.block, text)
     return 0
+
+
+def sim_part(args, cache) -> str:
+    rows = sweep_scenarios(args, cache)
+    _tsv(args.out, "sim", rows)
+    if not rows:
+        return ""
+    return ("Recall of the planted markers in the top m (m = number of markers), mean over seeds; "
+            "**bold** = best of the row.\n\n" + sim_tables(rows, args.methods, args.budgets))
+
+
+def real_part(args, cache) -> str:
+    rows = sweep_real(args, cache)
+    _tsv(args.out, "real", rows)
+    if not rows:
+        return ""
+    return (f"Real sets: mean linear-SVM accuracy on the top {', '.join(map(str, SIZES))} features, 3 labels "
+            f"per class, {args.reps} stratified 2/3 - 1/3 splits; **bold** = best, ▼ = significantly behind "
+            "the best (corrected resampled t-test, p < 0.05).\n\n" + real_tables(rows, args.real_methods))
 
 
 def _tsv(out, part, rows):
