@@ -3,7 +3,7 @@
 For every dataset x variant x method and every number of features t of the
 evaluation grid, the top-t features of the R repetitions' rankings
 (``results/{dataset}/{variant}/rankings/{method}/{rep}.tsv``) are compared with
-the measures of :mod:`ssfs.experiment.stability`: the EFSIS measure (EFSIS eq. 1), Kuncheva's
+the measures of :mod:`ssfs.methods._shared.stability`: the EFSIS measure (EFSIS eq. 1), Kuncheva's
 index, the mean pairwise Jaccard index and Nogueira's estimator with its
 (1 - alpha) confidence interval.
 
