@@ -10,9 +10,10 @@ min_version("9.0")
 
 # The embedded default, unless --configfile is given: Snakemake would otherwise merge the two
 # (the default's datasets and methods would join every paper config's).
+# The path is the checkout's, so `--directory DIR` runs the default there too.
 if not workflow.overwrite_configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: Path(workflow.basedir) / "config" / "config.yaml"
 
 
 include: "workflow/rules/common.smk"

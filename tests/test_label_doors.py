@@ -17,7 +17,7 @@ from ssfs.cli import main
 from ssfs.experiment.variants import supervision_for, variants
 from ssfs.io.h5ad import dataset_summary, read_prepared
 from ssfs.workflow.config import load_schema, validate_config
-from ssfs.workflow.pipeline import run_prepare, run_selection_chunk
+from ssfs.workflow.pipeline import run_prepare, run_selection_batch
 
 CELLS = ["10", "2", "1", "", "2", "10", "NA", "1"] * 3  # blank and NA cells: unlabeled
 CLASSES = ["1", "2", "10"]
@@ -74,11 +74,12 @@ def _workflow(path, entry, tmp_path):
                            "selection": {"resamples": 2}}, load_schema(REPO / "workflow/schemas/config.schema.yaml"))
     prepared = tmp_path / "prepared.h5ad"
     run_prepare(dataset="d", entry=cfg["datasets"]["d"], data_dir=tmp_path, prepared=prepared)
-    run_selection_chunk(prepared=prepared, ranks=tmp_path / "ranks.npy", settings=cfg["methods"]["fisher"],
+    run_selection_batch(prepared=prepared, ranks=[tmp_path / "ranks.npy"], full=[tmp_path / "full.tsv"],
+                        methods={"fisher": cfg["methods"]["fisher"]},
                         sup=supervision_for(cfg, variants(cfg)["base"]), sel=cfg["selection"], seed=0, dataset="d",
-                        method="fisher", chunk=[0, 1], full=[tmp_path / "full.tsv"])
-    _, y, classes, _, _ = read_prepared(prepared)
-    assert y.tolist() == CODES and list(classes) == CLASSES
+                        chunk=[0, 1])
+    data = read_prepared(prepared)
+    assert data.y.tolist() == CODES and list(data.classes) == CLASSES
     return dataset_summary(prepared)["class_counts"]
 
 

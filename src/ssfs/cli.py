@@ -291,11 +291,11 @@ def _select_settings(args) -> tuple[dict, dict]:
 
 
 def cmd_select(args) -> int:
-    # lazy: pandas, anndata and the workflow's steps (about 1.3 s), which --help does not need
+    # lazy: pandas and anndata (about 0.7 s), which --help does not need
     from .experiment.stable_selection import stable_selection
-    from .io.atomic import write_tsv
+    from .io.atomic import write_json, write_tsv
+    from .io.h5ad import gene_symbols
     from .report.selection import stability_path_figure
-    from .workflow.pipeline import _symbol_column, write_json
 
     methods, sel = _select_settings(args)  # before reading data
     _check_output_folder(args.output)
@@ -307,7 +307,7 @@ def cmd_select(args) -> int:
     table, summary = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed,
                                       dataset=args.name or Path(args.input).name,
                                       names=np.asarray(adata.var_names), classes=classes,
-                                      symbols=_symbol_column(adata))
+                                      symbols=gene_symbols(adata))
     out = Path(args.output)
     _write_all(out, [lambda p: write_tsv(table, p), lambda p: write_json(summary, p),
                      lambda p: stability_path_figure(table, sel["threshold"], sel["top"], p)],

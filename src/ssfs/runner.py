@@ -22,6 +22,35 @@ from .registry import MethodSpec, SelectionResult, check_params, get_method, ins
 from .seeding import as_generator
 
 
+@dataclass(frozen=True)
+class MethodConfig:
+    """One configured method: what a config's ``methods:`` entry says, checked.
+
+    Attributes
+    ----------
+    label : str
+        Its key in the config's ``methods`` (names its files, columns and seeds).
+    method : str
+        The registered method it runs (:func:`ssfs.list_methods`).
+    params : dict
+        The method's parameters (checked against its signature, :func:`ssfs.registry.check_params`).
+    """
+
+    label: str
+    method: str
+    params: dict = field(default_factory=dict)
+
+    def run(self, X, y=None, constraints: Constraints | None = None, rng=0) -> Ranked:
+        """:func:`run_method` of this method with its parameters."""
+        return run_method(self.method, X, y, constraints, rng=rng, **self.params)
+
+
+def method_configs(methods: dict) -> list[MethodConfig]:
+    """The :class:`MethodConfig` of every entry of ``methods`` (label -> ``{"method", "params"}``,
+    the validated config's form), in the mapping's order."""
+    return [MethodConfig(label, entry["method"], dict(entry.get("params") or {})) for label, entry in methods.items()]
+
+
 def pinned_threads(threads: int | None = None):
     """Context manager limiting every BLAS/OpenMP pool (threadpoolctl) to ``threads``
     (default :func:`job_threads`)."""

@@ -36,9 +36,9 @@ def test_blank_na_and_unlabeled_values_are_unlabeled(tmp_path, blank, extra):
     assert a.uns["ssfs_prepare"]["n_unlabeled"] == 50
     # through the prepared file: names survive, unlabeled samples are -1
     write_prepared(a, tmp_path / "p.h5ad")
-    _, y, classes, _, back = read_prepared(tmp_path / "p.h5ad")
-    assert list(classes) == ["BL", "EWS", "NB", "RMS"] and int((y == -1).sum()) == 50
-    assert back.obs["label"].isna().sum() == 50
+    back = read_prepared(tmp_path / "p.h5ad")
+    assert list(back.classes) == ["BL", "EWS", "NB", "RMS"] and int((back.y == -1).sum()) == 50
+    assert back.adata.obs["label"].isna().sum() == 50
 
 
 def test_unlisted_marker_becomes_a_class_with_a_warning(tmp_path):

@@ -95,7 +95,7 @@ def test_select_reps_marks_the_first_call_of_the_process(tmp_path):
     import yaml
 
     from ssfs.workflow.config import load_schema, validate_config
-    from ssfs.workflow.pipeline import run_constraints, run_prepare, run_select_reps, run_split
+    from ssfs.workflow.pipeline import run_constraints, run_prepare, run_select_batch, run_split
 
     repo = Path(__file__).resolve().parents[2]
     cfg = validate_config(yaml.safe_load((repo / "config/config.yaml").read_text()),
@@ -108,9 +108,9 @@ def test_select_reps_marks_the_first_call_of_the_process(tmp_path):
     run_split(prepared=prepared, splits=f["split"], sup=cfg["supervision"], seed=0, dataset="wine", reps=reps)
     run_constraints(prepared=prepared, splits=f["split"], constraints=f["cons"], sup=cfg["supervision"], seed=0,
                     dataset="wine", reps=reps)
-    run_select_reps(prepared=prepared, splits=f["split"], constraints=f["cons"], rankings=f["rank"],
-                    components=f["comp"], timing=f["time"], settings=cfg["methods"]["fisher"], seed=0,
-                    dataset="wine", method="fisher", reps=reps)
+    run_select_batch(prepared=prepared, splits=f["split"], constraints=f["cons"], rankings=f["rank"],
+                     components=f["comp"], timing=f["time"], methods={"fisher": cfg["methods"]["fisher"]}, seed=0,
+                     dataset="wine", reps=reps)
     t = pd.concat([pd.read_csv(p, sep="\t") for p in f["time"]])
     assert t["first_call"].tolist() == [True, False, False] and (t["seconds"] > 0).all()
 

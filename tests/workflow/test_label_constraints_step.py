@@ -11,6 +11,9 @@ import pytest
 
 from ssfs.constraints import Constraints, LabelConstraints
 from ssfs.experiment.splits import write_split
+from ssfs.io.h5ad import Prepared
+from ssfs.labels import Labels
+from ssfs.runner import MethodConfig
 from ssfs.workflow import pipeline
 
 ALL_PAIRS = {"mode": "all_pairs", "closure": False, "noise": 0.0}
@@ -36,7 +39,8 @@ def _step_files(tmp_path, y, train, labeled):
 
 
 def _select(data, split, cons_path, out, method):
-    pipeline.run_select(data, split, cons_path, out, {"method": method, "params": {}}, 0, "d", method, 0)
+    pipeline.run_select(data, split=split, constraints=cons_path, ranking=out, settings=MethodConfig(method, method),
+                        seed=0, dataset="d", rep=0)
     return pd.read_csv(out, sep="\t")
 
 
@@ -51,7 +55,7 @@ def test_select_step_never_builds_pairs_and_ranks_as_with_the_pairs(tmp_path, mo
     pairs = Constraints.pairs_from_labels(np.where(np.isin(np.arange(y.size), labeled), y, -1))
     assert len(pairs) == 24 * 23 // 2
     Constraints(pairs.ml, pairs.cl).to_tsv(tmp_path / "pairs.tsv")
-    data = (X, y, np.array(["a", "b", "c"]), np.array([f"f{j}" for j in range(X.shape[1])]), None)
+    data = Prepared(X, Labels(y, np.array(["a", "b", "c"])), np.array([f"f{j}" for j in range(X.shape[1])]), None)
     # explicit pairs first (reading them is allowed), then the label rows with pair building refused
     explicit = {m: _select(data, split, tmp_path / "pairs.tsv", tmp_path / f"{m}_pairs.tsv", m)
                 for m in DEFAULT_METHODS}
@@ -76,7 +80,7 @@ def test_select_step_memory_is_linear_in_the_labeled_samples(tmp_path, method):
     train = np.arange(y.size)
     split, cons_path, _ = _step_files(tmp_path, y, train, train)
     assert len(cons_path.read_text().splitlines()) == 1 + y.size
-    data = (X, y, np.array(["a", "b", "c"]), np.array([f"f{j}" for j in range(X.shape[1])]), None)
+    data = Prepared(X, Labels(y, np.array(["a", "b", "c"])), np.array([f"f{j}" for j in range(X.shape[1])]), None)
     tracemalloc.start()
     try:
         table = _select(data, split, cons_path, tmp_path / "r.tsv", method)

@@ -1,36 +1,43 @@
-"""Pipeline entry points take the rule's named inputs, outputs, params and wildcards by name."""
+"""The glue between a rule and the library is explicit: a script calls a named entry point with
+named arguments inside ``job(snakemake)``; a batched rule lists each method's files together, in
+the order of its ``methods`` param (label -> settings), and ``by_method`` hands each method its share."""
 
 from types import SimpleNamespace
 
 import pytest
-from snakemake.iocontainers import InputFiles, OutputFiles, Params, Wildcards
 
-from ssfs.workflow.scripting import rule_arguments
+from ssfs.errors import SupervisionError
+from ssfs.runner import MethodConfig, method_configs
+from ssfs.workflow.pipeline import by_method
+from ssfs.workflow.scripting import describe, job
 
-
-def _rule(wildcards=None, input=None, output=None, params=None):
-    return SimpleNamespace(wildcards=Wildcards(fromdict=wildcards or {}), input=InputFiles(fromdict=input or {}),
-                           output=OutputFiles(fromdict=output or {}), params=Params(fromdict=params or {}))
-
-
-def entry(*, prepared, splits: list, seed: int, rep: int, method: str, extra=None):
-    return prepared, splits, seed, rep, method, extra
+METHODS = {"cls_k15": {"method": "cls", "params": {"k": 15}}, "fisher": {"method": "fisher", "params": {}}}
 
 
-def test_named_entries_reach_the_keyword_parameters():
-    sm = _rule(wildcards={"dataset": "wine", "method": "cls", "rep": "3"},
-               input={"prepared": "p.h5ad", "splits": ["a.json", "b.json"]}, output={"unused": "x"},
-               params={"seed": 7})
-    kw = rule_arguments(sm, entry)
-    assert kw == {"method": "cls", "rep": 3, "prepared": "p.h5ad", "splits": ["a.json", "b.json"], "seed": 7}
-    assert entry(**kw) == ("p.h5ad", ["a.json", "b.json"], 7, 3, "cls", None)
+def test_each_method_gets_its_consecutive_share():
+    files = ["r/cls_k15/0.tsv", "r/cls_k15/1.tsv", "r/fisher/0.tsv", "r/fisher/1.tsv"]
+    assert by_method(files, METHODS) == {"cls_k15": files[:2], "fisher": files[2:]}
+    assert by_method([], METHODS) == {"cls_k15": [], "fisher": []}  # e.g. no full ranking in chunk 1
+    with pytest.raises(ValueError, match="3 files cannot be shared equally"):
+        by_method(files[:3], METHODS)
 
 
-def test_a_name_twice_and_a_missing_name_are_refused():
-    sm = _rule(wildcards={"method": "cls", "rep": "0"}, input={"prepared": "p", "splits": []},
-               params={"seed": 1, "method": {"method": "cls"}})
-    with pytest.raises(TypeError, match="'method' is both wildcards.method and params.method"):
-        rule_arguments(sm, entry)
-    with pytest.raises(TypeError, match=r"no named input, output, param or wildcard \['rep'\]"):
-        rule_arguments(_rule(wildcards={"method": "m"}, input={"prepared": "p", "splits": []}, params={"seed": 1}),
-                       entry)
+def test_config_entries_become_method_configs_in_order():
+    assert method_configs(METHODS) == [MethodConfig("cls_k15", "cls", {"k": 15}), MethodConfig("fisher", "fisher")]
+
+
+def _job(**params):
+    return SimpleNamespace(rule="select_0", threads=1, log=[], params=SimpleNamespace(items=params.items),
+                           wildcards=SimpleNamespace(items={"dataset": "d"}.items))
+
+
+def test_job_names_itself_and_turns_an_ssfs_error_into_one_line(capsys):
+    sm = _job(methods=METHODS)
+    assert describe(sm) == "select_0 dataset=d methods=cls_k15,fisher"
+    with pytest.raises(SystemExit) as stop, job(sm):
+        raise SupervisionError("method 'fisher' needs labels but no sample is labeled")
+    assert stop.value.code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "ssfs select_0 dataset=d methods=cls_k15,fisher: started"
+    assert "ERROR: method 'fisher' needs labels but no sample is labeled" in lines
+    assert lines[-1].startswith("ssfs select_0 dataset=d methods=cls_k15,fisher: failed after ")

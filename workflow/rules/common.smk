@@ -4,6 +4,7 @@ import re
 import sys
 
 from ssfs.experiment.variants import supervision_for, variants
+from ssfs.workflow import batches
 from ssfs.workflow.config import run_parts, validate_config, load_schema
 from ssfs.errors import SSFSError
 
@@ -21,7 +22,8 @@ if workflow.is_main_process:
     if _lock_note:
         print(f"ssfs: {_lock_note}", file=sys.stderr)
 
-RESULTS = "results"
+# results_dir (default `results`) holds every result of this config; named configs keep their own folder
+RESULTS = os.path.normpath(CFG["results_dir"])
 # what runs (config/README.md "Selection mode"): the benchmark, the selection, or both
 BENCHMARK, SELECTION = run_parts(config)
 SEL = CFG.get("selection")
@@ -76,9 +78,9 @@ def dataset_inputs(wildcards):
     return files
 
 
-def method_resources(name, default_mem=2000, default_runtime=60):
-    res = CFG["resources"].get(name, {})
-    return res.get("mem_mb", default_mem), res.get("runtime", default_runtime), res.get("cpus_per_task", 1)
+def method_resources(name):
+    """(mem_mb, runtime, threads) of method `name` (config `resources`, ssfs.workflow.batches)."""
+    return batches.method_resources(CFG, name)
 
 
 SUMMARY_TABLES = expand(f"{RESULTS}/tables/{{table}}.{{ext}}", table=["summary", "top_k"], ext=["tsv", "md", "tex"])
@@ -97,39 +99,19 @@ BATCH_METHODS = CFG["execution"]["batch_methods"]
 FUSE_STEPS = CFG["execution"]["fuse_steps"]
 
 
-def method_batches(methods):
-    """The method labels run together in one job (execution.batch_methods): every method
-    without a `resources` entry in one batch (a job's start-up, seconds of imports, is paid
-    once per dataset), each method with one alone; all alone when batch_methods is false."""
-    alone = [m for m in methods if not BATCH_METHODS or m in CFG["resources"]]
-    together = [m for m in methods if m not in alone]
-    return ([together] if together else []) + [[m] for m in alone]
+def method_batches(labels):
+    """The method labels run together in one job (ssfs.workflow.batches.method_batches)."""
+    return batches.method_batches(CFG, labels)
 
 
-def batch_name(batch):
-    """The log / benchmark folder of a batch: its method label, or `_batch` (no label starts with _)."""
-    return batch[0] if len(batch) == 1 else "_batch"
+def methods_of(labels):
+    """Label -> validated config entry of each method in `labels`, the mapping batched jobs get in params."""
+    return batches.methods_of(CFG, labels)
 
 
-def batch_rule(prefix, chunk, index, batches):
-    """Rule name of one batch of one chunk: `select_0`, or `select_0_1` when a chunk has several batches."""
-    return f"{prefix}_{chunk}" if len(batches) == 1 else f"{prefix}_{chunk}_{index}"
-
-
-def batch_resources(batch, reps=1):
-    """(threads, runtime, mem_mb function) of a batch: the most threads, the summed runtime of
-    its methods times the repetitions, the most memory (at least 10x the input size)."""
-
-    def mem(wildcards, input):
-        return max(max(method_resources(m)[0] for m in batch), int(10 * input.size_mb))
-
-    return max(method_resources(m)[2] for m in batch), sum(method_resources(m)[1] for m in batch) * reps, mem
-
-
-def batch_params(batch, per_method):
-    """The params of a batched job, read by ssfs.workflow.scripting.run_rule (the batch, which
-    named inputs / outputs hold one entry, `one`, or a list, `list`, per method, and each method's settings)."""
-    return dict(batch=batch, per_method=per_method, settings={m: CFG["methods"][m] for m in batch})
+def batched_jobs(prefix, labels, chunks):
+    """One Batch per rule of a batched family (ssfs.workflow.batches.batched_jobs)."""
+    return batches.batched_jobs(CFG, prefix, labels, chunks)
 
 
 def per_method_rep(pattern, methods, reps):

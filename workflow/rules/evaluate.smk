@@ -18,14 +18,13 @@ for _b, _batch in enumerate(_EVAL_BATCHES):
         output:
             scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _batch),
         log:
-            f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{batch_name(_batch)}.log",
+            f"{RESULTS}/logs/evaluate/{{dataset}}/{{variant}}/{_batch[0] if len(_batch) == 1 else '_batch'}.log",
         conda:
             "../../envs/evaluate.yaml"
         resources:
             runtime=30 * len(_batch),
         params:
-            batch=_batch,
-            per_method={"rankings": "list", "components": "list", "scores": "one"},
+            methods=methods_of(_batch),
             ev=CFG["evaluation"],
             seed=SEED,
             reps=REPS,

@@ -15,42 +15,40 @@
 # With execution.fuse_steps (one chunk, one batch: the default) the job also evaluates every
 # ranking (rules/evaluate.smk then defines no evaluate rule): one process start-up per dataset.
 _FUSED = fused_select_evaluate()
-for _chunk, _reps in enumerate(REP_CHUNKS if WHOLE_METHODS else []):
-    _batches = method_batches(WHOLE_METHODS)
-    for _b, _batch in enumerate(_batches):
-        _threads, _runtime, _mem = batch_resources(_batch, len(_reps))
-        _shares = {"rankings": "list", "components": "list", "timing": "list"}
+for _job in batched_jobs("select", WHOLE_METHODS, REP_CHUNKS if WHOLE_METHODS else []):
 
-        rule:
-            name:
-                batch_rule("select", _chunk, _b, _batches)
-            input:
-                prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-                splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _reps),
-                constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _reps),
-            output:
-                rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _batch, _reps),
-                components=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _batch, _reps),
-                timing=per_method_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _batch, _reps),
-                scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _batch) if _FUSED else [],
-            log:
-                f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{batch_name(_batch)}/chunk{_chunk}.log",
-            benchmark:
-                f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{batch_name(_batch)}/chunk{_chunk}.tsv"
-            conda:
-                "../../envs/select.yaml"
-            threads: _threads
-            resources:
-                mem_mb=_mem,
-                runtime=_runtime + (30 * len(_batch) if _FUSED else 0),
-            params:
-                **batch_params(_batch, {**_shares, "scores": "one"} if _FUSED else _shares),
-                **({"ev": CFG["evaluation"]} if _FUSED else {}),
-                seed=SEED,
-                reps=_reps,
-                evaluate=_FUSED,
-            script:
-                "../scripts/select.py"
+    rule:
+        name:
+            _job.name
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+            splits=per_rep("{dataset}/{variant}/splits/{rep}.json", _job.items),
+            constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", _job.items),
+        output:
+            rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _job.methods, _job.items),
+            components=per_method_rep(
+                "{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _job.methods, _job.items
+            ),
+            timing=per_method_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _job.methods, _job.items),
+            scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _job.methods) if _FUSED else [],
+        log:
+            f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{_job.folder}/chunk{_job.chunk}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/{{variant}}/benchmarks/{_job.folder}/chunk{_job.chunk}.tsv"
+        conda:
+            "../../envs/select.yaml"
+        threads: _job.threads
+        resources:
+            mem_mb=_job.mem_mb,
+            runtime=_job.runtime + (30 * len(_job.methods) if _FUSED else 0),
+        params:
+            methods=_job.methods,
+            ev=CFG["evaluation"] if _FUSED else None,
+            seed=SEED,
+            reps=_job.items,
+            evaluate=_FUSED,
+        script:
+            "../scripts/select.py"
 
 
 if MEMBER_CHUNKS:
@@ -77,7 +75,7 @@ if MEMBER_CHUNKS:
             mem_mb=method_mem,
             runtime=lambda wc: max(1, -(-method_resources(wc.method)[1] // MEMBER_CHUNKS[wc.method])),
         params:
-            settings=lambda wc: CFG["methods"][wc.method],
+            methods=lambda wc: methods_of([wc.method]),
             seed=SEED,
             n_chunks=lambda wc: MEMBER_CHUNKS[wc.method],
         script:
@@ -106,7 +104,7 @@ if MEMBER_CHUNKS:
         resources:
             mem_mb=method_mem,
         params:
-            settings=lambda wc: CFG["methods"][wc.method],
+            methods=lambda wc: methods_of([wc.method]),
             seed=SEED,
         script:
             "../scripts/combine_members.py"

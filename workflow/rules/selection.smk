@@ -24,41 +24,37 @@ _CONSENSUS = dict(
     figure=f"{RESULTS}/{{dataset}}/selection/stability_path.png",
 )
 
-for _chunk, _res in enumerate(SEL_CHUNKS):
-    _batches = method_batches(SEL_METHODS)
-    for _b, _batch in enumerate(_batches):
-        _threads, _runtime, _mem = batch_resources(_batch, len(_res))
+for _job in batched_jobs("selection", SEL_METHODS, SEL_CHUNKS):
 
-        rule:
-            name:
-                batch_rule("selection", _chunk, _b, _batches)
-            input:
-                prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-            output:
-                **(_CONSENSUS if _SEL_FUSED else {}),
-                ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy", _batch),
-                # chunk 0 also ranks the full data
-                full=per_method("{dataset}/selection/full/{method}.tsv", _batch) if _chunk == 0 else [],
-            log:
-                f"{RESULTS}/logs/selection/{{dataset}}/{batch_name(_batch)}/chunk{_chunk}.log",
-            benchmark:
-                f"{RESULTS}/{{dataset}}/selection/benchmarks/{batch_name(_batch)}/chunk{_chunk}.tsv"
-            conda:
-                "../../envs/select.yaml"
-            threads: _threads
-            resources:
-                mem_mb=_mem,
-                runtime=_runtime,
-            params:
-                **batch_params(_batch, {"ranks": "one", "full": "list"}),
-                sup=CFG["supervision"],
-                sel=SEL,
-                seed=SEED,
-                chunk=_res,
-                fuse_consensus=_SEL_FUSED,
-                methods=SEL_METHODS,
-            script:
-                "../scripts/selection_rank.py"
+    rule:
+        name:
+            _job.name
+        input:
+            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+        output:
+            **(_CONSENSUS if _SEL_FUSED else {}),
+            ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_job.chunk}.npy", _job.methods),
+            # chunk 0 also ranks the full data
+            full=per_method("{dataset}/selection/full/{method}.tsv", _job.methods) if _job.chunk == 0 else [],
+        log:
+            f"{RESULTS}/logs/selection/{{dataset}}/{_job.folder}/chunk{_job.chunk}.log",
+        benchmark:
+            f"{RESULTS}/{{dataset}}/selection/benchmarks/{_job.folder}/chunk{_job.chunk}.tsv"
+        conda:
+            "../../envs/select.yaml"
+        threads: _job.threads
+        resources:
+            mem_mb=_job.mem_mb,
+            runtime=_job.runtime,
+        params:
+            methods=_job.methods,
+            sup=CFG["supervision"],
+            sel=SEL,
+            seed=SEED,
+            chunk=_job.items,
+            fuse_consensus=_SEL_FUSED,
+        script:
+            "../scripts/selection_rank.py"
 
 
 if not _SEL_FUSED:
@@ -81,6 +77,6 @@ if not _SEL_FUSED:
             "../../envs/report.yaml"
         params:
             sel=SEL,
-            methods=SEL_METHODS,
+            methods=methods_of(SEL_METHODS),
         script:
             "../scripts/consensus.py"

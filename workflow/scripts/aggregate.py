@@ -1,13 +1,10 @@
 from pathlib import Path
 
 from ssfs.report.build import run_aggregate
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import job
 
-
-def main(sm):
-    run_aggregate(list(sm.input.scores), list(sm.input.benchmarks), list(sm.input.prepared),
-                  list(sm.input.rankings), Path(sm.output.scores).parent, sm.output.figures, sm.params.cfg,
+with job(snakemake) as sm:  # noqa: F821
+    run_aggregate(score_paths=list(sm.input.scores), bench_paths=list(sm.input.benchmarks),
+                  prepared_paths=list(sm.input.prepared), ranking_paths=list(sm.input.rankings),
+                  tables_dir=Path(sm.output.scores).parent, figures_dir=sm.output.figures, cfg=sm.params.cfg,
                   papers_dir=sm.params.papers_dir)
-
-
-run_step(main, snakemake)  # noqa: F821

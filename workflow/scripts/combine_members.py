@@ -1,4 +1,10 @@
+from ssfs.runner import method_configs
 from ssfs.workflow.pipeline import run_combine
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.scripting import job
 
-run_rule(run_combine, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    (settings,) = method_configs(sm.params.methods)
+    run_combine(prepared=sm.input.prepared, split=sm.input.split, constraints=sm.input.constraints,
+                chunks=list(sm.input.chunks), ranking=sm.output.ranking, components=sm.output.components,
+                timing=sm.output.timing, settings=settings, seed=sm.params.seed, dataset=sm.wildcards.dataset,
+                rep=int(sm.wildcards.rep))

@@ -1,4 +1,7 @@
 from ssfs.workflow.pipeline import run_constrained_clustering
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.scripting import job
 
-run_rule(run_constrained_clustering, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_constrained_clustering(prepared=sm.input.prepared, splits=list(sm.input.splits), table=sm.output.table,
+                               cc=sm.params.cc, seed=sm.params.seed, dataset=sm.wildcards.dataset,
+                               variant=sm.wildcards.variant, reps=sm.params.reps)

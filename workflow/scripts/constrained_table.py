@@ -1,4 +1,6 @@
 from ssfs.workflow.pipeline import run_constrained_table
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.scripting import job
 
-run_rule(run_constrained_table, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_constrained_table(tables=list(sm.input.tables), out=sm.output.out, markdown=sm.output.markdown,
+                          paper=list(sm.input.paper))

@@ -1,4 +1,9 @@
-from ssfs.experiment.evaluation import run_evaluation
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.pipeline import run_evaluation_batch
+from ssfs.workflow.scripting import job
 
-run_rule(run_evaluation, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_evaluation_batch(prepared=sm.input.prepared, splits=list(sm.input.splits),
+                         constraints=list(sm.input.constraints), rankings=list(sm.input.rankings),
+                         components=list(sm.input.components), scores=list(sm.output.scores),
+                         methods=sm.params.methods, ev=sm.params.ev, seed=sm.params.seed,
+                         dataset=sm.wildcards.dataset, variant=sm.wildcards.variant, reps=sm.params.reps)

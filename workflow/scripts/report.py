@@ -2,16 +2,12 @@ from pathlib import Path
 
 from ssfs.report.build import run_report
 from ssfs.report.selection import run_selection_report
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import job
 
-
-def main(sm):
+with job(snakemake) as sm:  # noqa: F821
     if sm.params.benchmark:
-        run_report(Path(sm.input.datasets).parent, sm.input.figures, sm.output[0], sm.params.cfg,
-                   papers_dir=sm.params.papers_dir, selection=sm.params.selection,
+        run_report(tables_dir=Path(sm.input.datasets).parent, figures_dir=sm.input.figures, out=sm.output[0],
+                   cfg=sm.params.cfg, papers_dir=sm.params.papers_dir, selection=sm.params.selection,
                    ranking_paths=list(sm.input.rankings))
     else:
-        run_selection_report(sm.output[0], sm.params.cfg)
-
-
-run_step(main, snakemake)  # noqa: F821
+        run_selection_report(out=sm.output[0], cfg=sm.params.cfg)

@@ -1,9 +1,14 @@
-from ssfs.workflow.pipeline import run_select_reps
-from ssfs.workflow.scripting import run_steps
+from ssfs.workflow.pipeline import run_evaluation_batch, run_select_batch
+from ssfs.workflow.scripting import job
 
-steps = [run_select_reps]
-if snakemake.params.evaluate:  # noqa: F821 - execution.fuse_steps: also evaluate, one start-up per dataset
-    from ssfs.experiment.evaluation import run_evaluation
-
-    steps.append(run_evaluation)
-run_steps(snakemake, *steps)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_select_batch(prepared=sm.input.prepared, splits=list(sm.input.splits), constraints=list(sm.input.constraints),
+                     methods=sm.params.methods, rankings=list(sm.output.rankings),
+                     components=list(sm.output.components), timing=list(sm.output.timing), seed=sm.params.seed,
+                     dataset=sm.wildcards.dataset, reps=sm.params.reps)
+    if sm.params.evaluate:  # execution.fuse_steps: also evaluate, one start-up per dataset
+        run_evaluation_batch(prepared=sm.input.prepared, splits=list(sm.input.splits),
+                             constraints=list(sm.input.constraints), rankings=list(sm.output.rankings),
+                             components=list(sm.output.components), scores=list(sm.output.scores),
+                             methods=sm.params.methods, ev=sm.params.ev, seed=sm.params.seed,
+                             dataset=sm.wildcards.dataset, variant=sm.wildcards.variant, reps=sm.params.reps)

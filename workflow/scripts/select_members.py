@@ -1,4 +1,9 @@
+from ssfs.runner import method_configs
 from ssfs.workflow.pipeline import run_member_chunk
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.scripting import job
 
-run_rule(run_member_chunk, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    (settings,) = method_configs(sm.params.methods)
+    run_member_chunk(prepared=sm.input.prepared, split=sm.input.split, constraints=sm.input.constraints,
+                     members=sm.output.members, settings=settings, seed=sm.params.seed, dataset=sm.wildcards.dataset,
+                     rep=int(sm.wildcards.rep), chunk=int(sm.wildcards.chunk), n_chunks=sm.params.n_chunks)

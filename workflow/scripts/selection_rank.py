@@ -1,7 +1,13 @@
 from ssfs.report.selection import draw_stability_path
-from ssfs.workflow.pipeline import run_consensus, run_selection_chunk
-from ssfs.workflow.scripting import run_steps
+from ssfs.workflow.pipeline import run_consensus, run_selection_batch
+from ssfs.workflow.scripting import job
 
-# execution.fuse_steps: the job also writes the consensus (one start-up per dataset)
-fused = [run_consensus, draw_stability_path] if snakemake.params.fuse_consensus else []  # noqa: F821
-run_steps(snakemake, run_selection_chunk, *fused)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_selection_batch(prepared=sm.input.prepared, ranks=list(sm.output.ranks), full=list(sm.output.full),
+                        methods=sm.params.methods, sup=sm.params.sup, sel=sm.params.sel, seed=sm.params.seed,
+                        dataset=sm.wildcards.dataset, chunk=sm.params.chunk)
+    if sm.params.fuse_consensus:  # execution.fuse_steps: one chunk, one batch: also the consensus
+        run_consensus(prepared=sm.input.prepared, full=list(sm.output.full), ranks=list(sm.output.ranks),
+                      consensus=sm.output.consensus, summary=sm.output.summary, sel=sm.params.sel,
+                      methods=sm.params.methods, dataset=sm.wildcards.dataset)
+        draw_stability_path(consensus=sm.output.consensus, sel=sm.params.sel, figure=sm.output.figure)

@@ -1,4 +1,6 @@
 from ssfs.workflow.pipeline import run_supervision
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.scripting import job
 
-run_rule(run_supervision, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_supervision(prepared=sm.input.prepared, splits=list(sm.output.splits), constraints=list(sm.output.constraints),
+                    sup=sm.params.sup, seed=sm.params.seed, dataset=sm.wildcards.dataset, reps=sm.params.reps)

@@ -321,18 +321,19 @@ def _shared_rows(*parts) -> dict:
 
 def run_evaluation(*, prepared, splits: list, rankings: list, components: list | None = None,
                    constraints: list | None = None, scores, ev: dict, seed: int, dataset: str, variant: str,
-                   method: str, reps: list[int]) -> None:
+                   label: str, reps: list[int]) -> None:
     """The workflow's evaluate step: :func:`evaluate_order` on every repetition's ranking
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
-    X, y, _, _, _ = read_prepared(prepared)
+    data = read_prepared(prepared)
+    X, y = data.X, data.y
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []
     for i, (rep, sp, rp) in enumerate(zip(reps, splits, rankings, strict=True)):
         ranking = read_ranking(rp)
         cuts = tied_cuts(rp, grid)
         if cuts:
-            warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
+            warnings.warn(f"{dataset}/{variant}/{label} rep {rep}: the top t for t = {cuts} is decided by ties "
                           "(broken by variance, then a seeded permutation; see the ranking's ties column)",
                           stacklevel=2)
         Xe, own = X, None
@@ -355,7 +356,7 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
         df.insert(0, "rep", rep)
         frames.append(df)
     res = pd.concat(frames, ignore_index=True)
-    res.insert(0, "method", method)
+    res.insert(0, "method", label)
     res.insert(0, "variant", variant)
     res.insert(0, "dataset", dataset)
     write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], scores)

@@ -18,7 +18,7 @@ from .._validation import check_labels_named
 from ..errors import ConfigError
 from ..labels import Labels
 from ..registry import check_params, get_method
-from ..runner import run_method
+from ..runner import MethodConfig, method_configs
 from ..seeding import derive_rng
 from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, summary
 
@@ -62,11 +62,10 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
                      class_names)
 
 
-def full_ranking(X, y, cons, settings: dict, *, seed: int, dataset: str, label: str):
-    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples
-    (``y``: codes or :class:`ssfs.labels.Labels`, whose class names reach the method's messages)."""
-    return run_method(settings["method"], X, y, cons, rng=derive_rng(seed, dataset, "selection", label, "full"),
-                      **settings["params"])
+def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str):
+    """One configured method on all samples (``y``: codes or :class:`ssfs.labels.Labels`, whose
+    class names reach the method's messages)."""
+    return settings.run(X, y, cons, rng=derive_rng(seed, dataset, "selection", settings.label, "full"))
 
 
 def full_ranks(ranked, p: int) -> np.ndarray:
@@ -77,8 +76,7 @@ def full_ranks(ranked, p: int) -> np.ndarray:
     return ranks_from_order(order, p)
 
 
-def resample_ranks(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, dataset: str,
-                   label: str) -> np.ndarray:
+def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int, dataset: str) -> np.ndarray:
     """Ranks of every feature (int32, len(chunk) x p) on the resamples ``chunk`` of ``subs``
     (``y`` as in :func:`full_ranking`)."""
     p = X.shape[1]
@@ -86,8 +84,8 @@ def resample_ranks(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, 
     out = np.zeros((len(chunk), p), dtype=np.int32)
     for i, b in enumerate(chunk):
         idx = subs[b]
-        ranked = run_method(settings["method"], X[idx], Labels(codes[idx], classes), cons.subset(idx),
-                            rng=derive_rng(seed, dataset, "selection", label, b), **settings["params"])
+        ranked = settings.run(X[idx], Labels(codes[idx], classes), cons.subset(idx),
+                              rng=derive_rng(seed, dataset, "selection", settings.label, b))
         out[i] = ranks_from_order(ranked.order, p)
     return out
 
@@ -120,9 +118,9 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     chunk = range(len(subs))
     full, res = {}, {}
     labels = Labels(y, classes)
-    for label, settings in methods.items():
-        full[label] = full_ranks(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=label), p)
-        res[label] = resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
-                                    label=label).astype(np.float64)
+    for settings in method_configs(methods):
+        full[settings.label] = full_ranks(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset), p)
+        res[settings.label] = resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed,
+                                             dataset=dataset).astype(np.float64)
     return consensus_result(full, res, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
                             symbols=symbols)

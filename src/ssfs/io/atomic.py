@@ -16,9 +16,12 @@ permission, read-only file system, a missing or non-folder parent ...) becomes o
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 from .._outputs import check_destination, os_cause, os_errno, output_error  # noqa: F401 - re-exported
 from ..errors import OutputError
@@ -71,3 +74,14 @@ def write_tsv(df, path, *, what: str = "") -> None:
     """Tab-separated table, written atomically, floats with full precision (byte-stable)."""
     with atomic_path(path, what=what) as tmp:
         df.to_csv(tmp, sep="\t", index=False, float_format="%.10g")
+
+
+def write_json(obj, path, *, what: str = "") -> None:
+    """JSON (indented, one line per key), written atomically; values JSON cannot hold as text."""
+    atomic_write_text(path, json.dumps(obj, indent=1, default=str) + "\n", what=what)
+
+
+def save_npy(arr, path, *, what: str = "") -> None:
+    """A numpy array as ``.npy``, written atomically (to a file handle: ``np.save`` would append ``.npy``)."""
+    with atomic_path(path, what=what) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, arr)

@@ -6,14 +6,16 @@ dataset is the matrix the methods see). A sparse X stays sparse (CSR).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anndata
 import numpy as np
 from anndata import AnnData
 
 from ..errors import InputError, SupervisionError
-from ..labels import encode_labels
+from ..labels import Labels, class_counts, encode_labels
 from .atomic import atomic_write_bytes
 from .common import examples, make_adata
 
@@ -78,23 +80,66 @@ def h5ad_bytes(adata: AnnData) -> bytes:
     return buf.getvalue()
 
 
-def read_prepared(path):
-    """(X, y codes, class names, feature names, AnnData) of a prepared .h5ad."""
-    import anndata as ad
+@dataclass(frozen=True)
+class Prepared:
+    """A prepared dataset, as the workflow's ``prepare`` step writes it (:func:`read_prepared`).
 
+    Attributes
+    ----------
+    X : ndarray or CSR matrix
+        Samples x features.
+    labels : ssfs.labels.Labels
+        Class codes (-1 = unlabeled) and class names.
+    features : ndarray
+        Feature names (``var_names``).
+    adata : anndata.AnnData
+        The whole prepared AnnData (``uns`` holds the preparation record and the user's constraints).
+    """
+
+    X: Any
+    labels: Labels
+    features: np.ndarray
+    adata: AnnData
+
+    @property
+    def y(self) -> np.ndarray:
+        """The class codes, -1 for unlabeled samples."""
+        return self.labels.codes
+
+    @property
+    def classes(self) -> np.ndarray:
+        """The class names (``classes[c]`` names code ``c``)."""
+        return self.labels.classes
+
+
+def read_prepared(path) -> Prepared:
+    """The :class:`Prepared` dataset of a prepared ``.h5ad`` (labels encoded by
+    :func:`ssfs.labels.encode_labels`, as at every other door)."""
     try:
-        adata = ad.read_h5ad(path)
-    except Exception as e:  # truncated / not HDF5
+        adata = anndata.read_h5ad(path)
+    except Exception as e:  # noqa: BLE001 - truncated / not HDF5
         raise InputError(f"cannot read prepared data {path}: {e}") from None
     if "label" not in adata.obs:
         raise InputError(f"{path} has no obs['label'] column")
-    y, classes = encode_labels(adata.obs["label"])
-    return adata.X, y, classes, np.asarray(adata.var_names), adata
+    return Prepared(adata.X, encode_labels(adata.obs["label"]), np.asarray(adata.var_names), adata)
 
 
 def dataset_summary(prepared) -> dict:
-    X, y, classes, _, _ = read_prepared(prepared)
-    counts = np.bincount(y[y >= 0], minlength=classes.size)
-    return {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "n_classes": int(classes.size),
-            "n_unlabeled": int((y < 0).sum()),
-            "class_counts": {str(c): int(k) for c, k in zip(classes, counts, strict=True)}}
+    """Samples, features, classes, unlabeled samples and labeled samples per class of a prepared dataset."""
+    data = read_prepared(prepared)
+    return {"n_samples": int(data.X.shape[0]), "n_features": int(data.X.shape[1]),
+            "n_classes": int(data.classes.size), "n_unlabeled": int((data.y < 0).sum()),
+            "class_counts": class_counts(*data.labels)}
+
+
+#: var columns holding gene symbols, in order of preference
+SYMBOL_COLUMNS = ("gene_symbol", "symbol", "gene_symbols", "gene_name", "gene_names", "Gene Symbol", "GENE_SYMBOL")
+
+
+def gene_symbols(adata) -> np.ndarray | None:
+    """Gene symbols of the features when the AnnData's ``var`` has a symbol column
+    (:data:`SYMBOL_COLUMNS`), else None."""
+    for c in SYMBOL_COLUMNS:
+        if c in adata.var.columns:
+            return adata.var[c].astype(str).to_numpy()
+    return None

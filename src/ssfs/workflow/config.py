@@ -196,12 +196,12 @@ def yaml_number(value):
 
 
 def method_entry(label: str, entry) -> dict:
-    """``{"method": registered name, "params": {...}}`` for a config method entry."""
+    """``{"method": registered name, "params": {...}}`` for a config method entry, the parameters
+    converted to their declared types (:func:`ssfs.registry.check_params`): what every rule passes on."""
     params = {k: yaml_number(v) for k, v in dict(entry or {}).items()}
     name = params.pop("method", label)
     try:
-        spec = get_method(name)
-        check_params(spec, params)
+        params = check_params(get_method(name), params)
     except MethodError as e:
         raise ConfigError(f"config key methods.{label}: {e}") from None
     return {"method": name, "params": params}

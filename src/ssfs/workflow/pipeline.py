@@ -7,10 +7,6 @@ rep)`` (see :mod:`ssfs.seeding`); no step depends on another job's random state.
 
 from __future__ import annotations
 
-import json
-from functools import partial
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
@@ -18,15 +14,16 @@ from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
 from ..experiment.constrained import compare_constrained
+from ..experiment.evaluation import run_evaluation
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import consensus_result, full_ranking, resample_ranks, selection_resamples
 from ..io import prepare_dataset, write_prepared
-from ..io.atomic import atomic_path, atomic_write_text, write_tsv
-from ..io.h5ad import read_prepared
+from ..io.atomic import atomic_path, atomic_write_text, save_npy, write_json, write_tsv
+from ..io.h5ad import Prepared, gene_symbols, read_prepared
 from ..labels import Labels
 from ..ranking import ranking_table
 from ..registry import get_method
-from ..runner import combine_member_chunks, run_method
+from ..runner import MethodConfig, combine_member_chunks, method_configs
 from ..runner import run_member_chunk as member_chunk
 from ..seeding import derive_rng
 from .peak_memory import PeakMemory
@@ -34,13 +31,16 @@ from .peak_memory import PeakMemory
 
 # ----------------------------------------------------------------------------- data
 def run_prepare(*, dataset: str, entry: dict, data_dir, prepared) -> None:
+    """The workflow's ``prepare`` step: dataset ``dataset`` (its config ``entry``) read, checked
+    and preprocessed (:func:`ssfs.io.prepare_dataset`), written to ``prepared`` (h5ad)."""
     adata = prepare_dataset(dataset, entry, data_dir)
     write_prepared(adata, prepared)
 
 
 # ------------------------------------------------------------------------ supervision
 def run_split(*, prepared, splits: list, sup: dict, seed: int, dataset: str, reps: list[int]) -> None:
-    _, y, classes, _, _ = read_prepared(prepared)
+    data = read_prepared(prepared)
+    y, classes = data.labels
     for rep, out in zip(reps, splits, strict=True):
         if sup["protocol"] == "kfold":
             rng_split = derive_rng(seed, dataset, "folds")
@@ -99,11 +99,11 @@ def run_supervision(*, prepared, splits: list, constraints: list, sup: dict, see
 
 def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, seed: int, dataset: str,
                     reps: list[int]) -> None:
-    _, y, _, _, adata = read_prepared(prepared)
-    user = user_constraints(adata)
+    data = read_prepared(prepared)
+    user = user_constraints(data.adata)
     for rep, sp, out in zip(reps, splits, constraints, strict=True):
-        c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep, user,
-                             np.asarray(adata.obs_names))
+        c = make_constraints(data.y, read_split(sp), sup["constraints"], seed, dataset, rep, user,
+                             np.asarray(data.adata.obs_names))
         with atomic_path(out) as tmp:
             c.to_tsv(tmp)
 
@@ -128,94 +128,129 @@ def _write_timing(rep: int, seconds: float, peak: float, out, first_call: bool =
                             "first_call": [bool(first_call)]}), out)
 
 
-def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list, components: list, timing: list,
-                    settings: dict, seed: int, dataset: str, method: str, reps: list[int]) -> None:
-    """Run one method (config label ``method``, its config entry ``settings``) on several
-    repetitions in one process (saves the start-up cost), recording each repetition's
-    in-process time and peak memory; the first repetition of the process is marked
-    ``first_call`` (its time includes imports, JIT and BLAS start-up)."""
+def by_method(files, methods) -> dict[str, list[str]]:
+    """``files`` of a batched rule split into each method's share: the rule lists the files of
+    every method together, methods in the order of ``methods`` (labels, or the label ->
+    settings mapping), so each gets an equal run of consecutive files."""
+    labels, files = list(methods), [str(f) for f in files]
+    if len(files) % max(len(labels), 1):
+        raise ValueError(f"{len(files)} files cannot be shared equally by the methods {labels}")
+    k = len(files) // max(len(labels), 1)
+    return {label: files[i * k:(i + 1) * k] for i, label in enumerate(labels)}
+
+
+def run_select_batch(*, prepared, splits: list, constraints: list, methods: dict, rankings: list, components: list,
+                     timing: list, seed: int, dataset: str, reps: list[int]) -> None:
+    """The workflow's ``select`` step: every method of ``methods`` (label -> ``{"method", "params"}``)
+    on the repetitions ``reps`` of one dataset and variant, one method after the other in this
+    process (:func:`run_select_reps`); ``rankings``, ``components`` and ``timing`` list each
+    method's files together (:func:`by_method`)."""
     data = read_prepared(prepared)
+    files = {name: by_method(paths, methods) for name, paths in
+             (("rankings", rankings), ("components", components), ("timing", timing))}
+    for settings in method_configs(methods):
+        run_select_reps(data, splits=splits, constraints=constraints, settings=settings, seed=seed, dataset=dataset,
+                        reps=reps, **{name: share[settings.label] for name, share in files.items()})
+
+
+def run_evaluation_batch(*, prepared, splits: list, constraints: list, rankings: list, components: list,
+                         scores: list, methods, ev: dict, seed: int, dataset: str, variant: str,
+                         reps: list[int]) -> None:
+    """The workflow's ``evaluate`` step: :func:`ssfs.experiment.evaluation.run_evaluation` of every
+    method of ``methods`` (label -> settings, or the labels) on one dataset and variant;
+    ``rankings``, ``components`` and ``scores`` list each method's files together (:func:`by_method`)."""
+    rankings, components, scores = (by_method(f, methods) for f in (rankings, components, scores))
+    for label in methods:
+        run_evaluation(prepared=prepared, splits=splits, constraints=constraints, rankings=rankings[label],
+                       components=components[label], scores=scores[label][0], ev=ev, seed=seed, dataset=dataset,
+                       variant=variant, label=label, reps=reps)
+
+
+def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings: MethodConfig, rankings: list,
+                    components: list, timing: list, seed: int, dataset: str, reps: list[int]) -> None:
+    """One configured method on several repetitions in one process (saves the start-up cost),
+    recording each repetition's in-process time and peak memory; the first repetition of the
+    process is marked ``first_call`` (its time includes imports, JIT and BLAS start-up)."""
     jobs = zip(reps, splits, constraints, rankings, components, timing, strict=True)
-    todo = track(jobs, f"{method} on {dataset}: repetitions", total=len(reps))
+    todo = track(jobs, f"{settings.label} on {dataset}: repetitions", total=len(reps))
     for i, (rep, sp, cp, out, comp, tout) in enumerate(todo):
-        _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, settings, seed, dataset, method, rep,
-                                          components_out=comp))
+        call = dict(split=sp, constraints=cp, ranking=out, settings=settings, seed=seed, dataset=dataset, rep=rep,
+                    components=comp)
+        _, seconds, peak = _timed(lambda: run_select(data, **call))  # noqa: B023 - called at once
         _write_timing(rep, seconds, peak, tout, first_call=i == 0)
 
 
-def _training(prepared, split_path, constraints_path):
-    """(X, training X, partial training labels with the class names, training constraints, feature
-    names) of one repetition."""
-    X, y, classes, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
+def _training(data: Prepared, split_path, constraints_path):
+    """(training X, partial training labels with the class names, training constraints) of one repetition."""
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
     cons = Constraints.from_tsv(constraints_path).subset(train)
-    return X, X[train], Labels(partial_labels(y, split), classes), cons, names
+    return data.X[train], Labels(partial_labels(data.y, split), data.classes), cons
 
 
-def _check_supervision(name: str, ytr: Labels, dataset: str, label: str) -> None:
-    if "labels" in get_method(name).needs and not (ytr.codes >= 0).any():
+def _check_supervision(settings: MethodConfig, ytr: Labels, dataset: str) -> None:
+    if "labels" in get_method(settings.method).needs and not (ytr.codes >= 0).any():
         raise SupervisionError(
-            f"dataset {dataset!r} has no labeled sample: method {label!r} needs labels; "
+            f"dataset {dataset!r} has no labeled sample: method {settings.label!r} needs labels; "
             "run label-free methods on it (variance, laplacian, pca, scanpy_hvg, ...) or give labels"
         )
 
 
-def _select_rng(seed, dataset, label, rep):
-    return derive_rng(seed, dataset, "select", label, rep)
+def _select_rng(seed: int, dataset: str, settings: MethodConfig, rep: int):
+    return derive_rng(seed, dataset, "select", settings.label, rep)
 
 
-def run_select(prepared, split_path, constraints_path, out, method: dict, seed: int, dataset: str,
-               label: str, rep: int, components_out=None) -> None:
-    """Run one method on the training part of one repetition and write its ranking.
+def run_select(data: Prepared, *, split, constraints, ranking, settings: MethodConfig, seed: int, dataset: str,
+               rep: int, components=None) -> None:
+    """One configured method on the training part of one repetition; writes its ranking.
 
     The ranking's ``index`` column indexes the dataset's features. Extraction methods
     (PCA, SSDR) also write the components of every sample (fitted on the training
-    part only) to ``components_out`` (.npy). ``prepared`` is a path or the tuple
-    returned by :func:`read_prepared`.
+    part only) to ``components`` (.npy).
     """
-    X, Xtr, ytr, cons, names = _training(prepared, split_path, constraints_path)
-    _check_supervision(method["method"], ytr, dataset, label)
-    ranked = run_method(method["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, label, rep),
-                        **method["params"])
-    _write_ranked(ranked, X, names, out, components_out)
+    Xtr, ytr, cons = _training(data, split, constraints)
+    _check_supervision(settings, ytr, dataset)
+    ranked = settings.run(Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep))
+    _write_ranked(ranked, data, ranking, components)
 
 
-def _write_ranked(ranked, X, names, out, components_out=None) -> None:
+def _write_ranked(ranked, data: Prepared, out, components_out=None) -> None:
     if ranked.kind == "extraction":
-        Z = np.asarray(ranked.result.transform(X), dtype=float)
+        Z = np.asarray(ranked.result.transform(data.X), dtype=float)
         if components_out is not None:
             save_npy(Z, components_out)
         table = pd.DataFrame({"feature": [f"component{i + 1}" for i in range(Z.shape[1])],
                               "index": np.arange(Z.shape[1]), "score": np.nan,
                               "rank": np.arange(1, Z.shape[1] + 1)})
     else:
-        table = ranking_table(names, ranked.scores, ranked.order, selected_only=ranked.result.selected is not None,
-                              by_size=ranked.by_size)
+        table = ranking_table(data.features, ranked.scores, ranked.order,
+                              selected_only=ranked.result.selected is not None, by_size=ranked.by_size)
     if components_out is not None and ranked.kind != "extraction":
         save_npy(np.zeros((0, 0)), components_out)
     write_tsv(table, out)
 
 
-def run_member_chunk(*, prepared, split, constraints, members, settings: dict, seed: int, dataset: str,
-                     method: str, rep: int, chunk: int, n_chunks: int) -> None:
-    """One chunk of the members of an ensemble method on one repetition (``.npz`` of its
-    arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see :func:`run_combine`."""
-    X, Xtr, ytr, cons, _ = _training(prepared, split, constraints)
+def run_member_chunk(*, prepared, split, constraints, members, settings: MethodConfig, seed: int, dataset: str,
+                     rep: int, chunk: int, n_chunks: int) -> None:
+    """The workflow's ``select_members`` step: one chunk of the members of an ensemble on one
+    repetition (``.npz`` of its arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see
+    :func:`run_combine`."""
+    Xtr, ytr, cons = _training(read_prepared(prepared), split, constraints)
     parts, seconds, peak = _timed(lambda: member_chunk(
-        settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), chunk=chunk,
-        n_chunks=n_chunks, **settings["params"]))
+        settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), chunk=chunk,
+        n_chunks=n_chunks, **settings.params))
     with atomic_path(members) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, _seconds=seconds, _peak_mb=peak, **parts)
 
 
 def run_combine(*, prepared, split, constraints, chunks: list, ranking, components, timing,
-                settings: dict, seed: int, dataset: str, method: str, rep: int) -> None:
-    """The ranking of an ensemble from its member chunks (in chunk order): identical to
-    :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
-    combination's, peak = the largest of the chunks' and the combination's; every chunk is
-    a process of its own, so the run is a ``first_call``."""
-    X, Xtr, ytr, cons, names = _training(prepared, split, constraints)
+                settings: MethodConfig, seed: int, dataset: str, rep: int) -> None:
+    """The workflow's ``combine_members`` step: the ranking of an ensemble from its member
+    chunks (in chunk order), identical to :func:`run_select` on the same repetition. Timing:
+    the chunks' seconds summed plus the combination's, peak = the largest of the chunks' and
+    the combination's; every chunk is a process of its own, so the run is a ``first_call``."""
+    data = read_prepared(prepared)
+    Xtr, ytr, cons = _training(data, split, constraints)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
         with np.load(cp) as z:
@@ -223,78 +258,61 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
             seconds += float(z["_seconds"])
             peaks.append(float(z["_peak_mb"]))
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
-        settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), parts=parts,
-        **settings["params"]))
-    _write_ranked(ranked, X, names, ranking, components)
+        settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), parts=parts,
+        **settings.params))
+    _write_ranked(ranked, data, ranking, components)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
     _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
 
 
-def save_npy(arr, path) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:  # a file handle: np.save would append ".npy"
-        np.save(fh, arr)
-
-
-def write_json(obj, path) -> None:
-    with atomic_path(path) as tmp:
-        Path(tmp).write_text(json.dumps(obj, indent=1, default=str) + "\n")
-
-
 # ------------------------------------------------------------------ selection mode (#14)
-def _selection_data(prepared):
-    """(X, y with -1 = unlabeled, class names, feature names, AnnData) of a prepared dataset."""
-    return read_prepared(prepared)
+def run_selection_batch(*, prepared, ranks: list, full: list, methods: dict, sup: dict, sel: dict, seed: int,
+                        dataset: str, chunk: list[int]) -> None:
+    """The workflow's ``selection`` step: every method of ``methods`` (label -> ``{"method",
+    "params"}``) on the resamples ``chunk`` of one dataset (:func:`run_selection_chunk`);
+    ``ranks`` (one file per method) and ``full`` (one per method, or none: only chunk 0 ranks
+    the full data) list the methods' files in the order of ``methods``."""
+    data = read_prepared(prepared)
+    ranks, full = by_method(ranks, methods), by_method(full, methods)
+    for settings in method_configs(methods):
+        run_selection_chunk(data, ranks=ranks[settings.label][0], settings=settings, sup=sup, sel=sel, seed=seed,
+                            dataset=dataset, chunk=chunk, full=(full[settings.label] or [None])[0])
 
 
-def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict, seed: int, dataset: str,
-                        method: str, chunk: list[int], full=None) -> None:
-    """One method on the resamples ``chunk`` (ranks of every feature, int32 array (len(chunk), p)
-    to ``ranks``) and, when ``full`` is given, on the full data (ranking TSV). Labels and
-    constraints are used as given: constraints are built once on all labeled samples
+def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: dict, sel: dict, seed: int,
+                        dataset: str, chunk: list[int], full=None) -> None:
+    """One configured method on the resamples ``chunk`` (ranks of every feature, int32 array
+    (len(chunk), p) to ``ranks``) and, when ``full`` is a path, on the full data (ranking TSV).
+    Labels and constraints are used as given: constraints are built once on all labeled samples
     (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
-    X, y, classes, names, _ = _selection_data(prepared)
+    y = data.y
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
-    full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
-    labels = Labels(y, classes)
     if full is not None:
-        _write_ranked(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=method), X, names,
-                      full)
-    subs = selection_resamples(y, sel, seed, dataset, classes)
-    save_npy(resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method),
-             ranks)
+        _write_ranked(full_ranking(data.X, data.labels, cons, settings, seed=seed, dataset=dataset), data, full)
+    subs = selection_resamples(y, sel, seed, dataset, data.classes)
+    save_npy(resample_ranks(data.X, data.labels, cons, settings, subs, chunk, seed=seed, dataset=dataset), ranks)
 
 
-def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
+def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: dict,
                   dataset: str) -> None:
-    """consensus.tsv and summary.json of one dataset from every method's full ranking and resample ranks
-    (``full`` and ``ranks`` ordered like ``methods``; ``ranks`` chunk files in chunk order per method)."""
-    X, y, classes, names, adata = _selection_data(prepared)
-    p = X.shape[1]
-    per = len(ranks) // len(methods)
+    """The workflow's ``consensus`` step: consensus.tsv and summary.json of one dataset from every
+    method's full ranking and resample ranks (``full`` and ``ranks`` list the methods' files in
+    the order of ``methods``, label -> settings; ``ranks`` in chunk order per method)."""
+    data = read_prepared(prepared)
+    p = data.X.shape[1]
+    full, ranks = by_method(full, methods), by_method(ranks, methods)
     full_ranks, res_ranks = {}, {}
-    for i, m in enumerate(methods):
-        t = pd.read_csv(full[i], sep="\t")
+    for label in methods:
+        t = pd.read_csv(full[label][0], sep="\t")
         r = np.full(p, len(t) + 1, dtype=np.float64)
         r[t["index"].to_numpy()] = t["rank"].to_numpy()
-        full_ranks[m] = r
-        res_ranks[m] = np.concatenate([np.load(f) for f in ranks[i * per:(i + 1) * per]]).astype(np.float64)
-    table, s = consensus_result(full_ranks, res_ranks, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
-                                symbols=_symbol_column(adata))
+        full_ranks[label] = r
+        res_ranks[label] = np.concatenate([np.load(f) for f in ranks[label]]).astype(np.float64)
+    table, s = consensus_result(full_ranks, res_ranks, names=data.features, y=data.y, classes=data.classes, sel=sel,
+                                dataset=dataset, symbols=gene_symbols(data.adata))
     write_tsv(table, consensus)
     write_json(s, summary)
-
-
-#: var columns holding gene symbols, in order of preference
-SYMBOL_COLUMNS = ("gene_symbol", "symbol", "gene_symbols", "gene_name", "gene_names", "Gene Symbol", "GENE_SYMBOL")
-
-
-def _symbol_column(adata):
-    """Gene symbols of the features when the AnnData var has a symbol column, else None."""
-    for c in SYMBOL_COLUMNS:
-        if c in adata.var.columns:
-            return adata.var[c].astype(str).to_numpy()
-    return None
 
 
 # ------------------------------------------------------------------ constrained clustering (thesis Table 4.3)
@@ -303,8 +321,8 @@ def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed:
     """Thesis Table 4.3 on one dataset: COP-KMeans, MPC-KMeans and wCKM on all samples, without
     and with the constraints of each repetition's labeled samples, Rand index on the samples in no
     constraint (:func:`ssfs.experiment.constrained.compare_constrained`), one row per repetition."""
-    X, y, _, _, _ = read_prepared(prepared)
-    X = X.toarray() if hasattr(X, "toarray") else X
+    data = read_prepared(prepared)
+    X, y = (data.X.toarray() if hasattr(data.X, "toarray") else data.X), data.y
     frames = []
     for rep, sp in zip(reps, splits, strict=True):
         t = compare_constrained(X, y, derive_rng(seed, dataset, "constrained_clustering", rep),

@@ -8,7 +8,7 @@ workflow passes it on as ``SSFS_LOG_LEVEL``) also lets third-party INFO through.
 
 from __future__ import annotations
 
-import inspect
+import contextlib
 import logging
 import os
 import sys
@@ -53,17 +53,19 @@ def configure_logging(level: str = "INFO", log_path=None, *, stream=None, captur
 
 
 def describe(snakemake) -> str:
-    """``rule key=value ...``: what a job does, from its rule and wildcards."""
+    """``rule key=value ...``: what a job does, from its rule, its wildcards and, unless a
+    wildcard names it, its ``methods`` param (the labels of a batched rule)."""
     try:
-        wc = " ".join(f"{k}={v}" for k, v in dict(snakemake.wildcards.items()).items())
+        wildcards = dict(snakemake.wildcards.items())
     except Exception:  # pragma: no cover - wildcards without items()
-        wc = ""
+        wildcards = {}
+    wc = " ".join(f"{k}={v}" for k, v in wildcards.items())
     try:
-        batch = dict(snakemake.params.items()).get("batch")
+        methods = dict(snakemake.params.items()).get("methods")
     except Exception:  # pragma: no cover - params without items()
-        batch = None
-    if batch:
-        wc = f"{wc} method{'s' if len(batch) > 1 else ''}={','.join(batch)}".strip()
+        methods = None
+    if methods and "method" not in wildcards:
+        wc = f"{wc} method{'s' if len(methods) > 1 else ''}={','.join(methods)}".strip()
     return f"{getattr(snakemake, 'rule', 'step')} {wc}".strip()
 
 
@@ -84,23 +86,25 @@ def pin_job_threads(threads: int) -> None:
     threadpool_limits(limits=int(n))  # process-wide, not undone: the job is this process
 
 
-def run_step(main, snakemake) -> None:
-    """Call ``main(snakemake)`` with thread pools pinned to the rule's ``threads``, between a
-    start and an end line (with the wall-clock time); an :class:`SSFSError` becomes
-    ``ERROR: <message>`` on stderr and in the log, and exit status 1. Warnings go to the log.
-    The job stops by itself when the Snakemake process that started it is gone
+@contextlib.contextmanager
+def job(snakemake):
+    """One workflow job, around the named call of a script (``with job(snakemake): run_x(...)``):
+    thread pools pinned to the rule's ``threads``, ssfs's log to the job's log file, a start and
+    an end line with the wall-clock time, an :class:`SSFSError` as the one line ``ERROR:
+    <message>`` (stderr and log) and exit status 1, as is an operating-system error or running
+    out of memory (:func:`one_line_error`); warnings go to the log. The job stops by
+    itself when the Snakemake process that started it is gone
     (:func:`~ssfs.workflow.locks.watch_parent`)."""
     pin_job_threads(getattr(snakemake, "threads", 1) or 1)
     log_path = snakemake.log[0] if len(snakemake.log) else None
     configure_logging(log_level(getattr(snakemake, "config", None)), log_path)
-
     watch_parent(on_orphan=lambda pid: log.error(
         "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))
     what = describe(snakemake)
     log.info("ssfs %s: started", what)
     t0 = time.perf_counter()
     try:
-        main(snakemake)
+        yield snakemake
     except (SSFSError, OSError, MemoryError) as e:
         log.error("ERROR: %s", one_line_error(e))
         log.info("ssfs %s: failed after %s", what, fmt_seconds(time.perf_counter() - t0))
@@ -120,67 +124,7 @@ def one_line_error(e: BaseException) -> str:
     return f"{where}{os_cause(e)}"
 
 
-def rule_arguments(snakemake, fn, extra: dict | None = None) -> dict:
-    """The keyword arguments of ``fn`` taken by name from the rule: its named inputs,
-    outputs, params and wildcards (a name must not appear twice), then ``extra``.
-    Multi-file entries become lists; wildcards annotated ``int`` become ints."""
-    sig = inspect.signature(fn)
-    groups = [("wildcards", snakemake.wildcards), ("input", snakemake.input), ("output", snakemake.output),
-              ("params", snakemake.params)]
-    found: dict = {}
-    where: dict = {}
-    for group, entries in groups:
-        for name, value in entries.items():
-            if name not in sig.parameters:
-                continue
-            if name in found:
-                raise TypeError(f"{fn.__name__}: {name!r} is both {where[name]}.{name} and {group}.{name} of the rule")
-            if not isinstance(value, str) and group in ("input", "output"):
-                value = list(value)
-            if group == "wildcards" and sig.parameters[name].annotation in (int, "int"):
-                value = int(value)
-            found[name], where[name] = value, group
-    found.update({k: v for k, v in (extra or {}).items() if k in sig.parameters})
-    missing = [n for n, q in sig.parameters.items() if q.default is q.empty and n not in found]
-    if missing:
-        raise TypeError(f"{fn.__name__}: the rule has no named input, output, param or wildcard {missing}")
-    return found
-
-
-def run_rule(fn, snakemake) -> None:
-    """:func:`run_step` of ``fn(**rule_arguments(snakemake, fn))``: a pipeline entry point
-    whose keyword-only parameters are named like the rule's inputs, outputs and params.
-    A batched rule (params ``batch``: method labels; ``per_method``: entry name -> "one" or
-    "list") calls ``fn`` once per method with its share of those entries, ``method`` = its
-    label and ``settings`` = its entry of the ``settings`` param."""
-    run_step(lambda sm: call_per_method(fn, sm), snakemake)
-
-
-def run_steps(snakemake, *fns) -> None:
-    """:func:`run_rule` of several pipeline functions in one job, in order (the fused steps of
-    one dataset, ``execution.fuse_steps``: one process start-up instead of one per step). In a
-    batched rule a function with a ``method`` parameter runs once per method (every method
-    before the next function), one without once with every method's entries."""
-    run_step(lambda sm: [call_per_method(fn, sm) for fn in fns], snakemake)
-
-
-def call_per_method(fn, snakemake) -> None:
-    """``fn`` on the rule's arguments, once per method of a batched rule (:func:`run_rule`)."""
-    params = dict(snakemake.params.items())
-    batch = params.get("batch")
-    if not batch or "method" not in inspect.signature(fn).parameters:
-        fn(**rule_arguments(snakemake, fn))
-        return
-    shares = params["per_method"]
-    for i, method in enumerate(batch):
-        kw = rule_arguments(snakemake, fn, {"method": method})
-        for name, kind in shares.items():
-            if name not in kw:
-                continue
-            seq = [kw[name]] if isinstance(kw[name], str) else list(kw[name])
-            k = len(seq) // len(batch)
-            part = seq[i * k:(i + 1) * k]
-            kw[name] = part[0] if kind == "one" else part
-        if "settings" in kw:
-            kw["settings"] = params["settings"][method]
-        fn(**kw)
+def run_step(main, snakemake) -> None:
+    """``main(snakemake)`` as one workflow :func:`job`."""
+    with job(snakemake):
+        main(snakemake)
