@@ -27,8 +27,8 @@ def test_cores_1_and_2_give_identical_tables(tmp_path, tmp_path_factory):
     ref = tables(reference_run(tmp_path_factory))  # --cores 1
     snakemake(tmp_path, config(), *SCORE_TARGETS, cores=2)
     got = tables(tmp_path)
-    # 2 splits + 2 constraint files + 2 methods x 2 reps x (ranking + components) + 2 score tables
-    assert len(ref) == 2 + 2 + 8 + 2
+    # 2 splits + 2 constraint files + 2 methods x 2 reps (rankings; no components: not extractions) + 2 scores
+    assert len(ref) == 2 + 2 + 4 + 2
     assert sorted(got) == sorted(ref)
     diff = [k for k in ref if got[k] != ref[k]]
     assert not diff, f"--cores 2 changed {diff}"

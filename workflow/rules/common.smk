@@ -7,6 +7,7 @@ from ssfs.experiment.variants import supervision_for, variants
 from ssfs.workflow import batches
 from ssfs.workflow.config import run_parts, validate_config, load_schema
 from ssfs.errors import SSFSError
+from ssfs.registry import get_method
 
 try:
     CFG = validate_config(config, load_schema(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"))
@@ -107,6 +108,12 @@ def method_batches(labels):
 def methods_of(labels):
     """Label -> validated config entry of each method in `labels`, the mapping batched jobs get in params."""
     return batches.methods_of(CFG, labels)
+
+
+def extraction_labels(labels):
+    """The labels among `labels` whose method builds components (pca, ssdr): only they write a
+    `{rep}.components.npy` beside each ranking (ssfs.workflow.pipeline.components_path)."""
+    return [m for m in labels if get_method(CFG["methods"][m]["method"]).kind == "extraction"]
 
 
 def batched_jobs(prefix, labels, chunks):

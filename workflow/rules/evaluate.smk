@@ -14,7 +14,9 @@ for _b, _batch in enumerate(_EVAL_BATCHES):
             splits=per_rep("{dataset}/{variant}/splits/{rep}.json", REPS),
             constraints=per_rep("{dataset}/{variant}/constraints/{rep}.tsv", REPS),
             rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _batch, REPS),
-            components=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _batch, REPS),
+            components=per_method_rep(
+                "{dataset}/{variant}/rankings/{method}/{rep}.components.npy", extraction_labels(_batch), REPS
+            ),
         output:
             scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _batch),
         log:

@@ -30,9 +30,10 @@ STABILITY_TABLES = expand(f"{TABLES}/stability.{{ext}}", ext=["md", "tex"])
 rule aggregate:
     """Summary, stability and statistics tables, published numbers, figures."""
     input:
+        # each scores table is written by the job that wrote (or read) every repetition's ranking
+        # and timing file, so those are complete when it is; they are read by path (params): the
+        # DAG holds one file per dataset, variant and method, not one per repetition
         scores=ALL_SCORES,
-        benchmarks=ALL_BENCH,
-        rankings=ALL_RANKINGS,
         prepared=PREPARED,
         paper=PAPER_TSV,
     output:
@@ -59,6 +60,8 @@ rule aggregate:
     params:
         cfg=CFG,
         papers_dir=str(PAPERS_DIR),
+        benchmarks=ALL_BENCH,
+        rankings=ALL_RANKINGS,
     script:
         "../scripts/aggregate.py"
 
@@ -81,7 +84,6 @@ rule report:
     input:
         **(REPORT_BENCHMARK_INPUTS if BENCHMARK else {"prepared": PREPARED}),
         selection=SELECTION_OUTPUTS,
-        rankings=ALL_RANKINGS if BENCHMARK and not SELECTION else [],
         constrained=CC_TABLES if BENCHMARK else [],
     output:
         report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report"),
@@ -94,5 +96,6 @@ rule report:
         papers_dir=str(PAPERS_DIR),
         benchmark=BENCHMARK,
         selection=SELECTION,
+        rankings=ALL_RANKINGS if BENCHMARK and not SELECTION else [],  # complete: see rule aggregate
     script:
         "../scripts/report.py"

@@ -27,7 +27,9 @@ for _job in batched_jobs("select", WHOLE_METHODS, REP_CHUNKS if WHOLE_METHODS el
         output:
             rankings=per_method_rep("{dataset}/{variant}/rankings/{method}/{rep}.tsv", _job.methods, _job.items),
             components=per_method_rep(
-                "{dataset}/{variant}/rankings/{method}/{rep}.components.npy", _job.methods, _job.items
+                "{dataset}/{variant}/rankings/{method}/{rep}.components.npy",
+                extraction_labels(_job.methods),
+                _job.items,
             ),
             timing=per_method_rep("{dataset}/{variant}/timing/{method}/{rep}.tsv", _job.methods, _job.items),
             scores=per_method("{dataset}/{variant}/scores/{method}.tsv", _job.methods) if _FUSED else [],
@@ -93,7 +95,6 @@ if MEMBER_CHUNKS:
             ),
         output:
             ranking=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.tsv",
-            components=f"{RESULTS}/{{dataset}}/{{variant}}/rankings/{{method}}/{{rep}}.components.npy",
             timing=f"{RESULTS}/{{dataset}}/{{variant}}/timing/{{method}}/{{rep}}.tsv",
         log:
             f"{RESULTS}/logs/select/{{dataset}}/{{variant}}/{{method}}/rep{{rep}}_combine.log",

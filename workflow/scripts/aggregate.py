@@ -4,7 +4,7 @@ from ssfs.report.build import run_aggregate
 from ssfs.workflow.scripting import job
 
 with job(snakemake) as sm:  # noqa: F821
-    run_aggregate(score_paths=list(sm.input.scores), bench_paths=list(sm.input.benchmarks),
-                  prepared_paths=list(sm.input.prepared), ranking_paths=list(sm.input.rankings),
+    run_aggregate(score_paths=list(sm.input.scores), bench_paths=list(sm.params.benchmarks),
+                  prepared_paths=list(sm.input.prepared), ranking_paths=list(sm.params.rankings),
                   tables_dir=Path(sm.output.scores).parent, figures_dir=sm.output.figures, cfg=sm.params.cfg,
                   papers_dir=sm.params.papers_dir)

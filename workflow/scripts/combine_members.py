@@ -5,6 +5,6 @@ from ssfs.workflow.scripting import job
 with job(snakemake) as sm:  # noqa: F821
     (settings,) = method_configs(sm.params.methods)
     run_combine(prepared=sm.input.prepared, split=sm.input.split, constraints=sm.input.constraints,
-                chunks=list(sm.input.chunks), ranking=sm.output.ranking, components=sm.output.components,
+                chunks=list(sm.input.chunks), ranking=sm.output.ranking,
                 timing=sm.output.timing, settings=settings, seed=sm.params.seed, dataset=sm.wildcards.dataset,
                 rep=int(sm.wildcards.rep))

@@ -4,6 +4,6 @@ from ssfs.workflow.scripting import job
 with job(snakemake) as sm:  # noqa: F821
     run_evaluation_batch(prepared=sm.input.prepared, splits=list(sm.input.splits),
                          constraints=list(sm.input.constraints), rankings=list(sm.input.rankings),
-                         components=list(sm.input.components), scores=list(sm.output.scores),
+                         scores=list(sm.output.scores),
                          methods=sm.params.methods, ev=sm.params.ev, seed=sm.params.seed,
                          dataset=sm.wildcards.dataset, variant=sm.wildcards.variant, reps=sm.params.reps)

@@ -8,6 +8,6 @@ with job(snakemake) as sm:  # noqa: F821
     if sm.params.benchmark:
         run_report(tables_dir=Path(sm.input.datasets).parent, figures_dir=sm.input.figures, out=sm.output[0],
                    cfg=sm.params.cfg, papers_dir=sm.params.papers_dir, selection=sm.params.selection,
-                   ranking_paths=list(sm.input.rankings))
+                   ranking_paths=list(sm.params.rankings))
     else:
         run_selection_report(out=sm.output[0], cfg=sm.params.cfg)

@@ -139,43 +139,55 @@ def by_method(files, methods) -> dict[str, list[str]]:
     return {label: files[i * k:(i + 1) * k] for i, label in enumerate(labels)}
 
 
-def run_select_batch(*, prepared, splits: list, constraints: list, methods: dict, rankings: list, components: list,
-                     timing: list, seed: int, dataset: str, reps: list[int]) -> None:
+def components_path(ranking) -> str:
+    """Where an extraction method's components of one repetition go: beside its ranking
+    (``{rep}.tsv`` -> ``{rep}.components.npy``); score methods write none."""
+    ranking = str(ranking)
+    return (ranking[:-4] if ranking.endswith(".tsv") else ranking) + ".components.npy"
+
+
+def is_extraction(settings) -> bool:
+    """Whether a configured method (a :class:`MethodConfig` or a config entry) builds components."""
+    method = settings.method if isinstance(settings, MethodConfig) else settings["method"]
+    return get_method(method).kind == "extraction"
+
+
+def run_select_batch(*, prepared, splits: list, constraints: list, methods: dict, rankings: list, timing: list,
+                     seed: int, dataset: str, reps: list[int]) -> None:
     """The workflow's ``select`` step: every method of ``methods`` (label -> ``{"method", "params"}``)
     on the repetitions ``reps`` of one dataset and variant, one method after the other in this
-    process (:func:`run_select_reps`); ``rankings``, ``components`` and ``timing`` list each
-    method's files together (:func:`by_method`)."""
+    process (:func:`run_select_reps`); ``rankings`` and ``timing`` list each method's files
+    together (:func:`by_method`); an extraction also writes its components (:func:`components_path`)."""
     data = read_prepared(prepared)
-    files = {name: by_method(paths, methods) for name, paths in
-             (("rankings", rankings), ("components", components), ("timing", timing))}
+    rankings, timing = by_method(rankings, methods), by_method(timing, methods)
     for settings in method_configs(methods):
-        run_select_reps(data, splits=splits, constraints=constraints, settings=settings, seed=seed, dataset=dataset,
-                        reps=reps, **{name: share[settings.label] for name, share in files.items()})
+        run_select_reps(data, splits=splits, constraints=constraints, settings=settings,
+                        rankings=rankings[settings.label], timing=timing[settings.label], seed=seed, dataset=dataset,
+                        reps=reps)
 
 
-def run_evaluation_batch(*, prepared, splits: list, constraints: list, rankings: list, components: list,
-                         scores: list, methods, ev: dict, seed: int, dataset: str, variant: str,
-                         reps: list[int]) -> None:
+def run_evaluation_batch(*, prepared, splits: list, constraints: list, rankings: list, scores: list, methods: dict,
+                         ev: dict, seed: int, dataset: str, variant: str, reps: list[int]) -> None:
     """The workflow's ``evaluate`` step: :func:`ssfs.experiment.evaluation.run_evaluation` of every
-    method of ``methods`` (label -> settings, or the labels) on one dataset and variant;
-    ``rankings``, ``components`` and ``scores`` list each method's files together (:func:`by_method`)."""
-    rankings, components, scores = (by_method(f, methods) for f in (rankings, components, scores))
-    for label in methods:
+    method of ``methods`` (label -> settings) on one dataset and variant; ``rankings`` and ``scores``
+    list each method's files together (:func:`by_method`); an extraction is evaluated on its components."""
+    rankings, scores = by_method(rankings, methods), by_method(scores, methods)
+    for label, entry in methods.items():
+        components = [components_path(r) for r in rankings[label]] if is_extraction(entry) else None
         run_evaluation(prepared=prepared, splits=splits, constraints=constraints, rankings=rankings[label],
-                       components=components[label], scores=scores[label][0], ev=ev, seed=seed, dataset=dataset,
+                       components=components, scores=scores[label][0], ev=ev, seed=seed, dataset=dataset,
                        variant=variant, label=label, reps=reps)
 
 
 def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings: MethodConfig, rankings: list,
-                    components: list, timing: list, seed: int, dataset: str, reps: list[int]) -> None:
+                    timing: list, seed: int, dataset: str, reps: list[int]) -> None:
     """One configured method on several repetitions in one process (saves the start-up cost),
     recording each repetition's in-process time and peak memory; the first repetition of the
     process is marked ``first_call`` (its time includes imports, JIT and BLAS start-up)."""
-    jobs = zip(reps, splits, constraints, rankings, components, timing, strict=True)
+    jobs = zip(reps, splits, constraints, rankings, timing, strict=True)
     todo = track(jobs, f"{settings.label} on {dataset}: repetitions", total=len(reps))
-    for i, (rep, sp, cp, out, comp, tout) in enumerate(todo):
-        call = dict(split=sp, constraints=cp, ranking=out, settings=settings, seed=seed, dataset=dataset, rep=rep,
-                    components=comp)
+    for i, (rep, sp, cp, out, tout) in enumerate(todo):
+        call = dict(split=sp, constraints=cp, ranking=out, settings=settings, seed=seed, dataset=dataset, rep=rep)
         _, seconds, peak = _timed(lambda: run_select(data, **call))  # noqa: B023 - called at once
         _write_timing(rep, seconds, peak, tout, first_call=i == 0)
 
@@ -201,32 +213,29 @@ def _select_rng(seed: int, dataset: str, settings: MethodConfig, rep: int):
 
 
 def run_select(data: Prepared, *, split, constraints, ranking, settings: MethodConfig, seed: int, dataset: str,
-               rep: int, components=None) -> None:
+               rep: int) -> None:
     """One configured method on the training part of one repetition; writes its ranking.
 
     The ranking's ``index`` column indexes the dataset's features. Extraction methods
     (PCA, SSDR) also write the components of every sample (fitted on the training
-    part only) to ``components`` (.npy).
+    part only) beside it (:func:`components_path`).
     """
     Xtr, ytr, cons = _training(data, split, constraints)
     _check_supervision(settings, ytr, dataset)
     ranked = settings.run(Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep))
-    _write_ranked(ranked, data, ranking, components)
+    _write_ranked(ranked, data, ranking)
 
 
-def _write_ranked(ranked, data: Prepared, out, components_out=None) -> None:
+def _write_ranked(ranked, data: Prepared, out) -> None:
     if ranked.kind == "extraction":
         Z = np.asarray(ranked.result.transform(data.X), dtype=float)
-        if components_out is not None:
-            save_npy(Z, components_out)
+        save_npy(Z, components_path(out))
         table = pd.DataFrame({"feature": [f"component{i + 1}" for i in range(Z.shape[1])],
                               "index": np.arange(Z.shape[1]), "score": np.nan,
                               "rank": np.arange(1, Z.shape[1] + 1)})
     else:
         table = ranking_table(data.features, ranked.scores, ranked.order,
                               selected_only=ranked.result.selected is not None, by_size=ranked.by_size)
-    if components_out is not None and ranked.kind != "extraction":
-        save_npy(np.zeros((0, 0)), components_out)
     write_tsv(table, out)
 
 
@@ -243,7 +252,7 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: MethodC
         np.savez(fh, _seconds=seconds, _peak_mb=peak, **parts)
 
 
-def run_combine(*, prepared, split, constraints, chunks: list, ranking, components, timing,
+def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
                 settings: MethodConfig, seed: int, dataset: str, rep: int) -> None:
     """The workflow's ``combine_members`` step: the ranking of an ensemble from its member
     chunks (in chunk order), identical to :func:`run_select` on the same repetition. Timing:
@@ -260,7 +269,7 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
         settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), parts=parts,
         **settings.params))
-    _write_ranked(ranked, data, ranking, components)
+    _write_ranked(ranked, data, ranking)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
     _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
 
