@@ -24,7 +24,8 @@ set by the corrected resampled t-test (Nadeau & Bengio 2003; ``ssfs.experiment.s
 
 Methods: ssfs registry names with parameters (``cls``, ``"cls[label_weight=1,weights=literal]"``)
 or anchor names. Every (data, labels, method) result is cached as JSON under ``--cache``
-(default benchmarks/results/labels_sweep/), so an interrupted run resumes; ``--fresh`` recomputes.
+(default benchmarks/results/labels_sweep/), so an interrupted run resumes; ``--fresh`` recomputes
+(``--fresh m1 m2``: those methods' results only).
 Label-free methods are computed once per data set and reused for every budget.
 """
 
@@ -120,7 +121,8 @@ def _digest(obj) -> str:
 class Cache:
     """One JSON file per (data, labels, method) under ``root``."""
 
-    def __init__(self, root: Path, fresh: bool = False, cached_only: bool = False):
+    def __init__(self, root: Path, fresh=(), cached_only: bool = False):
+        """``fresh``: True (recompute everything) or the method specs to recompute."""
         self.root, self.fresh, self.cached_only = Path(root), fresh, cached_only
 
     def path(self, *keys: str) -> Path:
@@ -129,7 +131,7 @@ class Cache:
     def get_or_run(self, keys: tuple[str, ...], compute, *args) -> dict | None:
         """The cached record, else computed and stored (None with ``cached_only``)."""
         p = self.path(*keys)
-        if p.exists() and not self.fresh:
+        if p.exists() and not (self.fresh is True or keys[-1] in self.fresh):
             return json.loads(p.read_text())
         if self.cached_only:
             return None
@@ -168,28 +170,32 @@ def sweep_scenarios(args, cache: Cache) -> list[dict]:
     from ssfs.simulate import get_scenario
 
     rows = []
-    for name in args.scenarios:
-        scenario = get_scenario(name)
-        for seed in args.seeds:
-            knobs = scenario.knobs_for(seed, args.quick)
-            data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}"
-            sim, data = None, None
-            for budget in args.budgets:
-                label_key = f"{_digest(scenario.labeling)}-{budget}"
-                for spec in args.methods:
-                    if sim is None:
-                        sim = scenario.simulate(seed, args.quick)
-                        data = _sim_data(sim)
-                    if not runs_on(spec, sim.kind):
-                        continue
-                    lk = label_key if uses_labels(spec) else "label-free"
-                    y = scenario.labels(sim, budget, seed)
-                    rec = cache.get_or_run(("sim", data_key, lk, spec), _recall, spec, data, y, seed, sim)
-                    if rec is None:
-                        continue
-                    rows.append({"scenario": name, "seed": seed, "budget": budget, "method": spec, **rec})
-                    print(f"{name:20s} seed {seed} {budget:>8s} {spec:24s} {_fmt(rec['value'])} "
-                          f"({rec['seconds']:.1f} s) {'' if rec['status'] == 'ok' else rec['status']}", flush=True)
+    for seed in args.seeds:  # seed-major: an interrupted run has every scenario at the first seeds
+        for name in args.scenarios:
+            rows += _sweep_one(args, cache, get_scenario(name), seed)
+    return rows
+
+
+def _sweep_one(args, cache: Cache, scenario, seed: int) -> list[dict]:
+    """Every budget x method on one scenario's data for one seed."""
+    knobs = scenario.knobs_for(seed, args.quick)
+    data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}"
+    sim = scenario.simulate(seed, args.quick)
+    data = _sim_data(sim)
+    rows = []
+    for budget in args.budgets:
+        label_key = f"{_digest(scenario.labeling)}-{budget}"
+        y = scenario.labels(sim, budget, seed)
+        for spec in args.methods:
+            if not runs_on(spec, sim.kind):
+                continue
+            lk = label_key if uses_labels(spec) else "label-free"
+            rec = cache.get_or_run(("sim", data_key, lk, spec), _recall, spec, data, y, seed, sim)
+            if rec is None:
+                continue
+            rows.append({"scenario": scenario.name, "seed": seed, "budget": budget, "method": spec, **rec})
+            print(f"{scenario.name:20s} seed {seed} {budget:>8s} {spec:24s} {_fmt(rec['value'])} "
+                  f"({rec['seconds']:.1f} s) {'' if rec['status'] == 'ok' else rec['status']}", flush=True)
     return rows
 
 
@@ -392,7 +398,7 @@ def parse_args(argv=None):
     ap.add_argument("--reps", type=int, help="repetitions of the real sets")
     ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data"))
     ap.add_argument("--cache", default=str(HERE / "results" / "labels_sweep"))
-    ap.add_argument("--fresh", action="store_true", help="recompute cached results")
+    ap.add_argument("--fresh", nargs="*", help="recompute the cached results (of these methods only)")
     ap.add_argument("--cached-only", action="store_true", help="tables from what is cached, compute nothing")
     ap.add_argument("--doc", default=str(HERE.parent / "docs" / "benchmark_labels.md"))
     ap.add_argument("--block", help="the doc page's block to replace (default: quick or full)")
@@ -423,7 +429,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=args.fresh,
+    fresh = True if args.fresh == [] else set(args.fresh or ())
+    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=fresh,
                   cached_only=args.cached_only)
     started = time.perf_counter()
     parts = []
