@@ -51,8 +51,9 @@ SSFS_METHODS = ["variance", "laplacian", "fisher", "cls", "csfs", "sselect"]
 ARRAY_METHODS = [*SSFS_METHODS, "efsis"]
 #: ssfs methods that ignore labels (computed once per data set)
 LABEL_FREE = {"variance", "laplacian", "pca", "scanpy_hvg", "ssdr", "wckm", "l2gfs"}
-#: on thousands of cells csfs's adaptive (Ward, all pairs) neighbourhood takes minutes per call
-SIM_PARAMS = {"csfs": {"neighbourhood": "knn"}}
+#: parameters set for simulated counts: on thousands of cells csfs's adaptive (Ward, all pairs)
+#: neighbourhood takes minutes per call (with the kNN one and balanced weights it scores as cls)
+COUNTS_PARAMS = {"csfs": {"neighbourhood": "knn"}}
 QUICK = dict(scenarios=["counts", "counts_nuisance", "rare", "unlabeled_type", "wrong_labels", "microarray"],
              budgets=["0", "3/class", "1%"], seeds=[0], reps=2, arrays=["GLIOMA", "TOX-171"])
 FULL = dict(scenarios=None, budgets=["0", "2/class", "3/class", "1%", "10/class", "20/class"], seeds=[0, 1, 2],
@@ -77,6 +78,15 @@ def parse_method(spec: str) -> tuple[str, dict]:
         key, _, value = item.partition("=")
         params[key.strip()] = yaml.safe_load(value)
     return m.group(1), params
+
+
+def cache_name(spec: str, kind: str) -> str:
+    """The method's name in the cache: its spec, with the parameters this kind of data sets."""
+    name, params = parse_method(spec)
+    extra = COUNTS_PARAMS.get(name, {}) if kind == "counts" else {}
+    if not extra:
+        return spec
+    return f"{name}[{','.join(f'{k}={v}' for k, v in {**extra, **params}.items())}]"
 
 
 def uses_labels(spec: str) -> bool:
@@ -104,8 +114,8 @@ def rank(spec: str, data: dict, y: np.ndarray, seed: int, kind: str) -> np.ndarr
         return anchor_order(name, X, y, np.random.default_rng(seed))
     if not (y >= 0).any() and get_method(name).needs:  # labels, or constraints drawn from them
         return None
-    kw = {**(SIM_PARAMS.get(name, {}) if kind != "real" else {}), **params}
-    if name in {"cls", "laplacian", "csfs", "sselect"} and "embedding" in data and kind != "real":
+    kw = {**(COUNTS_PARAMS.get(name, {}) if kind == "counts" else {}), **params}
+    if name in {"cls", "laplacian", "csfs", "sselect"} and "embedding" in data:
         kw.setdefault("embedding", data["embedding"]())
     try:
         return run_method(name, data["expression"], y, rng=seed, **kw).order
@@ -131,7 +141,8 @@ class Cache:
     def get_or_run(self, keys: tuple[str, ...], compute, *args) -> dict | None:
         """The cached record, else computed and stored (None with ``cached_only``)."""
         p = self.path(*keys)
-        if p.exists() and not (self.fresh is True or keys[-1] in self.fresh):
+        if p.exists() and not (self.fresh is True or parse_method(keys[-1])[0] in self.fresh
+                               or keys[-1] in self.fresh):
             return json.loads(p.read_text())
         if self.cached_only:
             return None
@@ -152,17 +163,23 @@ class Cache:
 
 # ----------------------------------------------------------------------------- simulations
 def _sim_data(sim) -> dict:
-    from ssfs.methods._shared.representation import pca_embedding
+    """What the methods read; the PCA the graph methods would build ("auto" space on
+    single-cell-like input) computed once and passed as ``embedding=`` (the same matrix: this
+    only saves time; dense microarrays keep their raw-feature graph)."""
+    from ssfs.methods._shared.representation import pca_embedding, single_cell_like
 
     expr = sim.expression()
-    cache = {}
+    data = {"expression": expr, "counts": sim.X if sim.kind == "counts" else None}
+    if single_cell_like(expr):
+        cache = {}
 
-    def embedding():
-        if "emb" not in cache:
-            cache["emb"] = pca_embedding(expr, 50)  # what the graph methods' space "auto" builds
-        return cache["emb"]
+        def embedding():
+            if "emb" not in cache:
+                cache["emb"] = pca_embedding(expr, 50)
+            return cache["emb"]
 
-    return {"expression": expr, "counts": sim.X if sim.kind == "counts" else None, "embedding": embedding}
+        data["embedding"] = embedding
+    return data
 
 
 def sweep_scenarios(args, cache: Cache) -> list[dict]:
@@ -190,7 +207,8 @@ def _sweep_one(args, cache: Cache, scenario, seed: int) -> list[dict]:
             if not runs_on(spec, sim.kind):
                 continue
             lk = label_key if uses_labels(spec) else "label-free"
-            rec = cache.get_or_run(("sim", data_key, lk, spec), _recall, spec, data, y, seed, sim)
+            rec = cache.get_or_run(("sim", data_key, lk, cache_name(spec, sim.kind)), _recall, spec, data, y, seed,
+                                   sim)
             if rec is None:
                 continue
             rows.append({"scenario": scenario.name, "seed": seed, "budget": budget, "method": spec, **rec})
