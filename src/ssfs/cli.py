@@ -23,7 +23,7 @@ from . import __version__
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
-from .labels import class_counts
+from .labels import Labels, class_counts, encode_labels
 from .params import parse_text
 from .ranking import ranking_table
 from .registry import PIP_NAMES, check_params, get_method, list_methods
@@ -157,7 +157,6 @@ def _read_input(args, log):
     # lazy: the readers load pandas and anndata (about 0.7 s), which `ssfs methods` and --help do not need
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
-    from .io.h5ad import prepared_labels
 
     t0 = time.perf_counter()
     name = Path(args.input).name
@@ -173,7 +172,7 @@ def _read_input(args, log):
     adata = prepare_dataset(name, entry, ".")
     log.debug("ssfs %s: read %s: %d samples x %d features in %s", args.cmd, args.input, *adata.X.shape,
               fmt_seconds(time.perf_counter() - t0))
-    y, classes = prepared_labels(adata.obs["label"])
+    y, classes = encode_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
         lab = draw_labeled(y, np.flatnonzero(y >= 0), int(args.labeled_per_class), rng, dataset=name,
@@ -197,7 +196,7 @@ def cmd_rank(args) -> int:
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, y, cons, rng=rng, **params)
+    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **params)
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")

@@ -185,12 +185,13 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
                     f"{type(self).__name__} with method {self.method!r} requires y to be passed, "
                     "but the target y is None"
                 )
-            codes, classes = None, np.zeros(0)
+            labels, classes = None, np.zeros(0)
         else:
             if not hasattr(y, "cat") and not hasattr(y, "categories") and not hasattr(y, "iloc"):
                 y = np.asarray(y)
-            codes, classes = encode_labels(y, self.unlabeled_values, n=n)
-        ranked = run_method(self.method, X, codes, constraints, rng=self.random_state, **self._all_method_params())
+            labels = encode_labels(y, self.unlabeled_values, n=n)
+            classes = labels.classes
+        ranked = run_method(self.method, X, labels, constraints, rng=self.random_state, **self._all_method_params())
         if ranked.kind == "extraction":
             raise ValueError(f"{self.method!r} extracts components; it cannot select features")
         self.order_ = ranked.order

@@ -25,7 +25,6 @@ kernel weights are always computed in feature space on the graph's edges.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
 
 from .constraints import Constraints
@@ -40,8 +39,9 @@ __all__ = ["rank_features", "select_stable"]
 
 
 def _labels(adata, groupby, unlabeled_values):
+    """The :class:`ssfs.labels.Labels` of ``adata.obs[groupby]`` (None without ``groupby``)."""
     if groupby is None:
-        return None, None
+        return None
     if groupby not in adata.obs.columns:
         cols = ", ".join(map(repr, list(adata.obs.columns)[:20])) or "none"
         raise SupervisionError(f"groupby {groupby!r} is not an obs column; obs columns: {cols}")
@@ -96,13 +96,12 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
     if copy:
         adata = adata.copy()
     spec = get_method(method)
-    y, classes = _labels(adata, groupby, unlabeled_values)
+    labels = _labels(adata, groupby, unlabeled_values)
     X = _matrix(adata, layer)
     G, graph_used = _graph(adata, spec, params, graph)
     call = dict(params)
     if G is not None:
         call["graph"] = G
-    labels = None if y is None else pd.Categorical.from_codes(y, categories=pd.Index(classes, dtype=object))
     ranked = run_method(method, X, labels, constraints, rng=random_state, **call)  # names reach the errors
     if ranked.kind == "extraction":
         raise SupervisionError(f"{method!r} extracts components; it does not rank features")
@@ -110,10 +109,10 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
     store(adata, key, ranked)
     info = {"method": method, "params": {k: v for k, v in params.items() if k != "graph"}, "graph": graph_used,
             "random_state": -1 if random_state is None else int(random_state)}
-    if groupby is not None:
+    if labels is not None:
         info["groupby"] = groupby
-        info["n_labeled"] = class_counts(y, classes)
-        info["n_unlabeled"] = int((y < 0).sum())
+        info["n_labeled"] = class_counts(*labels)
+        info["n_unlabeled"] = int((labels.codes < 0).sum())
     if unlabeled_values:
         info["unlabeled_values"] = [str(v) for v in np.atleast_1d(np.asarray(unlabeled_values, dtype=object))]
     adata.uns[key] = info
@@ -158,9 +157,7 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
                             aggregation=aggregation)
     if copy:
         adata = adata.copy()
-    y, classes = _labels(adata, groupby, unlabeled_values)
-    if y is None:
-        y, classes = np.full(adata.n_obs, -1, dtype=np.int64), []
+    y, classes = _labels(adata, groupby, unlabeled_values) or (np.full(adata.n_obs, -1, dtype=np.int64), [])
     cons = constraints if constraints is not None else Constraints.from_labels(y)
     table, summary = stable_selection(_matrix(adata, layer), y, cons, settings, sel, seed=int(random_state),
                                       dataset=key_added, names=np.asarray(adata.var_names), classes=classes)

@@ -6,7 +6,7 @@ The first line is a header (feature names, or sample names when
 unless it looks like data (numbers that are not distinct integers, under a non-empty
 header): a file without an id column would otherwise silently lose its first feature, so
 that is an InputError asking for ``index_col: null`` (or an explicit ``index_col: 0``).
-Cells reading as ``NA_TOKENS`` are missing values (handled later by ``missing:``).
+Cells reading as :data:`ssfs.labels.NA_TOKENS` are missing values (handled later by ``missing:``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import pandas as pd
 from anndata import AnnData
 
 from ..errors import ConfigError, InputError, SupervisionError
-from .common import NA_TOKENS, check_unique, examples, make_adata, parse_numeric_frame
+from ..labels import NA_TOKENS
+from .common import check_unique, examples, make_adata, parse_numeric_frame
 
 ORIENTATIONS = ("samples_as_rows", "features_as_rows")
 _DELIMS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}

@@ -13,6 +13,7 @@ import numpy as np
 from anndata import AnnData
 
 from ..errors import InputError, SupervisionError
+from ..labels import encode_labels
 from .atomic import atomic_path
 from .common import examples, make_adata
 
@@ -43,7 +44,7 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_
         raise InputError(f"{where}: {path} has no X matrix")
     if not hasattr(X, "dtype") or not np.issubdtype(X.dtype, np.number):
         raise InputError(f"{where}: X of {path} is not numeric")
-    labels = None if label_key is None else src.obs[str(label_key)].to_numpy(dtype=object)
+    labels = None if label_key is None else src.obs[str(label_key)]  # a categorical keeps its declared order
     obs = src.obs.drop(columns=[c for c in (label_key, "label") if c is not None], errors="ignore")
     return make_adata(
         X, where=where, labels=labels, obs_names=src.obs_names, var_names=var.index, obs=obs, var=var.copy()
@@ -68,18 +69,8 @@ def read_prepared(path):
         raise InputError(f"cannot read prepared data {path}: {e}") from None
     if "label" not in adata.obs:
         raise InputError(f"{path} has no obs['label'] column")
-    y, classes = prepared_labels(adata.obs["label"])
+    y, classes = encode_labels(adata.obs["label"])
     return adata.X, y, classes, np.asarray(adata.var_names), adata
-
-
-def prepared_labels(label) -> tuple[np.ndarray, np.ndarray]:
-    """(codes with -1 for unlabeled (NaN), class names sorted as text) of ``obs['label']``."""
-    known = label.notna().to_numpy()
-    text = label.astype(object).to_numpy()
-    classes, codes = np.unique(np.asarray([str(v) for v in text[known]], dtype=object), return_inverse=True)
-    y = np.full(known.size, -1, dtype=np.int64)
-    y[known] = codes
-    return y, classes.astype(str)
 
 
 def dataset_summary(prepared) -> dict:

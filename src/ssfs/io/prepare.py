@@ -14,6 +14,7 @@ from ..constraints import read_sample_constraints
 from ..errors import ConfigError, InputError, SupervisionError
 from .arff import read_arff_file
 from .builtin import load_builtin
+from .common import labels_categorical
 from .delimited import read_delimited
 from .geo import read_geo_file
 from .h5ad import read_h5ad_file
@@ -165,7 +166,8 @@ def has_label_source(entry: dict) -> bool:
 
 def apply_unlabeled_values(adata: AnnData, unlabeled_values, name: str) -> AnnData:
     """``obs['label']`` with the values of ``unlabeled_values`` (compared as text) made
-    missing (NaN = unlabeled), as a categorical of strings; no label column -> all NaN."""
+    missing (NaN = unlabeled), as a categorical of the class names
+    (:func:`ssfs.io.common.labels_categorical`); no label column -> all NaN."""
     where = f"dataset {name!r}"
     if unlabeled_values is None:
         unlabeled_values = ()
@@ -176,13 +178,7 @@ def apply_unlabeled_values(adata: AnnData, unlabeled_values, name: str) -> AnnDa
     if "label" not in adata.obs.columns:
         adata.obs["label"] = pd.Categorical([None] * adata.n_obs, categories=[])
         return adata
-    drop = {str(v).strip() for v in unlabeled_values}
-    lab = adata.obs["label"]
-    if drop:
-        cats = [c for c in lab.cat.categories if str(c) in drop]
-        if cats:
-            lab = lab.cat.remove_categories(cats)
-    adata.obs["label"] = lab.cat.remove_unused_categories()
+    adata.obs["label"] = labels_categorical(adata.obs["label"], unlabeled_values)
     return adata
 
 
