@@ -19,7 +19,7 @@ MAX_FUNCTION_LINES = 80
 #: methods by name at run time (plugin discovery, :data:`ssfs.registry.METHODS_PACKAGE`): the
 #: methods import it to register, it imports none of them.
 LAYERS = (
-    ("errors",),
+    ("errors", "_docs"),
     ("seeding", "_sort_kernels", "_threads", "_progress"),
     ("labels", "params"),
     ("_validation", "ranking", "constraints"),
@@ -30,6 +30,7 @@ LAYERS = (
     ("experiment",),
     ("selector", "tl", "singlecell"),
     ("report", "workflow"),
+    ("pl",),
     ("ssfs",),
     ("cli",),
 )

@@ -290,13 +290,10 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
 
     # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
-    from .tl import store
+    from .tl._anndata import store
 
-    adata, idx = prepared, None
-    if str(args.input).endswith(".h5ad"):
-        adata = anndata.read_h5ad(args.input)
-        idx = adata.var_names.get_indexer(prepared.var_names)
-    store(adata, args.method, ranked, idx)
+    adata = anndata.read_h5ad(args.input) if str(args.input).endswith(".h5ad") else prepared
+    store(adata, args.method, ranked, prepared.var_names)
     uns = {k: v for k, v in info.items() if k != "output"}
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)

@@ -1,21 +1,15 @@
-"""scikit-learn compatible selector wrapping any registered method.
+"""The scikit-learn door: a feature selector wrapping any registered method, and what a grid
+search with partial labels needs after it.
 
->>> from ssfs import SemiSupervisedSelector
->>> sel = SemiSupervisedSelector("cls", n_features=10).fit(X, y)   # y: -1 / NaN / None = unlabeled
->>> sel.ranking_[:5], sel.transform(X).shape, sel.get_feature_names_out()
+* :class:`SemiSupervisedSelector`: ``fit(X, y)`` with -1 (NaN, None) for unlabeled samples;
+  the method's parameters are estimator parameters (``SemiSupervisedSelector("cls", k=15)``,
+  ``set_params(selector__k=5)`` in a Pipeline, a grid over ``selector__k``).
+* :func:`labeled_scorer`: a scorer that scores the labeled samples only (scikit-learn's
+  scores count a prediction against -1 as an error).
+* :class:`LabeledOnly`: an ordinary classifier fitted on the labeled samples only, so that
+  it can follow the selector in a Pipeline.
 
-``y`` may hold integer codes with -1 for unlabeled samples, or class names (strings;
-NaN / None / a missing category = unlabeled; ``unlabeled_values`` adds more, see
-:func:`ssfs.labels.encode_labels`); ``classes_`` holds the class names. ``constraints``
-(:class:`ssfs.Constraints`, row indices) may be given to ``fit`` instead of, or in
-addition to, labels. Passes scikit-learn's ``parametrize_with_checks``
-(tests/test_selector.py).
-
-In a Pipeline, ``fit(X, y)`` hands the same ``y`` to every step: the selector uses the
-labeled and the unlabeled samples; the next step must itself accept unlabeled samples.
-scikit-learn's :class:`~sklearn.semi_supervised.SelfTrainingClassifier` (y = -1 for
-unlabeled) is the natural partner; an ordinary classifier would take -1 for a class,
-so give it only the labeled rows.
+docs/sklearn.md has the recipe: tuning ``k`` with partial labels.
 """
 
 from __future__ import annotations
@@ -32,6 +26,7 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._docs import doc_params
 from .constraints import Constraints
 from .errors import MethodError, SupervisionError
 from .labels import encode_labels
@@ -52,18 +47,72 @@ def _declared_params(method) -> set | None:
         return None
 
 
+@doc_params
 class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
-    """Select the ``n_features`` best features according to method ``method``.
+    """Keep the ``n_features`` best features according to the registered method ``method``.
 
-    ``n_features``: an int >= 1 (more than the number of features keeps all), a float
-    in (0, 1] (that fraction of the features, rounded, at least 1) or ``'all'``;
-    anything else is a ValueError at ``fit``. ``params``: the method's parameters.
+    A scikit-learn feature selector (``fit``, ``transform``, ``get_support``,
+    ``get_feature_names_out``) that passes scikit-learn's estimator checks and uses the
+    unlabeled samples of ``y`` too.
 
-    Attributes after ``fit``: ``scores_`` (per feature; -inf/inf where undefined),
-    ``ranking_`` (1 = best), ``order_`` (feature indices best first),
-    ``n_features_`` (number kept), ``classes_`` (class names of the labeled samples),
-    ``higher_is_better_``, ``result_`` (the method's full :class:`SelectionResult`),
-    ``feature_names_in_`` (when X has string column names).
+    Parameters
+    ----------
+    {method}
+    n_features
+        The number of features kept: an int >= 1 (more than the number of features keeps
+        all), a float in (0, 1] (that share of the features, rounded, at least 1) or
+        ``"all"``; anything else is a ValueError at ``fit``.
+    params
+        The method's parameters as a dict; for the names the selector itself takes
+        (``scanpy_rank_genes``'s ``method``, ``mrmr``'s ``n_features``) the only way.
+    {random_state}
+    {unlabeled_values}
+    **method_params
+        The method's parameters as keywords (``SemiSupervisedSelector("cls", k=15)``): they
+        are estimator parameters, so ``get_params``, ``set_params``, ``clone`` and grids see
+        them (``{"selector__k": [5, 10, 20]}`` in a Pipeline step named ``selector``).
+        Checked, like ``params``, at ``fit`` (scikit-learn's rule: ``__init__`` does no work).
+
+    Attributes
+    ----------
+    scores_ : numpy.ndarray
+        The method's score per feature (-inf/inf where undefined; None for subset methods).
+    ranking_ : numpy.ndarray
+        Rank per feature, 1 = best.
+    order_ : numpy.ndarray
+        Feature indices, best first.
+    n_features_ : int
+        The number of features kept.
+    classes_ : numpy.ndarray
+        The class names of the labeled samples.
+    higher_is_better_ : bool
+        The direction of ``scores_``.
+    result_ : SelectionResult
+        The method's full result.
+    n_features_in_, feature_names_in_
+        As every scikit-learn estimator (names when X has string column names).
+
+    See Also
+    --------
+    labeled_scorer : score a grid search on the labeled samples only.
+    LabeledOnly : an ordinary classifier after the selector, fitted on the labeled samples.
+
+    Notes
+    -----
+    In a Pipeline, ``fit(X, y)`` hands the same ``y`` to every step: the selector uses the
+    labeled and the unlabeled samples, the next step must accept them too:
+    :class:`~sklearn.semi_supervised.SelfTrainingClassifier` (y = -1 for unlabeled), or
+    an ordinary classifier wrapped in :class:`LabeledOnly` (an ordinary classifier alone
+    would learn -1 as a class). ``constraints`` (:class:`ssfs.Constraints`, row indices)
+    may be given to ``fit`` instead of, or besides, labels.
+
+    Examples
+    --------
+    >>> sel = SemiSupervisedSelector("cls", n_features=20, k=15).fit(X, y)   # y: -1 = unlabeled
+    >>> sel.get_feature_names_out(), sel.transform(X).shape
+    >>> pipe = Pipeline([("selector", SemiSupervisedSelector("cls")), ("clf", LabeledOnly(LogisticRegression()))])
+    >>> GridSearchCV(pipe, {"selector__k": [5, 10, 20]}, scoring=labeled_scorer(),
+    ...              cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
     """
 
     def __init__(self, method: str = "cls", n_features=10, params: dict | None = None,
@@ -175,7 +224,23 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
             return max(1, int(round(float(k) * p)))
         raise ValueError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k!r}")
 
+    @doc_params
     def fit(self, X, y=None, constraints: Constraints | None = None):
+        """Run the method on ``X`` (all samples, labeled or not) and keep its best features.
+
+        Parameters
+        ----------
+        X
+            The samples x features matrix (array, DataFrame or scipy.sparse).
+        {y}
+            None: label-free methods only.
+        {constraints}
+
+        Returns
+        -------
+        SemiSupervisedSelector
+            The fitted selector.
+        """
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
         n, p = X.shape
         k = self._n_keep(p)
@@ -213,6 +278,7 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
         return mask
 
 
+@doc_params
 def labeled_mask(y, unlabeled_values=()) -> np.ndarray:
     """Which samples of ``y`` are labeled (-1, NaN, None or a value of ``unlabeled_values``
     = unlabeled, :func:`ssfs.labels.encode_labels`).
@@ -221,8 +287,7 @@ def labeled_mask(y, unlabeled_values=()) -> np.ndarray:
     ----------
     y
         Labels: integer codes, class names, a Series or a Categorical.
-    unlabeled_values
-        Label values meaning "no label" besides -1, NaN and None (compared as text).
+    {unlabeled_values}
 
     Returns
     -------
@@ -271,6 +336,7 @@ class LabeledScorer:
         return f"labeled_scorer({self.scoring!r}{extra})"
 
 
+@doc_params
 def labeled_scorer(scoring="accuracy", unlabeled_values=()) -> LabeledScorer:
     """A scikit-learn scorer that ignores the unlabeled samples of ``y``.
 
@@ -284,8 +350,7 @@ def labeled_scorer(scoring="accuracy", unlabeled_values=()) -> LabeledScorer:
     scoring
         A scikit-learn scorer name (``"accuracy"``, ``"balanced_accuracy"``,
         ``"f1_macro"`` ...) or a scorer callable ``(estimator, X, y)``.
-    unlabeled_values
-        Label values meaning "no label" besides -1, NaN and None (compared as text).
+    {unlabeled_values}
 
     Returns
     -------
@@ -303,6 +368,7 @@ def labeled_scorer(scoring="accuracy", unlabeled_values=()) -> LabeledScorer:
     return LabeledScorer(scoring, unlabeled_values)
 
 
+@doc_params
 class LabeledOnly(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """An ordinary classifier fitted on the labeled samples only, for a Pipeline whose ``y``
     holds unlabeled samples (the selector before it uses them all).
@@ -311,8 +377,7 @@ class LabeledOnly(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ----------
     estimator
         A scikit-learn classifier; a clone is fitted on the labeled rows (``estimator_``).
-    unlabeled_values
-        Label values meaning "no label" besides -1, NaN and None (compared as text).
+    {unlabeled_values}
 
     Attributes
     ----------
