@@ -36,7 +36,7 @@ TEXT: dict[str, str] = {
     "y": "Class labels of the samples: integer codes, or class names (strings, a pandas Categorical or "
          f"Series). {UNLABELED} Error messages and outputs name the classes.",
     "unlabeled_values": 'Label values meaning "no label" besides the missing ones, compared as text '
-                        '(e.g. ``["unknown", "-1"]``).',
+                        "(e.g. unknown, -1).",
     "constraints": "A :class:`ssfs.Constraints` (must-link / cannot-link pairs of sample indices); default: "
                    "the pairs of the labeled samples (same class: must-link, different classes: cannot-link).",
     "random_state": "The seed of every random choice (resamples, tie-breaking among equal scores): the same "
