@@ -205,3 +205,19 @@ def _grid_search_tunes_k(X, y):
     both = cross_validate(self_training, X, y, cv=cv, scoring={"labeled": labeled_scorer(), "plain": "accuracy"})
     assert both["test_labeled"].min() == 1.0
     assert both["test_plain"].max() <= (y >= 0).mean() + 0.05, both  # every sample scored: the labeled share
+
+
+def test_docs_recipe_runs():
+    """docs/sklearn.md's recipe, as printed: the grid runs and finds the informative features."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "sklearn.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", page, re.S)
+    assert len(code) == 1
+    ns: dict = {}
+    with threadpool_limits(1):
+        exec(code[0], ns)  # noqa: S102 - the documentation's own example
+    grid = ns["grid"]
+    assert grid.best_score_ > 0.75
+    assert len({"x0", "x1", "x2", "x3", "x4"} & set(grid.best_estimator_[0].get_feature_names_out())) >= 4

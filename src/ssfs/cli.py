@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from ._progress import enable_bar, fmt_seconds
 from ._docs import cli_help
+from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
 from .labels import Labels, class_counts, encode_labels
@@ -337,9 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_input_arguments(r) -> None:
     """The data file and how to read its labels (shared by ``rank`` and ``select``)."""
     r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix), or 10x Genomics "
-                                 "output: a Cell Ranger matrix folder (matrix.mtx.gz, barcodes.tsv.gz, features.tsv.gz) "
-                                 "or a feature-barcode .h5 (labels: --labels-file barcode,label listing the labeled "
-                                 "cells)")
+                                 "output: a Cell Ranger matrix folder (matrix.mtx.gz, barcodes.tsv.gz, "
+                                 "features.tsv.gz) or a feature-barcode .h5 (labels: --labels-file barcode,label "
+                                 "listing the labeled cells)")
     r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
                         "(default: every given label is used)")

@@ -11,7 +11,7 @@ import pytest
 from scipy import sparse
 from tenx_files import MARKERS, planted_counts, write_10x_dir, write_10x_h5, write_labels
 
-from ssfs import InputError, SupervisionError
+from ssfs import ConfigError, InputError, SupervisionError
 from ssfs.cli import main
 from ssfs.io import guess_format, prepare_dataset, read_dataset
 
@@ -89,15 +89,16 @@ def test_bad_10x_folders_are_one_line_errors(tenx, tmp_path, capsys):
     cases["no_barcodes"] = (_copy(v3, tmp_path / "no_barcodes", skip=("barcodes.tsv.gz",)),
                             "has no barcodes.tsv.gz .*found: 'features.tsv.gz', 'matrix.mtx.gz'")
     short = _copy(v3, tmp_path / "short")
-    lines = gzip.open(short / "barcodes.tsv.gz", "rt").read().splitlines()[:-3]
+    lines = gzip.decompress((short / "barcodes.tsv.gz").read_bytes()).decode().splitlines()[:-3]
     with gzip.open(short / "barcodes.tsv.gz", "wt") as fh:
         fh.write("\n".join(lines) + "\n")
     cases["short"] = (short, r"matrix.mtx.gz has 40 columns \(cells\) but barcodes.tsv.gz lists 37")
     mixed = _copy(v3, tmp_path / "mixed", skip=("features.tsv.gz",))
-    (mixed / "features.tsv").write_bytes(gzip.open(v3 / "features.tsv.gz").read())
+    (mixed / "features.tsv").write_bytes(gzip.decompress((v3 / "features.tsv.gz").read_bytes()))
     cases["mixed"] = (mixed, "mixes compressed and uncompressed files .*features.tsv.gz is not compressed")
     outer = tmp_path / "outs"
-    _copy(v3, outer / "filtered_feature_bc_matrix") if outer.mkdir() is None else None
+    outer.mkdir()
+    _copy(v3, outer / "filtered_feature_bc_matrix")
     cases["outer"] = (outer, "holds no matrix.mtx.*give that folder")
     (tmp_path / "junk.h5").write_text("not hdf5\n")
     cases["junk"] = (tmp_path / "junk.h5", "as a 10x Genomics .h5 .*not an HDF5 file")
@@ -141,6 +142,6 @@ def test_workflow_config_takes_format_10x(tenx):
     a = prepare_dataset("pbmc", out["datasets"]["pbmc"], root)
     assert a.n_obs == 40 and a.obs["label"].notna().sum() == 12
     bad = {"datasets": {"free": {"path": "hg19"}}, "methods": {"fisher": {}}}
-    with pytest.raises(Exception, match="no labels .*fisher"):  # a 10x folder without labels_file: label-free
+    with pytest.raises(ConfigError, match="no labels .*fisher"):  # a 10x folder without labels_file: label-free
         validate_config(bad, load_schema(repo / "workflow/schemas/config.schema.yaml"))
 
