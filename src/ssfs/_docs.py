@@ -35,8 +35,8 @@ TEXT: dict[str, str] = {
                      ":class:`~ssfs.errors.MethodError` naming the accepted ones.",
     "y": "Class labels of the samples: integer codes, or class names (strings, a pandas Categorical or "
          f"Series). {UNLABELED} Error messages and outputs name the classes.",
-    "unlabeled_values": 'Label values meaning "no label" besides the missing ones, compared as text '
-                        "(e.g. unknown, -1).",
+    "unlabeled_values": 'Label values meaning "no label" besides the missing ones (None, NaN; blank and NA '
+                        "cells always mean unlabeled), compared as text (e.g. unknown, -1).",
     "constraints": "A :class:`ssfs.Constraints` (must-link / cannot-link pairs of sample indices); default: "
                    "the pairs of the labeled samples (same class: must-link, different classes: cannot-link).",
     "random_state": "The seed of every random choice (resamples, tie-breaking among equal scores): the same "
