@@ -214,15 +214,15 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
             return p
         if isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)):
             if k < 1:
-                raise ValueError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k}")
+                raise MethodError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k}")
             return min(int(k), p)
         if isinstance(k, numbers.Real) and not isinstance(k, (bool, np.bool_)):
             if not 0.0 < float(k) <= 1.0:
-                raise ValueError(
+                raise MethodError(
                     f"n_features as a float is a fraction of the features and must be in (0, 1]; got {k}"
                 )
             return max(1, int(round(float(k) * p)))
-        raise ValueError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k!r}")
+        raise MethodError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k!r}")
 
     @doc_params
     def fit(self, X, y=None, constraints: Constraints | None = None):
@@ -258,7 +258,7 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
             classes = labels.classes
         ranked = run_method(self.method, X, labels, constraints, rng=self.random_state, **self._all_method_params())
         if ranked.kind == "extraction":
-            raise ValueError(f"{self.method!r} extracts components; it cannot select features")
+            raise MethodError(f"{self.method!r} extracts components; it cannot select features")
         self.order_ = ranked.order
         self.scores_ = ranked.scores
         self.higher_is_better_ = ranked.higher_is_better

@@ -110,6 +110,9 @@ def _resolve(entry: dict, name: str, data_dir) -> tuple[str, dict]:
     fmt = entry.get("format", "auto")
     if fmt not in FORMATS:
         raise ConfigError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if path.is_dir() and fmt not in ("auto", "10x"):
+        raise InputError(f"{where}: {path} is a directory, not a {fmt} file; give the file inside it (a 10x "
+                         "matrix folder: format 10x or auto)")
     if fmt == "auto":
         fmt = "10x" if path.is_dir() else guess_format(path)  # a folder: 10x (its reader says what is missing)
         if fmt is None:

@@ -42,7 +42,7 @@ def is_10x_dir(path: Path) -> bool:
 
 
 def _layout(path: Path, where: str) -> str:
-    """The Cell Ranger layout of folder ``path``, or a one-line InputError naming the missing file."""
+    """The Cell Ranger layout of folder ``path``, or a one-line InputError naming what is wrong."""
     found = sorted(p.name for p in path.iterdir())
     for name, files in LAYOUTS.items():
         if all((path / f).is_file() for f in files):
@@ -52,16 +52,18 @@ def _layout(path: Path, where: str) -> str:
         hint = f"; the 10x matrix is in {inner[0]}: give that folder" if len(inner) == 1 else ""
         raise InputError(f"{where}: {path} holds no matrix.mtx(.gz), so it is not a 10x matrix folder "
                          f"(it holds: {examples(found, 6) or 'nothing'}){hint}")
-    v3 = (path / "matrix.mtx.gz").is_file()
-    files = LAYOUTS["Cell Ranger 3+" if v3 else "Cell Ranger 2"]
+    v3 = any(f.startswith("features.tsv") for f in found) or "matrix.mtx.gz" in found
+    layout = "Cell Ranger 3+" if v3 else "Cell Ranger 2"
+    files = LAYOUTS[layout]
     missing = [f for f in files if not (path / f).is_file()]
-    plain = [f for f in missing if (path / f.removesuffix(".gz")).is_file() or (path / (f + ".gz")).is_file()]
-    if plain:
-        fix = ("gzip the .tsv files" if v3 else "gunzip the files") + " so that all three are compressed or none"
-        raise InputError(f"{where}: 10x folder {path} mixes compressed and uncompressed files (matrix "
-                         f"{files[0]}, but {plain[0]} is {'not ' if v3 else ''}compressed): {fix}")
-    raise InputError(f"{where}: 10x folder {path} has no {missing[0]} (a {'Cell Ranger 3+' if v3 else 'Cell Ranger 2'}"
-                     f" matrix folder holds {', '.join(files)}; found: {examples(found, 6)})")
+    other = [f.removesuffix(".gz") if v3 else f + ".gz" for f in missing]
+    wrong = [f for f in other if (path / f).is_file()]
+    if wrong:
+        fix = "gzip them, as Cell Ranger writes them" if v3 else "gunzip them, as Cell Ranger 2 writes them"
+        raise InputError(f"{where}: 10x folder {path} holds {layout} files {'un' if v3 else ''}compressed "
+                         f"({', '.join(wrong)}): {fix} (scanpy reads them so)")
+    raise InputError(f"{where}: 10x folder {path} has no {missing[0]} (a {layout} matrix folder holds "
+                     f"{', '.join(files)}; found: {examples(found, 6)})")
 
 
 def _lines(path: Path) -> int:

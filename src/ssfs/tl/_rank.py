@@ -9,6 +9,7 @@ from ..errors import SupervisionError
 from ..labels import class_counts
 from ..registry import get_method
 from ..runner import run_method
+from ..seeding import as_generator
 from ._anndata import cell_graph, expression, labels_of, store, var_positions
 
 
@@ -59,6 +60,7 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
     >>> ssfs.tl.rank_features(adata, "cls", groupby="bulk_labels", k=15)   # ranks .raw
     >>> adata.var.sort_values("cls_rank").head()
     """
+    as_generator(random_state, name="random_state")
     if copy:
         adata = adata.copy()
     spec = get_method(method)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._docs import doc_params
 from ..constraints import Constraints
+from ..errors import MethodError
 from ..experiment.stable_selection import method_settings, selection_options, stable_selection
 from ._anndata import expression, labels_of, var_positions
 
@@ -69,6 +70,8 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
             ``use_raw``), the stability and the error bound, ``use_raw``, ``groupby`` and
             ``random_state``. With nothing selected its ``note`` says why, and is warned.
     """
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
+        raise MethodError(f"random_state must be an integer >= 0 (a seed), got {random_state!r}")
     settings = method_settings(methods, params)
     sel = selection_options(resamples=resamples, top=top, threshold=threshold, scheme=scheme,
                             aggregation=aggregation)
