@@ -94,7 +94,13 @@ def cell_graph(adata, spec, params: dict, graph):
 def var_positions(adata, names) -> np.ndarray:
     """For each feature of ``names``, its position in ``adata.var`` (-1: not there, e.g. a
     gene of ``.raw`` outside the highly variable ones)."""
-    return adata.var_names.get_indexer(pd.Index(names))
+    names = pd.Index(names)
+    if names.equals(adata.var_names):
+        return np.arange(adata.n_vars)
+    if not adata.var_names.is_unique:
+        raise InputError("adata.var_names are not unique, so the genes of .raw cannot be placed in adata.var; "
+                         "call adata.var_names_make_unique() first")
+    return adata.var_names.get_indexer(names)
 
 
 def store(adata, key: str, ranked, names=None) -> None:

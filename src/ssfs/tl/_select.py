@@ -82,17 +82,23 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
     cons = constraints if constraints is not None else Constraints.from_labels(y)
     table, summary = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state),
                                       dataset=key_added, names=np.asarray(data.var_names), classes=classes)
-    pos = var_positions(adata, data.var_names[table["index"].to_numpy()])
-    hit = pos >= 0
-    freq = np.zeros(adata.n_vars)
-    rank = np.zeros(adata.n_vars, dtype=np.int64)
-    freq[pos[hit]] = table["frequency"].to_numpy()[hit]
-    rank[pos[hit]] = table["consensus_rank"].to_numpy()[hit]
-    adata.var[f"{key_added}_frequency"] = freq
-    adata.var[f"{key_added}_rank"] = rank
-    adata.var[f"{key_added}_selected"] = freq >= threshold
+    _store(adata, key_added, table, data.var_names, threshold)
     adata.uns[key_added] = {**summary, "groupby": groupby, "random_state": int(random_state),
                             "use_raw": data.use_raw, **({"layer": layer} if layer is not None else {})}
     if summary["note"]:
         warnings.warn(f"select_stable: {summary['note']}", UserWarning, stacklevel=2)
     return adata if copy else None
+
+
+def _store(adata, key: str, table, names, threshold: float) -> None:
+    """``var[f"{key}_frequency"]``, ``_rank`` and ``_selected`` of the consensus ``table``
+    (rows by position in ``names``, the ranked matrix's features), by feature name."""
+    pos = var_positions(adata, names)[table["index"].to_numpy()]
+    hit = pos >= 0
+    freq = np.zeros(adata.n_vars)
+    rank = np.zeros(adata.n_vars, dtype=np.int64)
+    freq[pos[hit]] = table["frequency"].to_numpy()[hit]
+    rank[pos[hit]] = table["consensus_rank"].to_numpy()[hit]
+    adata.var[f"{key}_frequency"] = freq
+    adata.var[f"{key}_rank"] = rank
+    adata.var[f"{key}_selected"] = freq >= threshold
