@@ -14,15 +14,17 @@ import anndata
 import numpy as np
 from anndata import AnnData
 
-from ..errors import InputError, SupervisionError
+from ..errors import ConfigError, InputError, SupervisionError
 from ..labels import Labels, class_counts, encode_labels
 from .atomic import atomic_write_bytes
 from .common import examples, make_adata
 
 
-def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_raw: bool = False) -> AnnData:
+def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_raw: bool = False,
+                   layer: str | None = None) -> AnnData:
     """``label_key``: obs column of the labels (NaN = unlabeled); None: ``label`` when
-    present, else no labels (a label-free dataset)."""
+    present, else no labels (a label-free dataset). ``use_raw``: read ``.raw.X``; ``layer``:
+    read ``layers[layer]`` (not both)."""
     try:
         src = anndata.read_h5ad(path)
     except Exception as e:  # noqa: BLE001 - h5py/anndata raise OSError, KeyError, ValueError ... on damaged files
@@ -36,12 +38,7 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_
             f"{where}: label_key {label_key!r} is not an obs column of {path}; "
             f"available obs columns: {examples(cols, 20) if cols else 'none'}"
         )
-    if use_raw:
-        if src.raw is None:
-            raise InputError(f"{where}: use_raw is true but {path} has no .raw")
-        X, var = src.raw.X, src.raw.var
-    else:
-        X, var = src.X, src.var
+    X, var = _matrix_of(src, path, where, use_raw=use_raw, layer=layer)
     if X is None:
         raise InputError(f"{where}: {path} has no X matrix")
     if not hasattr(X, "dtype") or not np.issubdtype(X.dtype, np.number):
@@ -51,6 +48,22 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_
     return make_adata(
         X, where=where, labels=labels, obs_names=src.obs_names, var_names=var.index, obs=obs, var=var.copy()
     )
+
+
+def _matrix_of(src: AnnData, path: Path, where: str, *, use_raw: bool, layer: str | None):
+    """(matrix, var) of the h5ad ``src``: ``X``, ``.raw.X`` or ``layers[layer]``."""
+    if use_raw and layer is not None:
+        raise ConfigError(f"{where}: use_raw and layer name two matrices of {path}; give one")
+    if layer is not None:
+        if str(layer) not in src.layers:
+            have = examples(list(src.layers), 10) or "none"
+            raise InputError(f"{where}: layer {layer!r} is not in {path} (layers: {have})")
+        return src.layers[str(layer)], src.var
+    if use_raw:
+        if src.raw is None:
+            raise InputError(f"{where}: use_raw is true but {path} has no .raw")
+        return src.raw.X, src.raw.var
+    return src.X, src.var
 
 
 def write_prepared(adata: AnnData, path, *, what: str = "") -> Path:
