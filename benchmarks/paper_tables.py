@@ -1,4 +1,4 @@
-"""The README's "published / ours" tables from a run's ``results/tables/paper_comparison.tsv``.
+"""The "published / ours" tables of docs/papers.md from a run's ``results/tables/paper_comparison.tsv``.
 
     python benchmarks/paper_tables.py results/tables/paper_comparison.tsv
 

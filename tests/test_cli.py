@@ -1,5 +1,5 @@
 """The command line explains itself (issues #17, #18): --version, the methods table (text,
-Markdown = README.md's table, JSON), defaults in every --help, install hints naming the
+Markdown = docs/methods.md's table, JSON), defaults in every --help, install hints naming the
 PyPI package, --index-column and the refusal of a first column that looks like data."""
 
 import json
@@ -61,11 +61,11 @@ def test_methods_json_and_markdown(capsys):
     assert row in md.splitlines()
 
 
-def test_readme_methods_table_is_the_generated_one():
-    text = (REPO / "README.md").read_text()
-    assert BEGIN in text and END in text, "README.md lost the markers of the generated methods table"
+def test_docs_methods_table_is_the_generated_one():
+    text = (REPO / "docs" / "methods.md").read_text()
+    assert BEGIN in text and END in text, "docs/methods.md lost the markers of the generated methods table"
     table = text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
-    assert table == methods_markdown(), "README.md's methods table is stale: paste `ssfs methods --markdown`"
+    assert table == methods_markdown(), "docs/methods.md's methods table is stale: paste `ssfs methods --markdown`"
 
 
 def _subparsers(parser):

@@ -98,7 +98,7 @@ def _cells(row: dict, code: str = "") -> list[str]:
 
 
 def methods_markdown() -> str:
-    """The methods table in Markdown (the README's table is this text)."""
+    """The methods table in Markdown (docs/methods.md holds this text)."""
     lines = ["| " + " | ".join(METHOD_COLUMNS) + " |", "|" + "---|" * len(METHOD_COLUMNS)]
     lines += ["| " + " | ".join(_cells(r, "`")) + " |" for r in method_rows()]
     return "\n".join(lines) + "\n"
@@ -387,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "whether it can be split over jobs, its parameters and their defaults.")
     m.add_argument("-v", "--verbose", action="store_true", help="add each method's one-line description")
     fmt = m.add_mutually_exclusive_group()
-    fmt.add_argument("--markdown", action="store_true", help="a Markdown table (as in README.md)")
+    fmt.add_argument("--markdown", action="store_true", help="a Markdown table (as in docs/methods.md)")
     fmt.add_argument("--json", action="store_true", help="JSON: one object per method")
     m.set_defaults(func=cmd_methods)
     r = sub.add_parser(

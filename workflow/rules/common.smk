@@ -15,7 +15,7 @@ except SSFSError as e:
     raise WorkflowError(str(e)) from None
 
 # kill -9 resume: a lock left by a Snakemake process that no longer runs is removed here, in
-# the main process, before Snakemake takes the lock (ssfs.workflow.locks; README "Interrupting")
+# the main process, before Snakemake takes the lock (ssfs.workflow.locks; docs/getting_started.md "Running on your own data")
 if workflow.is_main_process:
     from ssfs.workflow.locks import clear_stale_locks
 

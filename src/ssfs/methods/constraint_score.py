@@ -139,7 +139,7 @@ def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloa
 
 _C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Default differs from the paper: LS^(1-s) C1^s, s the labels' share "
        "as in cls (weights=balanced): simulation at 1 % labels 0.66 of planted markers vs laplacian 0.63, fisher 0.34; "
-       "the paper's product (weights=literal) 0.60, ahead only from ~20 labels per type (README)")
+       "the paper's product (weights=literal) 0.60, ahead only from ~20 labels per type (docs/methods.md)")
 
 
 def c1_balanced(X, constraints) -> tuple[np.ndarray, int]:

@@ -275,7 +275,7 @@ ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run,
 @register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS, description=(
     "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal) on one shared PCA kNN "
     "graph (space=auto; paper: space=subspace): simulation at 1 % labels 0.64 of planted markers vs laplacian "
-    "0.63, cls 0.66; PBMC 0.613 vs 0.503 on own subspaces (README)"))
+    "0.63, cls 0.66; PBMC 0.613 vs 0.503 on own subspaces (docs/methods.md)"))
 def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
            k: PosInt = 10, bandwidth: Bandwidth = "auto",
            mean: Literal["uniform", "degree"] = "uniform",
@@ -298,7 +298,7 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
     :func:`ssfs.methods.spectral.constrained_laplacian_score`; ``bootstrap``: "rows" (drawn
     copies kept as must-linked rows) or "unique" (each drawn sample once, the bootstrap as a
     set). On the face-image benchmarks "unlabeled" + "cannot_link" + "unique" with min-max
-    scaled features and bandwidth 0.1 comes closest to the paper (README, "Reproducing the papers").
+    scaled features and bandwidth 0.1 comes closest to the paper (docs/papers.md, "EnsCLS").
     ``weights``, ``label_weight``: each member's CLS reading
     (:func:`ssfs.methods.spectral.constrained_laplacian_score`);
     the default "balanced" differs from the paper (label terms per sample, in closed form);
@@ -310,7 +310,7 @@ def enscls(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace:
     samples unlabeled; balanced members only) or "auto" (default: "pca" with balanced members and no
     SOM, else "subspace"). On single cells sqrt(p) random genes give no cell neighbourhood (planted
     simulation at 1 % labels: 0.30 -> 0.64 of the markers); on PBMC and three microarrays the shared
-    graph is ahead or level (README). A shared-graph member costs O(n k m) (no kNN search), so the
+    graph is ahead or level (docs/methods.md). A shared-graph member costs O(n k m) (no kNN search), so the
     default committee (eq. 4, every gene scored about ten times) runs in seconds on thousands of cells.
     """
     n_jobs = job_threads(n_jobs)

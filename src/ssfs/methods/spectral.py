@@ -103,7 +103,7 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
     only by must-link edges). ``denominator``: "variance" (above) or "cannot_link" (eq. 1/3
     literally: j runs over samples in a cannot-link pair only, so the alpha = mu case never
     occurs and only the CL terms remain; without cannot-link pairs the variance form is
-    used). README "Reproducing the papers" reports what each reading does on the benchmarks.
+    used). docs/papers.md reports what each reading does on the benchmarks.
     """
     check_cls_options(knn_edges, denominator)
     if weights not in ("balanced", "literal"):

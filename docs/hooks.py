@@ -1,0 +1,38 @@
+"""MkDocs hooks of the documentation site (mkdocs.yml ``hooks``).
+
+The configuration reference lives beside the configs (``config/README.md``, where a user editing a
+config finds it); the site shows it as the page ``config.md``, and links to it from the pages
+(``../config/README.md``) point there. The docstrings cross-reference in reST roles
+(``:func:`~ssfs.run_method```, read by ``help()`` and IDEs); the API pages show the name as code.
+"""
+
+import re
+from pathlib import Path
+
+from mkdocs.structure.files import File
+
+REPO = Path(__file__).resolve().parent.parent
+#: repository files outside docs/ that the site shows as pages: page name -> file
+PAGES = {"config.md": REPO / "config" / "README.md"}
+#: how the pages link to those files (relative to docs/) -> the page's name
+LINKS = {"../config/README.md": "config.md"}
+
+
+def on_files(files, config):
+    for name, path in PAGES.items():
+        files.append(File.generated(config, name, content=path.read_text(encoding="utf-8")))
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    for link, name in LINKS.items():
+        markdown = markdown.replace(f"]({link})", f"]({name})").replace(f"]({link}#", f"]({name}#")
+    return markdown
+
+
+#: a reST role as the Markdown renderer leaves it: ``:func:<code>~pkg.name</code>``
+ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):<code>(~?)([^<]*)</code>")
+
+
+def on_page_content(html, page, config, files):
+    return ROLE.sub(lambda m: f"<code>{m.group(2).rsplit('.', 1)[-1] if m.group(1) else m.group(2)}</code>", html)
