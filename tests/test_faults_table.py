@@ -695,7 +695,7 @@ OUTPUT_CASES = [
                                       "-o", "/proc/ssfs-sel", files=D), Err("/proc/ssfs-sel")),
     Case("select: disk full at summary.json", fault(ENOSPC, cli(
         "select", "d.csv", "--label-column", "label", "--resamples", "2", "-o", "sel", files=D),
-        "ssfs.workflow.pipeline.Path.write_text"),
+        "ssfs.io.atomic.Path.write_text"),
          Errs("sel/summary.json", "no space left", left=("sel/consensus.tsv", "sel/summary.json"))),
     Case("select: disk full at consensus.tsv", fault(ENOSPC, cli(
         "select", "d.csv", "--label-column", "label", "--resamples", "2", "-o", "sel", files=D)),

@@ -70,7 +70,7 @@ def test_fused_steps_give_the_tables_of_one_job_per_step(tmp_path, tmp_path_fact
     assert apart.get("supervision") == apart.get("evaluate") == apart.get("select_0") == "1", apart
     snakemake(tmp_path, cfg, *SCORE_TARGETS, cores=2)
     got = tables(tmp_path)
-    assert sorted(got) == sorted(ref) and len(ref) == 2 + 2 + 8 + 2
+    assert sorted(got) == sorted(ref) and len(ref) == 2 + 2 + 4 + 2
     assert [k for k in ref if got[k] != ref[k]] == []
 
 
