@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import MethodError, SupervisionError
+from ..errors import SupervisionError
 from ..params import OpenFraction, PosInt
 from ..ranking import rank_matrix
 from ..registry import SelectionResult, register
@@ -42,15 +42,8 @@ def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, ba
     Algorithm 5 combines classifiers by majority vote; a filter needs one ranking, hence
     mean-rank aggregation.
     """
-    if base not in ("cs1", "cs2"):
-        raise MethodError(f"bcs: base must be 'cs1' or 'cs2', got {base!r}")
     if base == "cs1" and constraints.n_cl == 0:
         raise SupervisionError("bcs with base cs1 needs cannot-link constraints but none were given")
-    if not 0.0 < lam < 1.0:
-        raise MethodError(f"bcs: lam must be in (0, 1), got {lam}")
-    if int(n_bags) < 1:
-        raise MethodError(f"bcs: n_bags must be >= 1, got {n_bags}")
-    n_bags = int(n_bags)
     c_ml = _bootstrap_counts(constraints.n_ml, n_bags, rng)
     c_cl = _bootstrap_counts(constraints.n_cl, n_bags, rng)
     ml = weighted_pair_sums(X, constraints.ml, c_ml)

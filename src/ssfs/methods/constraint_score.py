@@ -9,7 +9,6 @@ from typing import Any, Literal
 import numpy as np
 from scipy import sparse
 
-from ..errors import MethodError
 from ..params import Bandwidth, Fraction, NonNegFloat, OpenFraction, PosFloat, PosInt
 from ..registry import register
 from ._shared.cls import label_share_of, mean_partner_sums
@@ -77,7 +76,6 @@ def constraint_score_1(X, y, constraints, rng):
 _CS2 = ("Constraint score 2 (eq. 2.18). Labels only; default scale='constrained' divides it by each feature's "
         "variance over the constrained samples and then ranks as fisher (balanced classes); the literal difference "
         "(scale='none') prefers low-variance features")
-SCALES = ("constrained", "all", "none")
 
 
 def scaled_difference(ml, cl, X, constraints, *, lam: float, scale: str) -> np.ndarray:
@@ -93,8 +91,6 @@ def scaled_difference(ml, cl, X, constraints, *, lam: float, scale: str) -> np.n
     diff = ml - lam * cl
     if scale == "none":
         return diff
-    if scale not in SCALES:
-        raise MethodError(f"cs2: scale must be one of {', '.join(SCALES)}; got {scale!r}")
     var = column_variance(X if scale == "all" else X[constraints.samples()])
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(var > 0, diff / np.where(var > 0, var, 1.0), np.nan)
@@ -106,8 +102,6 @@ def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1,
     """Constraint score 2 (eq. 2.18): sum_ML (f_i - f_j)^2 - lam * sum_CL (f_i - f_j)^2,
     per unit of the feature's variance by default (``scale``, :func:`scaled_difference`).
     Labels only, like cs1 (unlabeled samples enter only with ``scale="all"``)."""
-    if not 0.0 < lam < 1.0:
-        raise ValueError(f"cs2: lam must be in (0, 1), got {lam}")
     ml, cl = ml_cl_sums(constraints, X)
     return scaled_difference(ml, cl, X, constraints, lam=lam, scale=scale)
 
@@ -131,8 +125,6 @@ def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloa
     """Constraint score C3 (Zhao et al. 2008; constraint-score paper eq. 5-6):
     f^T L^W f / f^T L^C f with the within-class graph S^W (eq. 5: gamma on must-link
     pairs, 1 on kNN edges touching an unconstrained sample) over the cannot-link graph."""
-    if not gamma > 0:
-        raise MethodError(f"c3: gamma must be > 0, got {gamma}")
     W = within_class_graph(X, constraints, k=k, gamma=gamma)
     return laplacian_quad(W, X) / (2.0 * pair_sq_sum(constraints.cl, X))
 
@@ -176,8 +168,6 @@ def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10,
                          embedding=embedding)
     if weights == "literal":
         return ls * constraint_score_1(X, y, constraints, rng)
-    if weights != "balanced":
-        raise MethodError(f"c4: weights must be 'balanced' or 'literal', got {weights!r}")
     c1, n_m = c1_balanced(X, constraints)
     s = label_share_of(n_m, X.shape[0], label_weight) if label_share is None else float(label_share)
     if n_m == 0 or s == 0.0:

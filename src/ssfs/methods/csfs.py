@@ -297,10 +297,6 @@ def csfs_model(X, y, constraints, rng, *, neighbourhood: str = "adaptive", k: in
                weights: str = "literal", label_weight: float = 10.0) -> CsfsModel:
     """Steps 1-3 of :func:`csfs_score` (parameters as there; ``weights`` defaults to the
     thesis's literal reading, which CSFSR keeps)."""
-    if weights not in ("balanced", "literal"):
-        raise MethodError(f"csfs: weights must be 'balanced' or 'literal', got {weights!r}")
-    if neighbourhood not in ("adaptive", "knn"):
-        raise MethodError(f"csfs: neighbourhood must be 'adaptive' or 'knn', got {neighbourhood!r}")
     given = len(constraints)
     coh = None
     if som and embedding is not None:

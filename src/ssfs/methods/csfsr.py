@@ -25,7 +25,6 @@ from typing import Annotated, Literal
 import numpy as np
 from scipy import sparse
 
-from ..errors import MethodError
 from ..params import Bandwidth, NonNegFloat, PosInt, Range
 from ..ranking import order_from_scores
 from ..registry import SelectionResult, register
@@ -148,10 +147,6 @@ def csfsr_select(X, y, constraints, rng, *, h: PosInt = 200,
     level ``redundancy_alpha`` cut; and the relevant non-redundant subset it leaves.
     ``scores`` are the CSFS scores of all features; ``selected`` the reduced subset, best
     first (at least the best feature). Other parameters (``space``: as CSFS's) are passed to CSFS."""
-    if relevance not in ("permutation", "all"):
-        raise MethodError(f"csfsr: relevance must be 'permutation' or 'all', got {relevance!r}")
-    if not 0.0 <= redundancy_alpha < 1.0:
-        raise MethodError(f"csfsr: redundancy_alpha must be in [0, 1), got {redundancy_alpha}")
     def scores_of(M):
         model = csfs_model(M, y, constraints, rng, neighbourhood=neighbourhood, k=k, bandwidth=bandwidth,
                            select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean,
@@ -161,8 +156,6 @@ def csfsr_select(X, y, constraints, rng, *, h: PosInt = 200,
     scores, extra = scores_of(X)
     n, p = X.shape
     h_eff = int(min(h, n, p))
-    if h_eff < 1:
-        raise MethodError(f"csfsr: h must be >= 1, got {h}")
     top = order_from_scores(scores, higher_is_better=False)[:h_eff]
     if relevance == "permutation":
         null = shadow_null(X, top, lambda M: scores_of(M)[0], rng, relevance_blocks)

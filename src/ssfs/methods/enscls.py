@@ -46,7 +46,7 @@ from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
 from ..registry import Members, register, run_members
-from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph
+from ._shared.cls import balanced_cls, cls_from_graph
 from ._shared.committee import draw_subspaces, resolve_members
 from ._shared.graph import constrained_graph, heat_kernel_graph, knn_search, resolve_bandwidth
 from ._shared.representation import pca_embedding
@@ -176,11 +176,6 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
     range; default all), row r = scores of the features ``plan.features[members[r]]``.
     ``n_jobs`` > 1 scores batches of members in threads (same result). ``knn_edges``,
     ``denominator``, ``bootstrap``, ``space``: see :func:`enscls`."""
-    check_cls_options(knn_edges, denominator)
-    if weights not in ("balanced", "literal"):
-        raise InputError(f"enscls: weights must be 'balanced' or 'literal', got {weights!r}")
-    if bootstrap not in ("rows", "unique"):
-        raise InputError(f"enscls: bootstrap must be 'rows' or 'unique', got {bootstrap!r}")
     members = np.arange(plan.n_members) if members is None else np.asarray(members, dtype=np.int64).ravel()
     y = np.asarray(y)
     S = _shared_graph(X, space, n_pcs, k, bandwidth, som=som, weights=weights)

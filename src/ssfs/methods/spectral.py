@@ -14,7 +14,7 @@ from ..constraints import Constraints
 from ..errors import MethodError
 from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
-from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph
+from ._shared.cls import balanced_cls, cls_from_graph
 from ._shared.graph import (
     constrained_graph,
     degree,
@@ -105,18 +105,11 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
     occurs and only the CL terms remain; without cannot-link pairs the variance form is
     used). docs/papers.md reports what each reading does on the benchmarks.
     """
-    check_cls_options(knn_edges, denominator)
-    if weights not in ("balanced", "literal"):
-        raise MethodError(f"cls: weights must be 'balanced' or 'literal', got {weights!r}")
-    if label_share is not None and not 0.0 <= float(label_share) <= 1.0:
-        raise MethodError(f"cls: label_share must be in [0, 1], got {label_share}")
-    if not float(label_weight) >= 0:
-        raise MethodError(f"cls: label_weight must be >= 0, got {label_weight}")
     if som and embedding is not None:
         raise MethodError("cls: som and an embedding cannot be combined")
     if som:
         if graph is not None:
-            raise ValueError("cls: som and a precomputed graph cannot be combined")
+            raise MethodError("cls: som and a precomputed graph cannot be combined")
 
         keep = y >= 0
         keep[constraints.samples()] = True

@@ -7,7 +7,6 @@ from typing import Any, Literal
 import numpy as np
 from scipy import sparse
 
-from ..errors import MethodError
 from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
 from ._shared.cls import label_share_of
@@ -64,8 +63,6 @@ def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
     """
     if eta == "auto":
         eta = 1.0 - label_share_of(int((y >= 0).sum()), X.shape[0], label_weight)
-    if isinstance(eta, str) or not 0.0 <= float(eta) <= 1.0:
-        raise MethodError(f"sselect: eta must be in [0, 1], got {eta}")
     S, _ = heat_kernel_graph(graph_space(X, space, n_pcs, embedding), k=k, bandwidth=bandwidth)
     d = degree(S)
     mu = weighted_sums(X, d) / d.sum()

@@ -150,13 +150,6 @@ def _squared(X):
     return X.multiply(X) if sparse.issparse(X) else X * X
 
 
-def check_cls_options(knn_edges: str, denominator: str) -> None:
-    if knn_edges not in ("all", "unlabeled"):
-        raise MethodError(f"cls: knn_edges must be 'all' or 'unlabeled', got {knn_edges!r}")
-    if denominator not in ("variance", "cannot_link"):
-        raise MethodError(f"cls: denominator must be 'variance' or 'cannot_link', got {denominator!r}")
-
-
 #: rows of S @ X formed at once by :func:`_cross_sums` (bounds its memory: on sparse counts a
 #: row of S @ X is nearly dense; 300,000 cells x 2,000 genes at once took 7 GB)
 CROSS_BLOCK_ELEMENTS = 1 << 24
