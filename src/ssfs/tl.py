@@ -30,6 +30,7 @@ from scipy import sparse
 
 from .constraints import Constraints
 from .errors import InputError, SupervisionError
+from .experiment.selection_defaults import SELECTION_DEFAULTS
 from .experiment.stable_selection import method_settings, selection_options, stable_selection
 from .labels import class_counts, encode_labels
 from .ranking import ranks_from_order
@@ -37,6 +38,8 @@ from .registry import get_method
 from .runner import run_method
 
 __all__ = ["rank_features", "select_stable"]
+
+_SEL = SELECTION_DEFAULTS  # the defaults of every door of selection mode
 
 
 def _labels(adata, groupby, unlabeled_values):
@@ -138,43 +141,67 @@ def store(adata, key: str, ranked, var_index=None) -> None:
 
 
 def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str | None = None,
-                  unlabeled_values=(), layer: str | None = None, params: dict | None = None, resamples: int = 20,
-                  top: int = 10, threshold: float = 0.6, scheme: str = "cpss", aggregation: str = "mean_rank",
-                  constraints=None, key_added: str = "ssfs_selection", random_state: int = 0,
-                  copy: bool = False):
+                  unlabeled_values=(), layer: str | None = None, params: dict | None = None,
+                  resamples: int = _SEL["resamples"], top="auto", threshold: float = _SEL["threshold"],
+                  max_false: float = _SEL["max_false"], assumption: str = _SEL["assumption"],
+                  scheme: str = _SEL["scheme"], aggregation: str = _SEL["aggregation"], constraints=None,
+                  key_added: str = "ssfs_selection", random_state: int = 0, copy: bool = False):
     """The stable consensus list of ``methods`` over resamples (the workflow's selection mode,
     :mod:`ssfs.experiment.stable_selection`; same list as ``ssfs select`` and the workflow for
-    the same data, seed and dataset name ``key_added``).
+    the same data, seed and dataset name ``key_added``; same defaults).
 
     ``params``: ``{method: {parameter: value}}``; labels, ``unlabeled_values``, ``layer``,
     ``constraints`` (replacing those of the labels) as in :func:`rank_features`; each method
     builds its own graph on every resample (a stored ``obsp`` graph covers all cells only).
-    Writes ``var[f"{key}_frequency"]`` (selection frequency), ``var[f"{key}_rank"]`` (consensus
-    rank, 1 = best), ``var[f"{key}_selected"]`` (frequency >= ``threshold``) and ``uns[key]``
-    (summary.json's content: features, stability, error bound; with nothing selected, its
-    ``note`` is also warned); returns the AnnData when ``copy`` else None."""
+    ``top``: q, or ``"auto"``: the largest q whose error bound (``assumption``) at ``threshold``
+    is at most ``max_false`` expected false selections. Writes ``var[f"{key}_frequency"]``
+    (selection frequency), ``var[f"{key}_rank"]`` (consensus rank, 1 = best),
+    ``var[f"{key}_selected"]`` (frequency >= ``threshold``), with labels the per-class
+    attribution ``var[f"{key}_marks"]`` (the class the feature marks), ``_direction`` (up/down)
+    and ``_log_fold_change``, and ``uns[key]`` (summary.json's content: features, stability,
+    error bound, ``verdict`` (the answer in words), plus ``class_means`` and
+    ``class_fractions`` (features x classes DataFrames) and ``stability_path`` (a DataFrame:
+    feature, q, frequency)); with nothing selected, the ``note`` is also warned; returns the
+    AnnData when ``copy`` else None."""
     settings = method_settings(methods, params)
-    sel = selection_options(resamples=resamples, top=top, threshold=threshold, scheme=scheme,
-                            aggregation=aggregation)
+    sel = selection_options(resamples=resamples, top=top, threshold=threshold, max_false=max_false,
+                            assumption=assumption, scheme=scheme, aggregation=aggregation)
     if copy:
         adata = adata.copy()
     y, classes = _labels(adata, groupby, unlabeled_values)
     if y is None:
         y, classes = np.full(adata.n_obs, -1, dtype=np.int64), []
     cons = constraints if constraints is not None else Constraints.from_labels(y)
-    table, summary = stable_selection(_matrix(adata, layer), y, cons, settings, sel, seed=int(random_state),
-                                      dataset=key_added, names=np.asarray(adata.var_names), classes=classes)
+    res = stable_selection(_matrix(adata, layer), y, cons, settings, sel, seed=int(random_state),
+                           dataset=key_added, names=np.asarray(adata.var_names), classes=classes)
+    _store_selection(adata, res, key_added)
+    adata.uns[key_added].update(groupby=groupby, random_state=int(random_state))
+    if res.summary["note"]:
+        import warnings
+
+        warnings.warn(f"select_stable: {res.summary['note']}", UserWarning, stacklevel=2)
+    return adata if copy else None
+
+
+def _store_selection(adata, res, key: str) -> None:
+    """``var`` columns and ``uns[key]`` of :func:`select_stable` from a selection result."""
+    table = res.table
     idx = table["index"].to_numpy()
     freq = np.zeros(adata.n_vars)
     rank = np.zeros(adata.n_vars, dtype=np.int64)
     freq[idx] = table["frequency"].to_numpy()
     rank[idx] = table["consensus_rank"].to_numpy()
-    adata.var[f"{key_added}_frequency"] = freq
-    adata.var[f"{key_added}_rank"] = rank
-    adata.var[f"{key_added}_selected"] = freq >= threshold
-    adata.uns[key_added] = {**summary, "groupby": groupby, "random_state": int(random_state)}
-    if summary["note"]:
-        import warnings
-
-        warnings.warn(f"select_stable: {summary['note']}", UserWarning, stacklevel=2)
-    return adata if copy else None
+    adata.var[f"{key}_frequency"] = freq
+    adata.var[f"{key}_rank"] = rank
+    adata.var[f"{key}_selected"] = freq >= res.summary["threshold"]
+    uns = dict(res.summary)
+    att = res.summary.get("attribution")
+    if att is not None:
+        by_var = table.set_index("index").sort_index()
+        for col in ("marks", "direction", "log_fold_change"):
+            adata.var[f"{key}_{col}"] = by_var[col].to_numpy()
+        for what in ("mean", "fraction"):
+            uns[f"class_{what}s"] = pd.DataFrame({c: by_var[f"{what}_{c}"].to_numpy() for c in att["classes"]},
+                                                 index=adata.var_names.copy())
+    uns["stability_path"] = res.path
+    adata.uns[key] = uns

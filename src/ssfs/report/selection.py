@@ -12,41 +12,48 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io.atomic import atomic_path, atomic_write_text
+from ..experiment.attribution import long_stats
+from ..io.atomic import atomic_write_text
 from .render import CSS, fmt, html_table
 
 #: rows of the top-features table beyond the selected ones (at least ``top`` rows are shown)
 MAX_ROWS = 30
 
 
-def stability_path_figure(table: pd.DataFrame, threshold: float, top: int, out) -> None:
-    """Selection frequency against consensus rank (per method: thin lines), threshold marked."""
-    import matplotlib
-    from matplotlib.figure import Figure  # no pyplot: its import and global state are not needed
+def draw_selection_figures(*, summary, path, consensus, figure, dotplot) -> None:
+    """The stability path (``figure``) and the dot plot of the selected features by class
+    (``dotplot``; the first :data:`DOT_ROWS` consensus features when none is selected) of one
+    dataset, from its summary.json, stability_path.tsv and consensus.tsv; each file is written
+    once, in its suffix's format (:func:`ssfs.report.figures.save_as`)."""
+    from .figures import dotplot as draw_dots  # lazy: matplotlib (about 0.5 s) only when figures are drawn
+    from .figures import save_as
+    from .figures import stability_path as draw_path
 
-    from .figures import STYLE  # lazy: matplotlib (about 0.5 s) only when the figure is drawn
-
-    n = int(min(len(table), max(3 * top, 30)))
-    ranks = table["consensus_rank"].to_numpy()[:n]
-    with matplotlib.rc_context(STYLE):
-        fig = Figure(figsize=(5.2, 2.9))
-        ax = fig.subplots()
-        for c in [c for c in table.columns if c.startswith("frequency_")]:
-            ax.plot(ranks, table[c].to_numpy()[:n], lw=0.8, alpha=0.6, label=c.removeprefix("frequency_"))
-        ax.step(ranks, table["frequency"].to_numpy()[:n], where="mid", color="black", lw=2, label="consensus")
-        ax.axhline(threshold, color="crimson", ls="--", lw=1, label=f"threshold {threshold:g}")
-        ax.set_xlabel("consensus rank")
-        ax.set_ylabel("selection frequency")
-        ax.set_ylim(-0.03, 1.03)
-        ax.legend(loc="upper right", fontsize=7, ncols=2, frameon=False)
-        with atomic_path(out) as tmp, open(tmp, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
+    s = json.loads(Path(summary).read_text())
+    save_as(draw_path(pd.read_csv(path, sep="\t"), threshold=s["threshold"], q=s["top"], selected=s["features"],
+                      title=f"{s['dataset']}: selection frequency against q"), figure)
+    att = s.get("attribution")
+    table = pd.read_csv(consensus, sep="\t")
+    feats = list(s["features"][:DOT_ROWS]) or list(table["feature"].head(DOT_ROWS))
+    if att is None:
+        fig = _note_figure("no labels: no per-class statistics")
+    else:
+        fig = draw_dots(long_stats(table, feats, att["classes"]),
+                        marks=dict(zip(table["feature"], table["marks"], strict=True)),
+                        title="selected features by class" if s["features"] else "first features (none selected)")
+    save_as(fig, dotplot)
 
 
-def draw_stability_path(*, consensus, sel: dict, figure) -> None:
-    """The stability-path figure of one dataset (:func:`stability_path_figure`) from its
-    consensus table (the consensus step's TSV)."""
-    stability_path_figure(pd.read_csv(consensus, sep="\t"), sel["threshold"], sel["top"], figure)
+#: rows of the dot plot at most
+DOT_ROWS = 60
+
+
+def _note_figure(text: str):
+    from matplotlib.figure import Figure  # lazy: as in draw_selection_figures
+
+    fig = Figure(figsize=(4, 0.6))
+    fig.text(0.5, 0.5, text, ha="center", va="center")
+    return fig
 
 
 def _img(path: Path, alt: str) -> str:
