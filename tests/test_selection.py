@@ -261,7 +261,8 @@ def test_ssfs_select_partial_labels_constraints_and_the_selection_only_report(tm
     out = tmp_path / "results" / "planted" / "selection"
     assert main(["select", str(tmp_path / "data.csv"), "--label-column", "label", "--unlabeled-value", "unknown",
                  "--constraints", str(tmp_path / "pairs.tsv"), "--methods", "cls,fisher", "--resamples", "6",
-                 "--top", "3", "--threshold", "0.8", "--name", "planted", "-o", str(out), "--no-progress", "--json"]) == 0
+                 "--top", "3", "--threshold", "0.8", "--name", "planted", "-o", str(out), "--no-progress",
+                 "--json"]) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert sorted(printed["features"]) == ["g0", "g1", "g2"]
     s = json.loads((out / "summary.json").read_text())
@@ -311,7 +312,7 @@ def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
     cfg = {"report": {"title": "sel"}, "datasets": {"noise": {}},
            "supervision": {"constraints": {"mode": "all_pairs"}}, "selection": {"top": 3, "threshold": 0.9}}
     run_selection_report(tmp_path / "results" / "report.html", cfg)
-    assert "<b>Nothing selected.</b> No feature reached selection frequency 0.9" in (
+    assert "<b>Answer.</b> No feature reached selection frequency 0.9" in (
         tmp_path / "results" / "report.html").read_text()
     with pytest.warns(UserWarning, match="select_stable: no feature reached selection frequency 0.9"):
         select_stable(ad, ("fisher", "laplacian"), groupby="cell_type", resamples=6, top=3, threshold=0.9)

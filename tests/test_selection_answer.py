@@ -168,3 +168,33 @@ def test_no_method_can_run_is_one_line(analyst):
                                                r"not run on resample 0: method 'fisher'"):
         stable_selection(X, y, Constraints.from_labels(y), method_settings(["fisher"]), selection_options(resamples=4),
                          seed=0, dataset="x", names=df.columns[1:], classes=classes)
+
+
+def test_tl_select_stable_stores_attribution_path_and_verdict():
+    """The AnnData door: the class each feature marks in ``var``, per-class means and fractions, the
+    stability path and the verdict in ``uns`` (h5ad-writable)."""
+    import anndata
+
+    from ssfs.tl import select_stable
+
+    rng = np.random.default_rng(0)
+    n, p = 60, 30
+    y = np.repeat(["a", "b"], n // 2)
+    X = rng.normal(size=(n, p))
+    X[:, :4] += 3.0 * (y == "b")[:, None]
+    X[:, 4] -= 3.0 * (y == "b")  # a marker of b that goes down
+    lab = pd.Categorical(np.where(np.arange(n) % 5 == 0, y, None), categories=["a", "b"])
+    ad = anndata.AnnData(X, obs=pd.DataFrame({"cell_type": lab}, index=[f"s{i}" for i in range(n)]),
+                         var=pd.DataFrame(index=[f"g{j}" for j in range(p)]))
+    select_stable(ad, ("cls", "laplacian"), groupby="cell_type", resamples=10, key_added="sel")
+    u = ad.uns["sel"]
+    assert sorted(u["features"]) == ["g0", "g1", "g2", "g3", "g4"] and u["top_auto"]
+    # two classes: down in b is up in a by as much; the tie goes to the class where the feature is higher
+    assert ad.var.loc[["g0", "g4"], "sel_marks"].tolist() == ["b", "a"]
+    assert ad.var.loc[["g0", "g4"], "sel_direction"].tolist() == ["up", "up"]
+    lab_b = ad[ad.obs["cell_type"] == "b"].X
+    np.testing.assert_allclose(u["class_means"].loc["g4", "b"], lab_b[:, 4].mean())
+    assert list(u["class_fractions"].columns) == ["a", "b"] and (u["class_fractions"].to_numpy() == 1).all()
+    assert set(u["stability_path"].columns) == {"feature", "q", "frequency"}
+    assert u["verdict"].startswith("5 features selected; ")
+    ad.write_h5ad(Path(__import__("tempfile").mkdtemp()) / "x.h5ad")  # every stored value is writable

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from html_check import check_page
 from workflow_helpers import snakemake
 
 M, P = 4, 30
@@ -70,7 +71,10 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     html = (wd / "results" / "report.html").read_text()
     first = re.search(r"<(section|h2)[^>]*>", html)
     assert first.group(0).startswith("<section id='summary'")
-    assert "<table id='top-features'>" in html and "g0" in html
+    assert "<table id='top-features' class='sortable filterable'>" in html and "g0" in html
+    assert html.count("<tr class='stable'>") == M  # the selected rows marked
+    seen = check_page(wd / "results" / "report.html")
+    assert seen["images"] == 2 and seen["links"] >= 6  # dot plot, stability path; the selection's files
     assert f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>{k}:{k}</td>" in html  # Datasets
     # same seed, other cores and chunking: byte-identical list
     wd2 = tmp_path / "run2"

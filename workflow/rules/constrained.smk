@@ -3,7 +3,7 @@
 CC = CFG.get("constrained_clustering")
 CC_TABLES = expand(f"{RESULTS}/tables/constrained_clustering.{{ext}}", ext=["tsv", "md"]) if CC else []
 CC_PAPER = (
-    [str(Path(workflow.basedir) / "resources" / "papers" / f"{CC['paper']}.tsv")] if CC and CC.get("paper") else []
+    [str(PAPERS_DIR / f"{CC['paper']}.tsv")] if CC and CC.get("paper") else []
 )
 
 

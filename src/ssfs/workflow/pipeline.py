@@ -119,16 +119,18 @@ def _timed(fn):
     return out, seconds, pm.mib
 
 
-def _write_timing(rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
+def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
     """One selection run's timing row; ``first_call``: the first selection of its process,
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
-    start-up) that the report shows apart from the median of the other runs."""
-    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak],
-                            "first_call": [bool(first_call)]}), out)
+    start-up) that the report shows apart from the median of the other runs. ``key``: the run's
+    ``dataset``, ``variant`` and ``method`` (the file carries its own keys)."""
+    write_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
+                            "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
 
 
 def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list, components: list, timing: list,
-                    settings: dict, seed: int, dataset: str, method: str, reps: list[int]) -> None:
+                    settings: dict, seed: int, dataset: str, method: str, reps: list[int],
+                    variant: str = "base") -> None:
     """Run one method (config label ``method``, its config entry ``settings``) on several
     repetitions in one process (saves the start-up cost), recording each repetition's
     in-process time and peak memory; the first repetition of the process is marked
@@ -139,7 +141,8 @@ def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list
     for i, (rep, sp, cp, out, comp, tout) in enumerate(todo):
         _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, settings, seed, dataset, method, rep,
                                           components_out=comp))
-        _write_timing(rep, seconds, peak, tout, first_call=i == 0)
+        _write_timing({"dataset": dataset, "variant": variant, "method": method}, rep, seconds, peak, tout,
+                      first_call=i == 0)
 
 
 def _training(prepared, split_path, constraints_path):
@@ -208,7 +211,7 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: dict, s
 
 
 def run_combine(*, prepared, split, constraints, chunks: list, ranking, components, timing,
-                settings: dict, seed: int, dataset: str, method: str, rep: int) -> None:
+                settings: dict, seed: int, dataset: str, method: str, rep: int, variant: str = "base") -> None:
     """The ranking of an ensemble from its member chunks (in chunk order): identical to
     :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
     combination's, peak = the largest of the chunks' and the combination's; every chunk is
@@ -225,7 +228,8 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
         **settings["params"]))
     _write_ranked(ranked, X, names, ranking, components)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
-    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
+    _write_timing({"dataset": dataset, "variant": variant, "method": method}, rep, seconds + sec,
+                  max(known) if known else float("nan"), timing)
 
 
 def save_npy(arr, path) -> None:
