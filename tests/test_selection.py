@@ -308,7 +308,7 @@ def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
                                 f"the top 3 in a share {t['frequency'].max():.2f} of the 6 resamples; each method "
                                 f"alone reaches at most fisher {t['frequency_fisher'].max():.2f}")
     assert s["verdict"].startswith("No feature reached selection frequency 0.9: the most frequent")
-    assert s["note"][1:] in " ".join(printed.split()) and not err
+    assert s["note"][1:] in " ".join(printed.split()) and f"ssfs select: {s['note']}" in err
     cfg = {"report": {"title": "sel"}, "datasets": {"noise": {}},
            "supervision": {"constraints": {"mode": "all_pairs"}}, "selection": {"top": 3, "threshold": 0.9}}
     run_selection_report(tmp_path / "results" / "report.html", cfg)

@@ -229,6 +229,7 @@ def summary(cons: Consensus, names, *, sel: dict, methods, alpha: float = 0.05) 
     listed = nogueira(cons.positions <= n, p, alpha) if 0 < n < p else None
     eb = error_bound(top, p, threshold, B, sel["scheme"])
     value, held = bound_of(eb, sel.get("assumption", "r_concave"))
+    asked = top if sel.get("top", "auto") == "auto" else int(sel["top"])  # before capping at p
     return {
         "features": [str(names[i]) for i in chosen["index"]],
         "n_selected": n,
@@ -244,7 +245,7 @@ def summary(cons: Consensus, names, *, sel: dict, methods, alpha: float = 0.05) 
             "of": f"the top {n} of the aggregated ranking over the {B} resamples"},
         "method_stability": cons.stability, "weights": cons.weights,
         "error_bound": {**eb, "bound": value, "bound_assumption": held},
-        "note": (top_covers_all(top, p) if top >= p else None if n else
+        "note": (top_covers_all(asked, p) if asked >= p else None if n else
                  nothing_selected(table, names, top=top, threshold=threshold, resamples=B,
                                   stability=_finite(nog.stability))),
     }
@@ -255,7 +256,7 @@ def top_covers_all(top: int, p: int) -> str:
     top q of every resample, so all are 'selected' and the list says nothing."""
     return (f"top = {top} is not below the {p} features: every feature is in the top {top} of every resample, so "
             f"all {p} are selected and the selection frequencies carry no information; set top below {p} "
-            "(or top: auto)")
+            "(e.g. a tenth of the features, or top: auto)")
 
 
 def nothing_selected(table: pd.DataFrame, names, *, top: int, threshold: float, resamples: int,

@@ -48,7 +48,7 @@ def selection_options(*, resamples: int = DEFAULTS["resamples"], top: int | str 
         raise bad(f"resamples must be an integer >= 2{' and even for cpss' if scheme == 'cpss' else ''}, "
                   f"got {resamples}")
     if top != "auto" and (isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1):
-        raise bad(f"top must be 'auto' or an integer >= 1, got {top!r}")
+        raise bad(f"top must be an integer >= 1, got {top!r} (or 'auto': from the error bound)")
     if not 0 < threshold <= 1:
         raise bad(f"threshold must be in (0, 1], got {threshold}")
     if not (isinstance(max_false, int | float) and max_false > 0):

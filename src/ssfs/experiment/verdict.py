@@ -103,4 +103,5 @@ def verdict(s: dict) -> str:
                 f"try {_poor_hint(s)}.")
     else:
         tail = f"Stability of the list {stab_text} ({word})."
-    return " ".join(t for t in (head, tail, left) if t)
+    note = s.get("note")
+    return " ".join(t for t in (head, tail, left, note and note[0].upper() + note[1:] + ".") if t)

@@ -20,18 +20,21 @@ from .render import html_table, render_page, render_template, svg_figure
 MAX_ROWS = 30
 
 
-def draw_selection_figures(*, summary, path, consensus, figure, dotplot) -> None:
+def draw_selection_figures(*, summary, path, consensus, figure=None, dotplot=None) -> None:
     """The stability path (``figure``) and the dot plot of the selected features by class
     (``dotplot``; the first :data:`DOT_ROWS` consensus features when none is selected) of one
     dataset, from its summary.json, stability_path.tsv and consensus.tsv; each file is written
-    once, in its suffix's format (:func:`ssfs.report.figures.save_as`)."""
+    once, in its suffix's format (:func:`ssfs.report.figures.save_as`); None: not drawn."""
     from .figures import dotplot as draw_dots  # lazy: matplotlib (about 0.5 s) only when figures are drawn
     from .figures import save_as
     from .figures import stability_path as draw_path
 
     s = json.loads(Path(summary).read_text())
-    save_as(draw_path(pd.read_csv(path, sep="\t"), threshold=s["threshold"], q=s["top"], selected=s["features"],
-                      title=f"{s['dataset']}: selection frequency against q"), figure)
+    if figure is not None:
+        save_as(draw_path(pd.read_csv(path, sep="\t"), threshold=s["threshold"], q=s["top"], selected=s["features"],
+                          title=f"{s['dataset']}: selection frequency against q"), figure)
+    if dotplot is None:
+        return
     att = s.get("attribution")
     table = pd.read_csv(consensus, sep="\t")
     feats = list(s["features"][:DOT_ROWS]) or list(table["feature"].head(DOT_ROWS))
