@@ -473,9 +473,11 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     if has["stability"]:
         parts.append(_stability_section(stab, cfg) + section_figs("stability"))
     stats_html = (tables_dir / "stats.html").read_text() if (tables_dir / "stats.html").exists() else ""
-    parts.append("<div class='statistics'>" + re.sub(
-        r"<!--figure:([^>]+?)-->", lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")),
-        stats_html) + "</div>")
+    stats_body = re.sub(r"<!--figure:([^>]+?)-->",
+                        lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")), stats_html)
+    cut = stats_body.find("</ul>") + len("</ul>") if "</ul>" in stats_body else stats_body.find("</h2>") + 5
+    parts.append("<div class='statistics'>" + stats_body[:cut] + "<details><summary>every test, table and figure of "
+                 "the statistics</summary>" + stats_body[cut:] + "</details></div>")
     if has["runtime"]:
         parts.append(_runtime_section(rt) + section_figs("runtime"))
     parts.append("<h2 id='config'>Configuration</h2><details><summary>the run's configuration (YAML)</summary><pre>"

@@ -43,11 +43,12 @@ def fmt(v) -> str:
 
 
 def html_table(df: pd.DataFrame, *, table_id: str | None = None, sortable: bool = True,
-               row_classes=None) -> str:
+               row_classes=None, scroll: bool = False) -> str:
     """A table (cells by :func:`fmt`; ``**x**`` bold). ``sortable``: class ``sortable filterable``,
     which :data:`SCRIPT` makes sortable by a click on a header and filterable by a search box
     (the page reads the same without it); ``row_classes``: one class name per row ('' for none),
-    e.g. ``stable`` for the selected features."""
+    e.g. ``stable`` for the selected features; ``scroll``: at most about 18 rows high, the rest
+    scrolled (the page stays short; the header stays in view)."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     body = []
     classes = list(row_classes) if row_classes is not None else [""] * len(df)
@@ -62,7 +63,9 @@ def html_table(df: pd.DataFrame, *, table_id: str | None = None, sortable: bool 
         body[-1] += "".join(cells) + "</tr>"
     attrs = (f" id='{html.escape(table_id, quote=True)}'" if table_id else "") + (
         " class='sortable filterable'" if sortable else "")
-    return f"<div class='tw'><table{attrs}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    wrap = "tw scroll" if scroll else "tw"
+    rows = "".join(body)
+    return f"<div class='{wrap}'><table{attrs}><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
 
 
 #: the page's only script: sortable headers and a filter box on tables of class ``sortable``
@@ -122,6 +125,8 @@ p.note{font-size:.85em;color:#555}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 tr.stable td{background:#eef7ee}tr.stable td:first-child{font-weight:600}
 input.filter{margin:.3em 0;font-size:.85em}
+.tw.scroll{max-height:30em;overflow-y:auto}.tw.scroll thead th{position:sticky;top:0}
+.figrow{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}.figrow figure{flex:1 1 22em;margin:.5em 0}
 details{margin:.5em 0}summary{cursor:pointer;color:#333}
 p.verdict{font-size:1.02em;background:#f6f8fa;padding:.5em .7em;border-left:3px solid #4a7}
 """

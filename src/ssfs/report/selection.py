@@ -111,7 +111,7 @@ def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best_all=None, best_sel=No
     _dataset_block.first = False
     return render_template(
         "selection_block.html.j2", ds=ds, s=s, att=s.get("attribution"), labels=_labels_sentence(s, cfg),
-        compared=None, n_rows=len(show), table=html_table(show, table_id=tid, row_classes=rows),
+        compared=None, n_rows=len(show), table=html_table(show, table_id=tid, row_classes=rows, scroll=True),
         dotplot=svg_figure(sel_dir / "dotplot.svg", f"{ds}: dot plot of the selected features by class",
                            "Selected features (rows) by class: colour = mean scaled per feature, size = fraction of "
                            "the class's samples with a non-zero value (all equal for continuous data); the class "
