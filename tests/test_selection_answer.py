@@ -198,3 +198,23 @@ def test_tl_select_stable_stores_attribution_path_and_verdict():
     assert set(u["stability_path"].columns) == {"feature", "q", "frequency"}
     assert u["verdict"].startswith("5 features selected; ")
     ad.write_h5ad(Path(__import__("tempfile").mkdtemp()) / "x.h5ad")  # every stored value is writable
+
+
+def test_propagated_memberships_are_read_from_a_method_result():
+    """Attribution from every sample when a method propagated the labels: soft memberships, or
+    ``propagate``'s hard groups by name (a group that is not a labeled class counts in none)."""
+    from types import SimpleNamespace
+
+    from ssfs.experiment.attribution import attribution, memberships_of
+
+    soft = SimpleNamespace(extra={"memberships": np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]])})
+    np.testing.assert_allclose(memberships_of(soft, 2, ["a", "b"]), [[0.9, 0.1], [0.2, 0.7]])
+    hard = SimpleNamespace(extra={"groups": np.array([1, 0, 2, -1]), "group_names": ["b", "a", "other"]})
+    np.testing.assert_array_equal(memberships_of(hard, 4, ["a", "b"]), [[1, 0], [0, 1], [0, 0], [0, 0]])
+    assert memberships_of(SimpleNamespace(extra={}), 4, ["a", "b"]) is None
+    X = np.array([[1.0], [3.0], [5.0], [7.0]])
+    table, info = attribution(X, np.array([0, -1, 1, -1]), ["a", "b"],
+                              memberships=memberships_of(hard, 4, ["a", "b"]), source="propagate")
+    assert table["mean_a"].iloc[0] == 1.0 and table["mean_b"].iloc[0] == 3.0  # samples 0 (a) and 1 (b)
+    assert info == {"samples": "propagated", "method": "propagate", "n_samples": 2, "scale": "log1p",
+                    "classes": ["a", "b"]}

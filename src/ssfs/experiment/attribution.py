@@ -4,8 +4,9 @@ class, from :func:`ssfs.methods._shared.class_stats.class_statistics`.
 
 Which samples count: the labeled ones (one-hot memberships), or, when one of the selection's
 methods propagated the labels (its full-data result carries ``extra["memberships"]``, an
-n x K or n x (K + 1) array whose first K columns are the labeled classes in class order), every
-sample weighted by its memberships (labels plus propagated ones).
+n x K or n x (K + 1) array whose first K columns are the labeled classes in class order, or
+``extra["groups"]`` / ``extra["group_names"]`` as ``propagate`` returns them), every sample
+weighted by its memberships (labels plus propagated ones; :func:`memberships_of`).
 
 The class a feature marks is the class whose mean differs most from the rest of the samples
 (|mean_c - mean_rest|, ties to the class where the feature is higher, then class order): a
@@ -28,17 +29,27 @@ from ..methods._shared.class_stats import class_statistics, one_hot
 COLUMNS = ("marks", "direction", "log_fold_change")
 
 
-def memberships_of(result, n: int, n_classes: int) -> np.ndarray | None:
-    """The class memberships a method's full-data result carries (``extra["memberships"]``,
-    first ``n_classes`` columns), or None when it has none of the right shape."""
+def memberships_of(result, n: int, classes) -> np.ndarray | None:
+    """The class memberships (n x K, K = len(classes)) a method's full-data result carries, or
+    None: ``extra["memberships"]`` (soft, first K columns in class order), else
+    ``extra["groups"]`` with ``extra["group_names"]`` (every sample's propagated group, as
+    ``propagate`` returns them: one-hot over the classes named alike; a sample of another
+    group, or of none (code < 0), counts in no class)."""
     extra = getattr(result, "extra", None) or {}
+    K = len(classes)
     P = extra.get("memberships")
-    if P is None:
+    if P is not None:
+        P = np.asarray(P, dtype=np.float64)
+        return P[:, :K] if P.ndim == 2 and P.shape[0] == n and P.shape[1] >= K else None
+    groups, names = extra.get("groups"), extra.get("group_names")
+    if groups is None or names is None or len(groups) != n:
         return None
-    P = np.asarray(P, dtype=np.float64)
-    if P.ndim != 2 or P.shape[0] != n or P.shape[1] < n_classes:
-        return None
-    return P[:, :n_classes]
+    where = {str(c): k for k, c in enumerate(classes)}
+    code = np.array([where.get(str(g), -1) for g in names] + [-1], dtype=np.int64)
+    g = np.asarray(groups, dtype=np.int64)
+    g = np.where((g >= 0) & (g < len(names)), g, len(names))
+    y = code[g]
+    return one_hot(y, K) if (y >= 0).any() else None
 
 
 def attribution(X, y, classes, *, memberships=None, source: str | None = None) -> tuple[pd.DataFrame, dict]:

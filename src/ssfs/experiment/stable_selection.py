@@ -141,7 +141,7 @@ class MethodRuns:
 
 
 def run_one_method(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, dataset: str, label: str,
-                   with_full: bool = True, n_classes: int = 0) -> tuple[MethodRuns, object]:
+                   with_full: bool = True, classes=()) -> tuple[MethodRuns, object]:
     """``(runs, full-data ranked result or None)`` of one method on the resamples ``chunk`` and,
     with ``with_full``, on all samples; failures are recorded, not raised."""
     ranked, full, full_failed, P = None, None, "", None
@@ -149,7 +149,7 @@ def run_one_method(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, 
         try:
             ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=label)
             full = full_ranks(ranked, X.shape[1])
-            P = memberships_of(ranked.result, X.shape[0], n_classes) if n_classes else None
+            P = memberships_of(ranked.result, X.shape[0], classes) if len(classes) > 1 else None
         except SSFSError as e:
             full_failed = str(e)
     ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=label)
@@ -220,6 +220,6 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     runs = {label: run_one_method(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=label,
-                                  n_classes=len(classes))[0]
+                                  classes=classes)[0]
             for label, settings in methods.items()}
     return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols)

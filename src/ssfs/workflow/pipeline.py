@@ -262,7 +262,7 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
     subs = selection_resamples(y, sel, seed, dataset, classes)
     runs, ranked = run_one_method(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method,
-                                  with_full=full is not None, n_classes=len(classes))
+                                  with_full=full is not None, classes=classes)
     if full is not None:
         if ranked is None:
             write_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
