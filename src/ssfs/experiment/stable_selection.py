@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._validation import check_labels_named
 from ..errors import ConfigError, SSFSError, SupervisionError
+from ..labels import Labels
 from ..registry import check_params, get_method
 from ..runner import run_method
 from ..seeding import derive_rng
@@ -87,7 +89,8 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
 
 
 def full_ranking(X, y, cons, settings: dict, *, seed: int, dataset: str, label: str):
-    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples."""
+    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples
+    (``y``: codes or :class:`ssfs.labels.Labels`, whose class names reach the method's messages)."""
     return run_method(settings["method"], X, y, cons, rng=derive_rng(seed, dataset, "selection", label, "full"),
                       **settings["params"])
 
@@ -105,14 +108,15 @@ def resample_ranks(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, 
     """``(ranks, failed)``: ranks of every feature (int32, len(chunk) x p; a row of zeros where the
     method could not run) on the resamples ``chunk`` of ``subs``, and per resample '' or why it
     could not run. After the first failure the method is out of the consensus anyway: the
-    resamples after it are not run (their reason says so)."""
+    resamples after it are not run (their reason says so). ``y`` as in :func:`full_ranking`."""
     p = X.shape[1]
+    codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
     failed = [""] * len(chunk)
     for i, b in enumerate(chunk):
         idx = subs[b]
         try:
-            ranked = run_method(settings["method"], X[idx], y[idx], cons.subset(idx),
+            ranked = run_method(settings["method"], X[idx], Labels(codes[idx], classes), cons.subset(idx),
                                 rng=derive_rng(seed, dataset, "selection", label, b), **settings["params"])
         except SSFSError as e:
             failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
@@ -219,7 +223,8 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
-    runs = {label: run_one_method(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=label,
+    labels = Labels(y, classes)
+    runs = {label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=label,
                                   classes=classes)[0]
             for label, settings in methods.items()}
     return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols)
