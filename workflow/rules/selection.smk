@@ -10,9 +10,7 @@ SEL_CHUNKS = [SEL_RESAMPLES[i : i + _SRPJ] for i in range(0, len(SEL_RESAMPLES),
 SEL_METHODS = SEL["methods"] if SEL else []
 SELECTION_FILES = ["consensus.tsv", "summary.json", "stability_path.tsv", "stability_path.svg", "dotplot.svg"]
 SELECTION_OUTPUTS = (
-    expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=SELECTION_FILES)
-    if SEL
-    else []
+    expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=SELECTION_FILES) if SEL else []
 )
 
 
