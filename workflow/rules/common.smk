@@ -5,7 +5,7 @@ import sys
 
 from ssfs.experiment.variants import supervision_for, variants
 from ssfs.workflow import batches
-from ssfs.workflow.config import run_parts, validate_config, load_schema
+from ssfs.workflow.config import PAPERS_DIR, run_parts, validate_config, load_schema
 from ssfs.errors import SSFSError
 from ssfs.registry import get_method
 

@@ -7,4 +7,4 @@ with job(snakemake) as sm:  # noqa: F821
     run_combine(prepared=sm.input.prepared, split=sm.input.split, constraints=sm.input.constraints,
                 chunks=list(sm.input.chunks), ranking=sm.output.ranking,
                 timing=sm.output.timing, settings=settings, seed=sm.params.seed, dataset=sm.wildcards.dataset,
-                rep=int(sm.wildcards.rep))
+                rep=int(sm.wildcards.rep), variant=sm.wildcards.variant)

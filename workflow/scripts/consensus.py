@@ -1,9 +1,10 @@
-from ssfs.report.selection import draw_stability_path
+from ssfs.report.selection import draw_selection_figures
 from ssfs.workflow.pipeline import run_consensus
 from ssfs.workflow.scripting import job
 
 with job(snakemake) as sm:  # noqa: F821
     run_consensus(prepared=sm.input.prepared, full=list(sm.input.full), ranks=list(sm.input.ranks),
-                  consensus=sm.output.consensus, summary=sm.output.summary, sel=sm.params.sel,
+                  consensus=sm.output.consensus, summary=sm.output.summary, path=sm.output.path, sel=sm.params.sel,
                   methods=sm.params.methods, dataset=sm.wildcards.dataset)
-    draw_stability_path(consensus=sm.output.consensus, sel=sm.params.sel, figure=sm.output.figure)
+    draw_selection_figures(summary=sm.output.summary, path=sm.output.path, consensus=sm.output.consensus,
+                           figure=sm.output.figure, dotplot=sm.output.dotplot)

@@ -4,7 +4,8 @@ from ssfs.workflow.scripting import job
 with job(snakemake) as sm:  # noqa: F821
     run_select_batch(prepared=sm.input.prepared, splits=list(sm.input.splits), constraints=list(sm.input.constraints),
                      methods=sm.params.methods, rankings=list(sm.output.rankings), timing=list(sm.output.timing),
-                     seed=sm.params.seed, dataset=sm.wildcards.dataset, reps=sm.params.reps)
+                     seed=sm.params.seed, dataset=sm.wildcards.dataset, variant=sm.wildcards.variant,
+                     reps=sm.params.reps)
     if sm.params.evaluate:  # execution.fuse_steps: also evaluate, one start-up per dataset
         run_evaluation_batch(prepared=sm.input.prepared, splits=list(sm.input.splits),
                              constraints=list(sm.input.constraints), rankings=list(sm.output.rankings),

@@ -1,4 +1,4 @@
-from ssfs.report.selection import draw_stability_path
+from ssfs.report.selection import draw_selection_figures
 from ssfs.workflow.pipeline import run_consensus, run_selection_batch
 from ssfs.workflow.scripting import job
 
@@ -8,6 +8,7 @@ with job(snakemake) as sm:  # noqa: F821
                         dataset=sm.wildcards.dataset, chunk=sm.params.chunk)
     if sm.params.fuse_consensus:  # execution.fuse_steps: one chunk, one batch: also the consensus
         run_consensus(prepared=sm.input.prepared, full=list(sm.output.full), ranks=list(sm.output.ranks),
-                      consensus=sm.output.consensus, summary=sm.output.summary, sel=sm.params.sel,
-                      methods=sm.params.methods, dataset=sm.wildcards.dataset)
-        draw_stability_path(consensus=sm.output.consensus, sel=sm.params.sel, figure=sm.output.figure)
+                      consensus=sm.output.consensus, summary=sm.output.summary, path=sm.output.path,
+                      sel=sm.params.sel, methods=sm.params.methods, dataset=sm.wildcards.dataset)
+        draw_selection_figures(summary=sm.output.summary, path=sm.output.path, consensus=sm.output.consensus,
+                               figure=sm.output.figure, dotplot=sm.output.dotplot)

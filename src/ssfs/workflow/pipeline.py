@@ -16,7 +16,7 @@ from ..errors import SupervisionError
 from ..experiment.constrained import compare_constrained
 from ..experiment.evaluation import run_evaluation
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
-from ..experiment.stable_selection import consensus_result, full_ranking, resample_ranks, selection_resamples
+from ..experiment.stable_selection import MethodRuns, consensus_result, run_one_method, selection_resamples
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, save_npy, write_json, write_tsv
 from ..io.h5ad import Prepared, gene_symbols, read_prepared
@@ -120,12 +120,13 @@ def _timed(fn):
     return out, seconds, pm.mib
 
 
-def _write_timing(rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
+def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
     """One selection run's timing row; ``first_call``: the first selection of its process,
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
-    start-up) that the report shows apart from the median of the other runs."""
-    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak],
-                            "first_call": [bool(first_call)]}), out)
+    start-up) that the report shows apart from the median of the other runs. ``key``: the run's
+    ``dataset``, ``variant`` and ``method`` (the file carries its own keys)."""
+    write_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
+                            "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
 
 
 def by_method(files, methods) -> dict[str, list[str]]:
@@ -153,7 +154,7 @@ def is_extraction(settings) -> bool:
 
 
 def run_select_batch(*, prepared, splits: list, constraints: list, methods: dict, rankings: list, timing: list,
-                     seed: int, dataset: str, reps: list[int]) -> None:
+                     seed: int, dataset: str, variant: str, reps: list[int]) -> None:
     """The workflow's ``select`` step: every method of ``methods`` (label -> ``{"method", "params"}``)
     on the repetitions ``reps`` of one dataset and variant, one method after the other in this
     process (:func:`run_select_reps`); ``rankings`` and ``timing`` list each method's files
@@ -163,7 +164,7 @@ def run_select_batch(*, prepared, splits: list, constraints: list, methods: dict
     for settings in method_configs(methods):
         run_select_reps(data, splits=splits, constraints=constraints, settings=settings,
                         rankings=rankings[settings.label], timing=timing[settings.label], seed=seed, dataset=dataset,
-                        reps=reps)
+                        variant=variant, reps=reps)
 
 
 def run_evaluation_batch(*, prepared, splits: list, constraints: list, rankings: list, scores: list, methods: dict,
@@ -180,7 +181,7 @@ def run_evaluation_batch(*, prepared, splits: list, constraints: list, rankings:
 
 
 def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings: MethodConfig, rankings: list,
-                    timing: list, seed: int, dataset: str, reps: list[int]) -> None:
+                    timing: list, seed: int, dataset: str, reps: list[int], variant: str = "base") -> None:
     """One configured method on several repetitions in one process (saves the start-up cost),
     recording each repetition's in-process time and peak memory; the first repetition of the
     process is marked ``first_call`` (its time includes imports, JIT and BLAS start-up)."""
@@ -189,7 +190,8 @@ def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings
     for i, (rep, sp, cp, out, tout) in enumerate(todo):
         call = dict(split=sp, constraints=cp, ranking=out, settings=settings, seed=seed, dataset=dataset, rep=rep)
         _, seconds, peak = _timed(lambda: run_select(data, **call))  # noqa: B023 - called at once
-        _write_timing(rep, seconds, peak, tout, first_call=i == 0)
+        _write_timing({"dataset": dataset, "variant": variant, "method": settings.label}, rep, seconds, peak, tout,
+                      first_call=i == 0)
 
 
 def _training(data: Prepared, split_path, constraints_path):
@@ -253,7 +255,7 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: MethodC
 
 
 def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
-                settings: MethodConfig, seed: int, dataset: str, rep: int) -> None:
+                settings: MethodConfig, seed: int, dataset: str, rep: int, variant: str = "base") -> None:
     """The workflow's ``combine_members`` step: the ranking of an ensemble from its member
     chunks (in chunk order), identical to :func:`run_select` on the same repetition. Timing:
     the chunks' seconds summed plus the combination's, peak = the largest of the chunks' and
@@ -271,7 +273,8 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
         **settings.params))
     _write_ranked(ranked, data, ranking)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
-    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
+    _write_timing({"dataset": dataset, "variant": variant, "method": settings.label}, rep, seconds + sec,
+                  max(known) if known else float("nan"), timing)
 
 
 # ------------------------------------------------------------------ selection mode (#14)
@@ -290,38 +293,57 @@ def run_selection_batch(*, prepared, ranks: list, full: list, methods: dict, sup
 
 def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: dict, sel: dict, seed: int,
                         dataset: str, chunk: list[int], full=None) -> None:
-    """One configured method on the resamples ``chunk`` (ranks of every feature, int32 array
-    (len(chunk), p) to ``ranks``) and, when ``full`` is a path, on the full data (ranking TSV).
-    Labels and constraints are used as given: constraints are built once on all labeled samples
-    (``supervision.constraints``) and restricted to each resample
+    """One configured method on the resamples ``chunk`` and, when ``full`` is a path, on the full
+    data (ranking TSV; no rows when the method could not run there). ``ranks`` (.npz): ``ranks``
+    (int32, len(chunk) x p, zeros where the method could not run), ``failed`` (per resample ''
+    or why), ``full_failed`` and the full-data class memberships (``memberships``, when the
+    method propagates labels). Labels and constraints are used as given: constraints are built
+    once on all labeled samples (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
     y = data.y
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
-    if full is not None:
-        _write_ranked(full_ranking(data.X, data.labels, cons, settings, seed=seed, dataset=dataset), data, full)
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
-    save_npy(resample_ranks(data.X, data.labels, cons, settings, subs, chunk, seed=seed, dataset=dataset), ranks)
+    runs, ranked = run_one_method(data.X, data.labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
+                                  with_full=full is not None, classes=data.classes)
+    if full is not None:
+        if ranked is None:
+            write_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
+        else:
+            _write_ranked(ranked, data, full)
+    arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
+              "full_failed": np.asarray(runs.full_failed, dtype=str)}
+    if runs.memberships is not None:
+        arrays["memberships"] = runs.memberships
+    with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: dict,
-                  dataset: str) -> None:
-    """The workflow's ``consensus`` step: consensus.tsv and summary.json of one dataset from every
-    method's full ranking and resample ranks (``full`` and ``ranks`` list the methods' files in
-    the order of ``methods``, label -> settings; ``ranks`` in chunk order per method)."""
+                  dataset: str, path=None) -> None:
+    """The workflow's ``consensus`` step: consensus.tsv, summary.json and the stability path
+    (``path``, TSV) of one dataset from every method's full ranking and resample ranks (``full``
+    and ``ranks`` list the methods' files in the order of ``methods``, label -> settings;
+    ``ranks`` in chunk order per method)."""
     data = read_prepared(prepared)
     p = data.X.shape[1]
     full, ranks = by_method(full, methods), by_method(ranks, methods)
-    full_ranks, res_ranks = {}, {}
+    runs = {}
     for label in methods:
+        parts = [np.load(f) for f in ranks[label]]
         t = pd.read_csv(full[label][0], sep="\t")
-        r = np.full(p, len(t) + 1, dtype=np.float64)
-        r[t["index"].to_numpy()] = t["rank"].to_numpy()
-        full_ranks[label] = r
-        res_ranks[label] = np.concatenate([np.load(f) for f in ranks[label]]).astype(np.float64)
-    table, s = consensus_result(full_ranks, res_ranks, names=data.features, y=data.y, classes=data.classes, sel=sel,
-                                dataset=dataset, symbols=gene_symbols(data.adata))
-    write_tsv(table, consensus)
-    write_json(s, summary)
+        r = None
+        if len(t):
+            r = np.full(p, len(t) + 1, dtype=np.float64)
+            r[t["index"].to_numpy()] = t["rank"].to_numpy()
+        runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
+                                 [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
+                                 parts[0]["memberships"] if "memberships" in parts[0].files else None)
+    res = consensus_result(runs, X=data.X, names=data.features, y=data.y, classes=data.classes, sel=sel,
+                           dataset=dataset, symbols=gene_symbols(data.adata))
+    write_tsv(res.table, consensus)
+    write_json(res.summary, summary)
+    if path is not None:
+        write_tsv(res.path, path)
 
 
 # ------------------------------------------------------------------ constrained clustering (thesis Table 4.3)
