@@ -20,7 +20,8 @@ LINKS = {"../config/README.md": "config.md"}
 
 def on_files(files, config):
     for name, path in PAGES.items():
-        files.append(File.generated(config, name, content=path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8").replace("](../docs/", "](")  # its links to the pages
+        files.append(File.generated(config, name, content=text))
     return files
 
 
