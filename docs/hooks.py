@@ -18,7 +18,28 @@ PAGES = {"config.md": REPO / "config" / "README.md"}
 LINKS = {"../config/README.md": "config.md"}
 
 
+#: the page of every registered method's reference, generated from the registry (ssfs methods)
+METHODS_PAGE = "method_reference.md"
+
+
+def method_reference() -> str:
+    """Markdown of every registered method: its summary line and its docstring, whose Parameters
+    section the registry renders from the signature's annotations (ssfs.registry.with_numpydoc)."""
+    from ssfs.registry import get_method, list_methods
+
+    out = ["# Method reference", "",
+           "Every registered method (`ssfs methods`), as `ssfs.run_method(name, X, y, constraints, **params)`",
+           "calls it: the parameters' types, ranges and defaults come from the signature's annotations, the",
+           "contract every door checks. The table of all methods: [Methods](methods.md).", ""]
+    for name in list_methods():
+        spec = get_method(name)
+        out += [f"## `{name}`", "", f"::: {spec.fn.__module__}.{spec.fn.__name__}",
+                "    options:", "      show_root_heading: false", "      heading_level: 3", ""]
+    return "\n".join(out)
+
+
 def on_files(files, config):
+    files.append(File.generated(config, METHODS_PAGE, content=method_reference()))
     for name, path in PAGES.items():
         text = path.read_text(encoding="utf-8").replace("](../docs/", "](")  # its links to the pages
         files.append(File.generated(config, name, content=text))

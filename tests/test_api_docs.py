@@ -102,3 +102,19 @@ def test_fill_indents_and_renames():
     assert "\n    copy\n        Return a modified copy" in out
     with pytest.raises(KeyError):
         fill("    {nope}\n")
+
+
+@pytest.mark.parametrize("name", ssfs.list_methods())
+def test_every_registered_method_documents_each_parameter_from_its_annotation(name):
+    """The registry renders a method's Parameters section from its signature (ssfs.registry.with_numpydoc):
+    every keyword parameter with its type and default as the annotation says (ssfs.params.describe)."""
+    from ssfs.params import describe
+
+    spec = ssfs.get_method(name)
+    secs = sections(spec.fn.__doc__)
+    assert "Parameters" in secs and "Returns" in secs, name
+    assert documented(secs["Parameters"]) == {"X", "y", "constraints", "rng", *spec.types}
+    lines = secs["Parameters"]
+    for param, alts in spec.types.items():
+        line = next(x for x in lines if x.startswith(f"{param} : "))
+        assert line == f"{param} : {describe(alts)}, default {spec.defaults[param]!r}", line

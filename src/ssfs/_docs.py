@@ -101,3 +101,62 @@ def doc_params(obj):
     if obj.__doc__:
         obj.__doc__ = fill(obj.__doc__)
     return obj
+
+
+# ------------------------------------------------------------ registered methods' parameters
+#: the arguments every registered method takes (``run_method`` checks and converts them first)
+METHOD_ARGS = {
+    "X": ("array-like or sparse matrix of shape (n_samples, n_features)",
+          "The data, samples as rows (checked and converted by :func:`ssfs.run_method`)."),
+    "y": ("numpy.ndarray of int of shape (n_samples,)",
+          "Class codes 0 .. C-1, -1 for an unlabeled sample (:func:`ssfs.run_method` encodes names)."),
+    "constraints": ("ssfs.Constraints", "Must-link and cannot-link pairs of sample indices (derived from the "
+                                        "labels when none are given)."),
+    "rng": ("numpy.random.Generator", "The source of every random choice (derived from the seed)."),
+}
+
+#: method parameters that several registered methods share, described once: the registry renders
+#: each method's numpydoc Parameters section from its annotations (type, range, default) and this
+#: text; ``"method.param"`` words a parameter of one method that means something else there
+METHOD_TEXT: dict[str, str] = {
+    "k": "The number of nearest neighbours of each sample in the kNN graph.",
+    "relieff.k": "The number of nearest hits and misses (per class) of each sample.",
+    "bandwidth": "The heat-kernel parameter t of the graph's edge weights exp(-d^2 / t): a number, or "
+                 '"auto" / "mean" (the mean squared kNN distance) or "median" (its median).',
+    "space": 'Where the kNN graph is built: "raw" (the features), "pca" (``n_pcs`` principal components) or '
+             '"auto" (PCA when the input is single-cell-like: sparse, non-negative, non-integer, >= 500 '
+             "samples).",
+    "enscls.space": 'The members\' graph: "subspace" (each member\'s kNN graph on its own random features, the '
+                    'paper), "pca" (one graph on ``n_pcs`` principal components of all features, shared by '
+                    'every member) or "auto" ("pca" with balanced members and no SOM, else "subspace").',
+    "n_pcs": "The number of principal components the graph is built on (``space`` \"pca\").",
+    "embedding": "A precomputed embedding (n_samples rows, e.g. scanpy's ``obsm['X_pca']``) to build the "
+                 "kNN graph on, instead of ``space``.",
+    "graph": "A precomputed graph (n_samples x n_samples connectivities, e.g. scanpy's "
+             "``obsp['connectivities']``) instead of the method's kNN graph; its heat-kernel weights are "
+             "measured on the features.",
+    "weights": '"balanced" (each labeled sample contributes one mean over its must-link / cannot-link '
+               'partners, the labels\' share set by ``label_weight``) or "literal" (the paper\'s all-pairs '
+               "terms).",
+    "efsis.weights": 'The weight of each ranker in the aggregate: "paper" (1 - its stability), '
+                     '"stability_rank" (the rank of its stability) or "none" (equal weights).',
+    "label_weight": "The weight w of a labeled sample against an unlabeled one: the labels' share is "
+                    "s = w m / (w m + n), m labeled samples of n (``weights`` \"balanced\").",
+    "label_share": "The labels' share s itself, in [0, 1] (None: from ``label_weight``).",
+    "n_jobs": "Threads (None: the job's threads, ``$SSFS_THREADS``); the result is the same whatever the "
+              "number.",
+}
+#: a parameter without shared text: its description is in the docstring's text above
+DESCRIBED_ABOVE = "As described above."
+
+
+def method_param_text(method: str, name: str) -> str:
+    """The description of parameter ``name`` of the registered method ``method``."""
+    return METHOD_TEXT.get(f"{method}.{name}") or METHOD_TEXT.get(name) or DESCRIBED_ABOVE
+
+
+def numpydoc_entry(name: str, kind: str, text: str) -> str:
+    """One numpydoc entry: ``name : kind`` and the description wrapped and indented by 4 spaces."""
+    body = textwrap.fill(text, width=88, initial_indent="    ", subsequent_indent="    ",
+                         break_on_hyphens=False, break_long_words=False)
+    return f"{name} : {kind}\n{body}"

@@ -35,8 +35,9 @@ from typing import Any
 
 import numpy as np
 
+from ._docs import METHOD_ARGS, method_param_text, numpydoc_entry
 from .errors import MethodError
-from .params import MethodName, ParamValueError, coerce, param_types
+from .params import MethodName, ParamValueError, coerce, describe, param_types
 
 #: kinds of output a method can produce
 KINDS = ("score", "subset", "extraction")
@@ -179,6 +180,7 @@ def register(
         }
         doc = description or _first_sentence(inspect.getdoc(fn) or "")
         types = param_types(fn)
+        fn.__doc__ = with_numpydoc(name, fn, types, defaults, kind=kind, higher_is_better=higher_is_better)
         for k, v in defaults.items():  # a default that breaks its own annotation is a bug
             if v is not None or any(a.kind == "none" for a in types[k]):
                 try:
@@ -200,6 +202,27 @@ def register(
         return fn
 
     return deco
+
+
+def with_numpydoc(name: str, fn, types: dict, defaults: dict, *, kind: str, higher_is_better: bool) -> str:
+    """``fn``'s docstring with numpydoc Parameters and Returns sections rendered from its signature:
+    each keyword parameter's type, range and default from its annotation (:mod:`ssfs.params`, the
+    one contract every door checks) and its description from :data:`ssfs._docs.METHOD_TEXT`; a
+    docstring that already has a Parameters section is kept as written."""
+    doc = inspect.cleandoc(fn.__doc__ or "")
+    if "\nParameters\n---" in f"\n{doc}":
+        return doc
+    entries = [numpydoc_entry(arg, *METHOD_ARGS[arg]) for arg in METHOD_ARGS]
+    for param in types:
+        shown = describe(types[param]) + (f", default {defaults[param]!r}" if param in defaults else "")
+        entries.append(numpydoc_entry(param, shown, method_param_text(name, param)))
+    direction = "higher" if higher_is_better else "lower"
+    returns = ("numpy.ndarray of shape (n_features,) or SelectionResult\n    One score per feature "
+               f"({direction} is better; NaN or infinite: undefined, ranked last), or a result holding them."
+               if kind == "score" else
+               "SelectionResult\n    " + ("The selected features, best first, and the scores." if kind == "subset"
+                                          else "The fitted transform (``transform``) of the extraction."))
+    return "\n".join([doc, "", "Parameters", "----------", *entries, "", "Returns", "-------", returns])
 
 
 def _first_sentence(doc: str, width: int = 110) -> str:
