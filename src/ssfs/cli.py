@@ -12,11 +12,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 
+from . import __version__
+from ._docs import cli_help
+from ._outputs import check_destination, os_cause, output_error
+from ._progress import enable_bar, fmt_seconds
+from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
+from .labels import Labels, class_counts, encode_labels
+from .params import parse_text
+from .ranking import ranking_table
+from .registry import PIP_NAMES, check_params, get_method, list_methods
+from .runner import run_method
+from .workflow.scripting import configure_logging
 
 RANK_LABELS_HELP = """\
 Labels are used as given: a blank or NA label cell (NaN in an h5ad obs column) is an
@@ -32,8 +46,6 @@ def _parse_params(items) -> dict:
     """``--param NAME=VALUE`` items as a dict; values read as YAML, numbers in any float
     spelling (``1e3``); types and ranges are checked against the method's signature by
     :func:`ssfs.registry.check_params` (one line naming method, parameter, expected, got)."""
-    from .params import parse_text
-
     out = {}
     for item in items or []:
         if "=" not in item or not item.split("=", 1)[0].strip():
@@ -57,6 +69,11 @@ def _int_or_word(text: str, minimum: int, words: dict, expected: str):
     return n
 
 
+def _seed(text: str) -> int:
+    """``--seed``: an integer >= 0 (argparse prints the error)."""
+    return _int_or_word(text, 0, {}, "an integer >= 0")
+
+
 def _labeled_per_class(text: str):
     """``--labeled-per-class``: a positive integer or 'all' (argparse prints the error)."""
     return _int_or_word(text, 1, {"all": "all"}, "a positive integer or 'all'")
@@ -67,15 +84,11 @@ METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameter
 
 def method_rows() -> list[dict]:
     """One summary per registered method (:meth:`ssfs.registry.MethodSpec.summary`)."""
-    from .registry import get_method, list_methods
-
     return [get_method(name).summary() for name in list_methods()]
 
 
 def _cells(row: dict, code: str = "") -> list[str]:
     """Table cells of one method; ``code`` wraps names and values (a backtick in Markdown)."""
-    from .registry import PIP_NAMES
-
     needs = ", ".join(n.replace("_", "-") for n in row["needs"]) or "-"
     if row["requires"]:
         needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
@@ -92,33 +105,34 @@ def methods_markdown() -> str:
 
 
 def cmd_methods(args) -> int:
+    _stdout(lambda: print(methods_text(args), end=""))
+    return 0
+
+
+def methods_text(args) -> str:
+    """What ``ssfs methods`` prints (a text table, ``--markdown`` or ``--json``)."""
     rows = method_rows()
     if args.json:
-        print(json.dumps(rows, indent=1, default=repr))
-        return 0
+        return json.dumps(rows, indent=1, default=repr) + "\n"
     if args.markdown:
-        print(methods_markdown(), end="")
-        return 0
+        return methods_markdown()
     cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
     table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
     width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
+    lines = []
     for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
         head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
-        print(head + "  " + "  ".join(cells[5:]))
-    print("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from the\n"
-          "labels when none are given); cannot-link = at least one cannot-link pair. splittable: the ensemble can be\n"
-          "spread over jobs (execution.member_chunks). --markdown / --json for other formats.")
-    return 0
+        lines.append(head + "  " + "  ".join(cells[5:]) + "\n")
+    lines.append("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from "
+                 "the\nlabels when none are given); cannot-link = at least one cannot-link pair. splittable: the "
+                 "ensemble can be\nspread over jobs (execution.member_chunks). --markdown / --json for other "
+                 "formats.\n")
+    return "".join(lines)
 
 
 def _rank_output(args):
     """stderr for ``ssfs rank``: ssfs's messages at ``--log-level``, progress as a tqdm bar on a
     terminal (else a line every 30 s) unless ``--no-progress``. Returns the ssfs logger."""
-    import logging
-
-    from ._progress import enable_bar
-    from .workflow.scripting import configure_logging
-
     configure_logging(args.log_level, capture_warnings=False)
     if args.no_progress:
         logging.getLogger("ssfs.progress").setLevel(logging.WARNING)
@@ -131,8 +145,6 @@ def _rank_constraints(path, y, names):
     """Constraints of ``ssfs rank``: those of the given labels (all pairs) plus the file's
     (by sample id: sample_a, sample_b, kind; or the workflow's i, j, kind indices)."""
     import pandas as pd
-
-    from .constraints import Constraints, check_consistent, read_sample_constraints
 
     derived = Constraints.from_labels(y)
     if path is None:
@@ -155,21 +167,20 @@ def _read_input(args, log):
     """(prepared AnnData, labels with -1 = unlabeled, class names, the seeded generator) of the
     input file, read with the dataset config keys given as options; ``--labeled-per-class``
     hides labels (an experiment)."""
-    import time
-    from pathlib import Path
-
-    from ._progress import fmt_seconds
+    # lazy: the readers load pandas and anndata (about 0.7 s), which `ssfs methods` and --help do not need
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
-    from .io.h5ad import prepared_labels
 
     t0 = time.perf_counter()
     name = Path(args.input).name
     entry = {"path": args.input}
-    for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
+    for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic",
+                "layer"):
         val = getattr(args, key)
         if val is not None:
             entry[key] = val
+    if args.use_raw:
+        entry["use_raw"] = True
     if args.index_column != "auto":
         entry["index_col"] = args.index_column
     if args.unlabeled_value:
@@ -177,7 +188,7 @@ def _read_input(args, log):
     adata = prepare_dataset(name, entry, ".")
     log.debug("ssfs %s: read %s: %d samples x %d features in %s", args.cmd, args.input, *adata.X.shape,
               fmt_seconds(time.perf_counter() - t0))
-    y, classes = prepared_labels(adata.obs["label"])
+    y, classes = encode_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
         lab = draw_labeled(y, np.flatnonzero(y >= 0), int(args.labeled_per_class), rng, dataset=name,
@@ -188,28 +199,61 @@ def _read_input(args, log):
     return adata, y, classes, rng
 
 
-def cmd_rank(args) -> int:
-    import time
+def _check_output_file(output: str) -> None:
+    """``-o`` of ``ssfs rank``, checked before any data is read: its folder exists, and it is
+    not a directory or a device (:func:`ssfs._outputs.check_destination`; a link is followed)."""
+    target = check_destination(output, what="-o")
+    folder = target.parent
+    if not folder.is_dir():
+        kind = "is not a folder" if folder.exists() else "does not exist"
+        raise SSFSError(f"output folder {str(folder)!r} of -o {output} {kind}; create it first")
+
+
+def _check_output_folder(output: str) -> None:
+    """``-o`` of ``ssfs select``: a folder (created), not an existing file or device."""
+    import os
     from pathlib import Path
 
-    from ._progress import fmt_seconds
-    from .io.atomic import write_tsv
-    from .labels import class_counts
-    from .ranking import ranking_table
-    from .registry import check_params, get_method
-    from .runner import run_method
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise SSFSError(f"-o {output}: it exists and is not a folder; ssfs select writes a folder of results "
+                        "(consensus.tsv, summary.json, stability_path.png)")
+    if not out.exists():
+        parent = Path(os.path.abspath(out)).parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise SSFSError(f"-o {output}: cannot create the folder: {parent} is a file, not a folder")
+
+
+class _StdoutError(SSFSError):
+    """Standard output failed (disk full, closed pipe ...)."""
+
+
+def _stdout(write) -> None:
+    """Call ``write()`` (which writes to standard output) and flush; an operating-system
+    error becomes one line naming standard output and the cause."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _StdoutError(f"cannot write to standard output: {os_cause(e)}") from None
+
+
+def cmd_rank(args) -> int:
+    from .io.atomic import write_tsv  # lazy: loads pandas and anndata (about 0.7 s)
 
     params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
     if args.output != "-":
-        folder = Path(args.output).parent
-        if not folder.is_dir():
-            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
+        _check_output_file(args.output)
     log = _rank_output(args)
     adata, y, classes, rng = _read_input(args, log)
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, y, cons, rng=rng, **params)
+    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **params)
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
@@ -225,17 +269,17 @@ def cmd_rank(args) -> int:
         table = ranking_table(adata.var_names, ranked.scores, ranked.order,
                               selected_only=ranked.result.selected is not None)
         if args.output == "-":
-            table.to_csv(sys.stdout, sep="\t", index=False)
+            _stdout(lambda: table.to_csv(sys.stdout, sep="\t", index=False))
             return 0
-        write_tsv(table, args.output)
-    print(json.dumps(info))
+        write_tsv(table, args.output, what="-o")
+    _stdout(lambda: print(json.dumps(info)))
     return 0
 
 
 def _select_settings(args) -> tuple[dict, dict]:
     """(label -> {"method", "params"}, the selection options) of ``ssfs select``, checked
     before any data is read (one line naming the option)."""
-    from .experiment.stable_selection import method_settings, selection_options
+    from .experiment.stable_selection import method_settings, selection_options  # lazy: loads pandas
 
     labels = [m.strip() for m in args.methods.split(",") if m.strip()]
     params: dict = {}
@@ -251,35 +295,50 @@ def _select_settings(args) -> tuple[dict, dict]:
 
 
 def cmd_select(args) -> int:
-    from pathlib import Path
-
+    # lazy: pandas, anndata and the workflow's steps (about 1.3 s), which --help does not need
     from .experiment.stable_selection import stable_selection
     from .io.atomic import write_tsv
     from .report.selection import stability_path_figure
     from .workflow.pipeline import _symbol_column, write_json
 
     methods, sel = _select_settings(args)  # before reading data
+    _check_output_folder(args.output)
     log = _rank_output(args)
     adata, y, classes, _ = _read_input(args, log)
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
-        from .constraints import Constraints
-
         cons = Constraints.empty()
     table, summary = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed,
                                       dataset=args.name or Path(args.input).name,
                                       names=np.asarray(adata.var_names), classes=classes,
                                       symbols=_symbol_column(adata))
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    write_tsv(table, out / "consensus.tsv")
-    write_json(summary, out / "summary.json")
-    stability_path_figure(table, sel["threshold"], sel["top"], out / "stability_path.png")
+    _write_all(out, [lambda p: write_tsv(table, p), lambda p: write_json(summary, p),
+                     lambda p: stability_path_figure(table, sel["threshold"], sel["top"], p)],
+               ["consensus.tsv", "summary.json", "stability_path.png"])
     if summary["note"]:
         print(f"ssfs select: {summary['note']}", file=sys.stderr)
-    print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
-                      "stability": summary["stability"]["value"], "output": str(out)}))
+    _stdout(lambda: print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
+                                      "stability": summary["stability"]["value"], "output": str(out)})))
     return 0
+
+
+def _write_all(folder, writers, names) -> None:
+    """Each ``writers[i](folder / names[i])`` (atomic); when one fails, the files this call
+    already wrote are removed again, so the folder never holds part of a result."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise output_error(folder, e, "-o") from None
+    done = []
+    try:
+        for write, name in zip(writers, names, strict=True):
+            write(folder / name)
+            done.append(folder / name)
+    except BaseException:
+        for path in done:
+            path.unlink(missing_ok=True)
+        raise
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -304,24 +363,20 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
     :func:`ssfs.tl.rank_features` writes them."""
     import anndata
 
+    # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
-    from .tl import store
+    from .tl._anndata import store
 
-    adata, idx = prepared, None
-    if str(args.input).endswith(".h5ad"):
-        adata = anndata.read_h5ad(args.input)
-        idx = adata.var_names.get_indexer(prepared.var_names)
-    store(adata, args.method, ranked, idx)
+    adata = anndata.read_h5ad(args.input) if str(args.input).endswith(".h5ad") else prepared
+    store(adata, args.method, ranked, prepared.var_names)
     uns = {k: v for k, v in info.items() if k != "output"}
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)
     adata.uns[args.method] = uns
-    write_prepared(adata, args.output)
+    write_prepared(adata, args.output, what="-o")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     p = argparse.ArgumentParser(prog="ssfs", description=__doc__, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"ssfs {__version__}")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -340,7 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
                     "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(r)
-    r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
+    r.add_argument("--method", default="cls", help=cli_help("method"))
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("-o", "--output", default="-",
                    help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
@@ -352,23 +407,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_input_arguments(r) -> None:
     """The data file and how to read its labels (shared by ``rank`` and ``select``)."""
-    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
+    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix), or 10x Genomics "
+                                 "output: a Cell Ranger matrix folder (matrix.mtx.gz, barcodes.tsv.gz, "
+                                 "features.tsv.gz) or a feature-barcode .h5 (labels: --labels-file barcode,label "
+                                 "listing the labeled cells)")
     r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
                         "(default: every given label is used)")
     r.add_argument("--unlabeled-value", action="append", metavar="VALUE",
-                   help="label value meaning 'no label' (repeatable); blank and NA cells always mean unlabeled")
+                   help=cli_help("unlabeled_values") + " Repeatable.")
     r.add_argument("--constraints", metavar="TSV",
                    help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
                         "added to the pairs of the given labels")
-    r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
+    r.add_argument("--seed", type=_seed, default=0, help=cli_help("random_state"))
     r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
                    help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
                         "column 0, refused when it looks like data")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
-                "geo-characteristic"):
+                "geo-characteristic", "layer"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")
+    r.add_argument("--use-raw", action="store_true",
+                   help="h5ad: read .raw.X (the file's X otherwise; ssfs.tl reads .raw when present, as scanpy)")
 
 
 def _add_select_parser(sub) -> None:
@@ -402,18 +462,49 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"ssfs: warning: {message}", file=sys.stderr)
 
 
+def _detach_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's last flush at exit does
+    not fail again (a closed pipe, a full disk) and print a traceback."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # no real file descriptor (captured output)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv=None) -> int:
+    """The ``ssfs`` command: every failure ends as one ``ssfs: error: ...`` line and exit
+    status 1 (2: a usage error, from argparse), never a traceback (docs/errors.md)."""
     import warnings
 
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
-        return args.func(args)
+        return _stdout_flushed(args.func(args))
     except BrokenPipeError:  # e.g. piped into `head`
+        _detach_stdout()
         return 0
     except SSFSError as e:
+        if isinstance(e, _StdoutError):
+            _detach_stdout()
         print(f"ssfs: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # an operating-system error no reader or writer named more precisely
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"ssfs: error: {where}{os_cause(e)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("ssfs: error: out of memory; use a machine with more memory, fewer features (top_variable) or a "
+              "sparse matrix", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ssfs: interrupted", file=sys.stderr)
+        return 130
+
+
+def _stdout_flushed(rc: int) -> int:
+    _stdout(lambda: None)
+    return rc
 
 
 if __name__ == "__main__":  # pragma: no cover

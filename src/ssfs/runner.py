@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._threads import THREADS_ENV, job_threads  # noqa: F401 - re-exported here, where the docs point
+from ._docs import doc_params
+from ._threads import THREADS_ENV, job_threads, limit_threads  # noqa: F401 - re-exported here, where the docs point
 from ._validation import check_labels_named, check_matrix, column_variance, constant_features, safe_scale
 from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
-from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint
+from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint, member_chunks, stack_parts
+from .seeding import as_generator
 
 
 def pinned_threads(threads: int | None = None):
     """Context manager limiting every BLAS/OpenMP pool (threadpoolctl) to ``threads``
     (default :func:`job_threads`)."""
-    from ._threads import limit_threads
-
     return limit_threads(int(threads) if threads else job_threads())
 
 
@@ -96,11 +96,32 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
         raise SupervisionError(f"method {name!r} needs pairwise constraints but none were given")
     if "cannot_link" in spec.needs and constraints.n_cl == 0:
         raise SupervisionError(f"method {name!r} needs cannot-link constraints but none were given")
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes,
            "extremes": extremes if scale == 1.0 else None}
     return spec, X, y, constraints, rng, ctx
+
+
+#: parameters a method clips to what the data allow: name -> (bound, what the bound is), from (n, p)
+CLIPPED = {
+    "k": (lambda n, p: n - 1, "n - 1 (the other samples)", "at most {b} neighbours are used"),
+    "n_pcs": (lambda n, p: min(n - 1, p), "min(n - 1, p)", "{b} principal components are used"),
+    "n_components": (lambda n, p: min(n - 1, p), "min(n - 1, p)", "{b} components are used"),
+}
+
+
+def clipped_parameters(name: str, params: dict, shape) -> list[str]:
+    """One note per parameter the caller gave (defaults are not noted) that exceeds what the
+    data allow and is therefore clipped by the method (``k=1e9`` neighbours on 20 samples)."""
+    n, p = shape
+    notes = []
+    for key, (bound, what, effect) in CLIPPED.items():
+        v = params.get(key)
+        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and v > bound(n, p):
+            b = max(1, bound(n, p))
+            notes.append(f"method {name!r}: {key}={v} exceeds {what} = {bound(n, p)} of this data "
+                         f"({n} samples x {p} features); {effect.format(b=b)}")
+    return notes
 
 
 def check_labeled_classes(name: str, y: np.ndarray, classes=None, *, min_per_class: int = 1) -> None:
@@ -126,6 +147,7 @@ def check_labeled_classes(name: str, y: np.ndarray, classes=None, *, min_per_cla
             )
 
 
+@doc_params
 def run_method(
     name: str,
     X,
@@ -134,16 +156,52 @@ def run_method(
     rng: np.random.Generator | int | None = 0,
     **params,
 ) -> Ranked:
-    """Validate input, run method ``name`` and derive its ranking.
+    """Validate the input, run method ``name`` and derive its ranking: the one entry point of
+    the command line, the workflow, ``ssfs.tl`` and the scikit-learn selector.
 
-    ``y``: integer codes with -1 for unlabeled samples, or class names (strings,
-    categoricals; None / NaN / -1 = unlabeled, :func:`ssfs.labels.encode_labels`);
-    error messages name the classes.
+    Parameters
+    ----------
+    {method=name}
+    X
+        The samples x features matrix (numpy array or scipy.sparse; an AnnData is refused:
+        use :func:`ssfs.tl.rank_features`). Finite values only.
+    {y}
+        Also a :class:`ssfs.labels.Labels` record (codes and names).
+    {constraints}
+    rng
+        The seed (or a numpy Generator) of every random choice of the method and of the
+        tie-breaking among equal scores; the same seed gives the same ranking.
+    {method_params}
 
-    Missing constraints are derived from the labeled samples (all pairs, as CLS does).
-    BLAS/OpenMP pools are pinned to :func:`job_threads` while the method runs.
+    Returns
+    -------
+    Ranked
+        ``order`` (feature indices, best first; subset methods: the selected ones),
+        ``scores`` (per feature; undefined scores are the worst value, so they rank last),
+        ``higher_is_better``, ``ties`` (per feature, how many share its score) and
+        ``result``, the method's :class:`~ssfs.registry.SelectionResult`.
+
+    Raises
+    ------
+    SSFSError
+        One line naming the problem: an unknown method or parameter
+        (:class:`~ssfs.errors.MethodError`), an unusable matrix
+        (:class:`~ssfs.errors.InputError`), labels or constraints the method cannot use
+        (:class:`~ssfs.errors.SupervisionError`).
+
+    Notes
+    -----
+    Equal scores are ordered by variance, then by a permutation drawn from ``rng``, never by
+    column. BLAS/OpenMP pools are pinned to :func:`job_threads` while the method runs.
+
+    Examples
+    --------
+    >>> ranked = run_method("cls", X, ["EWS", None, "NB", None, "RMS"], k=10)
+    >>> ranked.order[:10]          # the ten best features
     """
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
+    for note in clipped_parameters(name, params, X.shape):
+        warnings.warn(note, UserWarning, stacklevel=2)
     with warnings.catch_warnings(), using_class_names(ctx["classes"]), pinned_threads():
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 handled in _ranked
         out = spec.fn(X, y, constraints, rng, **params)
@@ -168,8 +226,6 @@ def run_member_chunk(name: str, X, y=None, constraints: Constraints | None = Non
     With the same inputs and ``rng`` seed, :func:`combine_member_chunks` of all chunks
     gives exactly the ranking of :func:`run_method`, whatever ``n_chunks``.
     """
-    from .registry import member_chunks
-
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
     if not 0 <= int(chunk) < int(n_chunks):
@@ -185,8 +241,6 @@ def combine_member_chunks(name: str, X, y=None, constraints: Constraints | None 
                           rng: np.random.Generator | int | None = 0, *, parts, **params) -> Ranked:
     """The ranking of ensemble ``name`` from the outputs of all its member chunks
     (:func:`run_member_chunk`, given in chunk order)."""
-    from .registry import stack_parts
-
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
     with warnings.catch_warnings(), pinned_threads():

@@ -14,17 +14,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import check_labels_named
 from ..errors import ConfigError
+from ..labels import Labels
+from ..registry import check_params, get_method
 from ..runner import run_method
 from ..seeding import derive_rng
-from .selection import consensus, ranks_from_order, resamples, summary
+from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, summary
 
 
 def selection_options(*, resamples: int = 20, top: int = 10, threshold: float = 0.6, scheme: str = "cpss",
                       aggregation: str = "mean_rank", where: str = "") -> dict:
     """A checked ``selection:`` entry (defaults as the workflow's); one-line errors name ``where``."""
-    from .selection import AGGREGATIONS, SCHEMES
-
     def bad(what):
         return ConfigError(f"{where}{what}")
 
@@ -45,8 +46,6 @@ def selection_options(*, resamples: int = 20, top: int = 10, threshold: float = 
 def method_settings(methods, params: dict | None = None) -> dict:
     """label -> ``{"method", "params"}`` for registered method names, each one's ``params``
     (``{name: {param: value}}``) checked against its signature."""
-    from ..registry import check_params, get_method
-
     methods = [methods] if isinstance(methods, str) else list(methods)
     params = dict(params or {})
     if not methods or len(set(methods)) != len(methods):
@@ -64,7 +63,8 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
 
 
 def full_ranking(X, y, cons, settings: dict, *, seed: int, dataset: str, label: str):
-    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples."""
+    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples
+    (``y``: codes or :class:`ssfs.labels.Labels`, whose class names reach the method's messages)."""
     return run_method(settings["method"], X, y, cons, rng=derive_rng(seed, dataset, "selection", label, "full"),
                       **settings["params"])
 
@@ -79,12 +79,14 @@ def full_ranks(ranked, p: int) -> np.ndarray:
 
 def resample_ranks(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, dataset: str,
                    label: str) -> np.ndarray:
-    """Ranks of every feature (int32, len(chunk) x p) on the resamples ``chunk`` of ``subs``."""
+    """Ranks of every feature (int32, len(chunk) x p) on the resamples ``chunk`` of ``subs``
+    (``y`` as in :func:`full_ranking`)."""
     p = X.shape[1]
+    codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
     for i, b in enumerate(chunk):
         idx = subs[b]
-        ranked = run_method(settings["method"], X[idx], y[idx], cons.subset(idx),
+        ranked = run_method(settings["method"], X[idx], Labels(codes[idx], classes), cons.subset(idx),
                             rng=derive_rng(seed, dataset, "selection", label, b), **settings["params"])
         out[i] = ranks_from_order(ranked.order, p)
     return out
@@ -117,9 +119,10 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     full, res = {}, {}
+    labels = Labels(y, classes)
     for label, settings in methods.items():
-        full[label] = full_ranks(full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=label), p)
-        res[label] = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset,
+        full[label] = full_ranks(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=label), p)
+        res[label] = resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
                                     label=label).astype(np.float64)
     return consensus_result(full, res, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
                             symbols=symbols)

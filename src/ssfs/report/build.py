@@ -32,9 +32,16 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..experiment.grid import metric_higher_is_better
+from ..experiment.grid import metric_higher_is_better, n_features_grid
+from ..experiment.variants import variants
 from ..io.atomic import atomic_write_text, write_tsv
+from ..io.h5ad import dataset_summary
+from ..registry import get_method
+from .papers import OUT_COLUMNS, available_papers, compare_with_paper, load_paper
 from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
+from .selection import summary_section
+from .stability import read_orders, stability_at_one_size, stability_long, stability_table
+from .statistics import best_methods, statistics
 
 KEYS = ["dataset", "variant", "method"]
 STAT_TABLES = ("best", "per_dataset", "per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss")
@@ -152,10 +159,8 @@ def _drop_base(df: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------- sweep variants
 def sweep_columns(scores: pd.DataFrame, cfg: dict) -> tuple[pd.DataFrame, list[str]]:
     """``scores`` with one column per swept key (values of each row's variant) and
-    the list of those keys. Values come from :func:`ssfs.workflow.config.variants`; variant
+    the list of those keys. Values come from :func:`ssfs.experiment.variants.variants`; variant
     names not in the config are parsed (``key-value`` joined by ``__``)."""
-    from ..workflow.config import variants
-
     over = variants(cfg)
     keys = sorted(cfg.get("sweeps") or {})
     if not keys:
@@ -215,13 +220,12 @@ def _short_metric(metric: str, ev: dict) -> str:
 def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame, cfg: dict, figdir: Path,
                  colors) -> list[dict]:
     """Curves, sweep curves, stability and run-time figures; returns index entries."""
-    from .figures import (
+    from .figures import (  # lazy: matplotlib (about 0.5 s); the report job imports this module and draws nothing
         curve_vs_features,
         curve_vs_parameter,
         runtime_bars,
         stability_vs_features,
     )
-    from .stability import stability_long
 
     ev = cfg["evaluation"]
     n_reps = scores["rep"].nunique()
@@ -281,12 +285,6 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
 def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, tables_dir, figures_dir, cfg: dict,
                   papers_dir=None) -> None:
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
-    from ..experiment.grid import n_features_grid
-    from ..io.h5ad import dataset_summary
-    from ..registry import get_method
-    from .papers import OUT_COLUMNS, compare_with_paper, load_paper
-    from .stability import read_orders, stability_at_one_size, stability_table
-
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     figdir.mkdir(parents=True, exist_ok=True)
     scores = pd.concat([pd.read_csv(p, sep="\t") for p in score_paths], ignore_index=True)
@@ -327,8 +325,7 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
 def _figures(scores, stab, timings, ds, cfg: dict, figdir: Path):
     """Every figure into ``figdir`` with its ``index.tsv``; returns the statistics' tables and
     HTML fragment (:func:`ssfs.report.statistics.statistics`)."""
-    from .figures import method_colors
-    from .statistics import statistics
+    from .figures import method_colors  # lazy: matplotlib, as in make_figures
 
     colors = method_colors(sorted(scores["method"].unique()))
     figs = make_figures(scores, stab, timings, cfg, figdir, colors)
@@ -342,7 +339,7 @@ def run_paper_figures(tables_dir, figures_dir, cfg: dict, formats=("pdf", "png")
     """The figures of :func:`run_aggregate` again, drawn from its tables in ``formats`` (PDF for a
     paper, PNG at dpi 250), with their ``index.tsv``: the workflow's ``paper_figures`` rule, so the
     default run draws each figure once, as the SVG its report embeds."""
-    from .figures import figure_formats
+    from .figures import figure_formats  # lazy: matplotlib, as in make_figures
 
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     figdir.mkdir(parents=True, exist_ok=True)
@@ -377,8 +374,6 @@ def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
 
 
 def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
-    from .papers import available_papers
-
     name = cfg["report"].get("paper")
     if not name:
         return ""
@@ -440,8 +435,6 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),
            "stability": len(stab) > 0, "runtime": len(rt) > 0}
     parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
-    from .selection import summary_section
-    from .statistics import best_methods
 
     parts.append(summary_section(cfg, Path(out).parent, sorted(cfg.get("datasets") or scores["dataset"].unique()),
                                  selection=selection,
@@ -518,8 +511,6 @@ def _run_metadata(cfg: dict, n_reps: int) -> dict:
 
 
 def _stability_section(stab: pd.DataFrame, cfg: dict) -> str:
-    from .stability import stability_at_one_size
-
     text = ("<h2 id='stability'>Stability across repetitions</h2><p>Agreement of the top-t feature sets "
             f"of the {int(stab['n_runs'].max())} repetitions (each selects on its own training part), "
             "at the largest evaluated t below the number of features (column <i>n_features</i>); every "

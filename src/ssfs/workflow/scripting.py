@@ -15,8 +15,11 @@ import sys
 import time
 import warnings
 
+from .._outputs import os_cause
 from .._progress import fmt_seconds
 from ..errors import SSFSError
+from ..runner import THREADS_ENV
+from .locks import watch_parent
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 #: environment variable overriding the config's ``log_level`` (set by ``snakemake --verbose``)
@@ -74,8 +77,6 @@ def pin_job_threads(threads: int) -> None:
     loaded and for child processes) and, through threadpoolctl, the pools already loaded."""
     from threadpoolctl import threadpool_limits
 
-    from ..runner import THREADS_ENV
-
     n = str(max(1, int(threads)))
     os.environ[THREADS_ENV] = n
     for var in _POOL_ENV:
@@ -92,7 +93,6 @@ def run_step(main, snakemake) -> None:
     pin_job_threads(getattr(snakemake, "threads", 1) or 1)
     log_path = snakemake.log[0] if len(snakemake.log) else None
     configure_logging(log_level(getattr(snakemake, "config", None)), log_path)
-    from .locks import watch_parent
 
     watch_parent(on_orphan=lambda pid: log.error(
         "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))
@@ -101,11 +101,23 @@ def run_step(main, snakemake) -> None:
     t0 = time.perf_counter()
     try:
         main(snakemake)
-    except SSFSError as e:
-        log.error("ERROR: %s", e)
+    except (SSFSError, OSError, MemoryError) as e:
+        log.error("ERROR: %s", one_line_error(e))
         log.info("ssfs %s: failed after %s", what, fmt_seconds(time.perf_counter() - t0))
         sys.exit(1)
     log.info("ssfs %s: done in %s", what, fmt_seconds(time.perf_counter() - t0))
+
+
+def one_line_error(e: BaseException) -> str:
+    """The one-line message of a failed step: an :class:`SSFSError`'s own text; an
+    operating-system error no reader or writer named more precisely as ``path: cause``."""
+    if isinstance(e, SSFSError):
+        return str(e)
+    if isinstance(e, MemoryError):
+        return ("out of memory; raise the rule's memory (resources: <method>: mem_mb) or reduce the data "
+                "(top_variable)")
+    where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+    return f"{where}{os_cause(e)}"
 
 
 def rule_arguments(snakemake, fn, extra: dict | None = None) -> dict:

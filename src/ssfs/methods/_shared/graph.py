@@ -19,6 +19,7 @@ from scipy import sparse
 
 from ...constraints import Constraints
 from ...errors import InputError
+from . import kernels
 
 
 def as_float_matrix(X):
@@ -39,8 +40,6 @@ def _sq_dists_of_pairs(X, rows, cols, block: int | None = None) -> np.ndarray:
     Each pair's value is summed over its own row of differences, so it does not depend on the
     block; a dense X is gathered from a C-ordered copy (rows of an F-ordered array, as
     ``scipy.io.loadmat`` returns, are strided)."""
-    from . import kernels
-
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
     if kernels.use_kernels(X, rows.size):
