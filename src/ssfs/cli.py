@@ -62,7 +62,9 @@ def _labeled_per_class(text: str):
     return _int_or_word(text, 1, {"all": "all"}, "a positive integer or 'all'")
 
 
-METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
+METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "invariant to", "parameters (defaults)")
+#: leading columns of the text table padded to their width (the last ones are long)
+PADDED = 6
 
 
 def method_rows() -> list[dict]:
@@ -81,7 +83,7 @@ def _cells(row: dict, code: str = "") -> list[str]:
         needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
     params = ", ".join(f"{code}{k}={v!r}{code}" for k, v in row["parameters"].items()) or "-"
     return [f"{code}{row['name']}{code}", row["kind"], needs, f"{row['direction']} is better",
-            "yes" if row["splittable"] else "no", params]
+            "yes" if row["splittable"] else "no", " ".join(row["invariances"]) or "-", params]
 
 
 def methods_markdown() -> str:
@@ -101,13 +103,15 @@ def cmd_methods(args) -> int:
         return 0
     cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
     table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
-    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
-    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
-        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
-        print(head + "  " + "  ".join(cells[5:]))
+    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:PADDED])]
+    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - PADDED), *table]:
+        head = "  ".join(c.ljust(w) for c, w in zip(cells[:PADDED], width, strict=True))
+        print(head + "  " + "  ".join(cells[PADDED:]))
     print("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from the\n"
           "labels when none are given); cannot-link = at least one cannot-link pair. splittable: the ensemble can be\n"
-          "spread over jobs (execution.member_chunks). --markdown / --json for other formats.")
+          "spread over jobs (execution.member_chunks). invariant to (docs/invariances.md): samples / features =\n"
+          "their order; copies = an exact copy of a feature scores exactly as the feature; scale / shift = each\n"
+          "feature's; unit = a common scale of X. --markdown / --json for other formats.")
     return 0
 
 

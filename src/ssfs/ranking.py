@@ -8,12 +8,12 @@ seed (:func:`tie_break_rng`), so that across repetitions no feature wins ties be
 its position in the file. :func:`tie_sizes` counts ties (the ranking file's ``ties``
 column: how many features share each feature's score) and :func:`tied_at` tells whether
 the top k is decided by them (the runner, the selector and the evaluation warn).
-Without a secondary criterion (inner rankings of ensembles, :func:`rank_matrix`) ties go
-by feature index, so those stay a deterministic function of the scores. Infinite scores are ordered as numbers (a
-perfect separator's Fisher score is +inf and ranks first); NaN (undefined) ranks
-last. :func:`ssfs.runner.run_method` replaces undefined scores by the worst value
-(-inf when higher is better, +inf when lower is better), so published rankings
-never hold NaN.
+Inside ensembles (:func:`rank_matrix`) tied features share their average rank, as R's
+``rank`` does, so a feature's position in the file never changes its aggregate.
+Infinite scores are ordered as numbers (a perfect separator's Fisher score is +inf and
+ranks first); NaN (undefined) ranks last. :func:`ssfs.runner.run_method` replaces
+undefined scores by the worst value (-inf when higher is better, +inf when lower is
+better), so published rankings never hold NaN.
 """
 
 from __future__ import annotations
@@ -215,10 +215,36 @@ def read_ranking(path, max_rows: int | None = None) -> RankingOrders:
 
 
 def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """Row-wise 1-based ranks (row = one run, columns = features), same rule as
-    :func:`order_from_scores`, vectorized over rows."""
+    """Row-wise 1-based ranks (row = one run, columns = features), best first, NaN last,
+    vectorized over rows. Tied scores share the average of their positions (R's
+    ``rank(ties.method = "average")``), so no feature's rank depends on its column; int64
+    when no row holds a tie, else float64 (multiples of 1/2)."""
     S = np.atleast_2d(np.asarray(score_matrix, dtype=float))
-    return ranks_from_orders(stable_argsort(_sort_keys(S, higher_is_better)))
+    keys = _sort_keys(S, higher_is_better)
+    order = stable_argsort(keys)
+    return average_ranks(np.take_along_axis(keys, order, axis=1), order)
+
+
+def average_ranks(sorted_keys: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """1-based ranks from each row's ``order`` and its keys in that order: a run of equal keys
+    (NaN equal to NaN) shares the mean of its positions; int64 ranks when there is no tie."""
+    sk = np.atleast_2d(sorted_keys)
+    order = np.atleast_2d(order)
+    R, p = sk.shape
+    same = sk[:, 1:] == sk[:, :-1]
+    same |= np.isnan(sk[:, 1:]) & np.isnan(sk[:, :-1])
+    if not same.any():
+        return ranks_from_orders(order)
+    pos = np.broadcast_to(np.arange(p), (R, p))
+    starts = np.ones((R, p), dtype=bool)
+    starts[:, 1:] = ~same
+    ends = np.ones((R, p), dtype=bool)
+    ends[:, :-1] = ~same
+    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, pos, p - 1)[:, ::-1], axis=1)[:, ::-1]
+    out = np.empty((R, p))
+    np.put_along_axis(out, order, (first + last) / 2.0 + 1.0, axis=1)
+    return out
 
 
 def tied_cuts(path, sizes) -> list[int]:

@@ -12,6 +12,7 @@ from ..params import OpenFraction, PosInt
 from ..ranking import rank_matrix
 from ..registry import SelectionResult, register
 from ._shared.graph import weighted_pair_sums
+from ._shared.invariance import EVERY, of_rankers
 from .constraint_score import scaled_difference
 
 
@@ -29,7 +30,9 @@ def _mean_rank(scores: np.ndarray) -> np.ndarray:
     return rank_matrix(scores, higher_is_better=False).mean(axis=0)
 
 
-@register("bcs", higher_is_better=False, needs=("constraints",), description=(
+@register("bcs", higher_is_better=False, needs=("constraints",),
+          invariances=lambda prm: of_rankers(EVERY - {"samples"}, [(prm["base"], {"scale": prm["scale"]})]),
+          description=(
     "Bagging constraint score (Algorithm 5). Labels only (bootstraps of cs1): follows fisher (simulation at 1 % "
     "labels 0.38, fisher 0.34, laplacian 0.63); it reads no unlabeled sample"))
 def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, base: Literal["cs1", "cs2"] = "cs1",

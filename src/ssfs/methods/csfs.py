@@ -30,6 +30,7 @@ from ._shared.graph import (
     resolve_bandwidth,
     sparse_if_mostly_zero,
 )
+from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import graph_space
 from ._shared.som import compress_unlabeled
 from .spectral import balanced_cls, cls_denominator
@@ -231,7 +232,7 @@ def csfs_denominator(X, d: np.ndarray, cl: np.ndarray, mean: str = "uniform") ->
     return cls_denominator(X, d, free, cl, mean=mean)
 
 
-@register("csfs", higher_is_better=False, description=(
+@register("csfs", higher_is_better=False, invariances=with_adaptive_bandwidth(), description=(
     "CSFS score phi (thesis eq. 3.18-3.28). Default differs from the thesis: label terms per sample as cls "
     "and no coherence selection (weights=balanced; the thesis's all-pairs terms and Algorithm 9, weights=literal, "
     "degrade with many labels)"))

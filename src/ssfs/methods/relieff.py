@@ -44,6 +44,7 @@ from ..errors import InputError
 from ..params import Fraction, NonNegInt, PosFloat, PosInt
 from ..registry import SelectionResult, register
 from ._labeled import labeled, resample_counts
+from ._shared.invariance import EVERY
 
 #: elements of a pair x feature work block (bounds temporary memory to ~32 MB)
 BLOCK_ELEMENTS = 1 << 22
@@ -455,7 +456,13 @@ def relieff_scores(XL, codes, rng, *, k=10, weighting="equal", sigma=20.0, miss_
     return pair_diff_sums(XL, I, J, spec, w=ww) / inst.size
 
 
-@register("relieff", higher_is_better=True, needs=("labels",))
+def _relieff_invariances(params: dict) -> frozenset:
+    """Every invariance (diffs per unit of each feature's range); random instances
+    (``instances`` other than "all") are drawn in sample order."""
+    return EVERY if params.get("instances", "all") == "all" else EVERY - {"samples"}
+
+
+@register("relieff", higher_is_better=True, needs=("labels",), invariances=_relieff_invariances)
 def relieff_score(X, y, constraints, rng, *, k: PosInt = 10, weighting: Literal["equal", "exprank"] = "equal",
                   sigma: PosFloat = 20.0, miss_weights: Literal["prior", "neighbourhood"] = "prior",
                   instances: Literal["all", "sqrt", "log"] | PosInt = "all", ramp: list[Fraction] | None = None,

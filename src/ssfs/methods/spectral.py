@@ -25,10 +25,11 @@ from ._shared.graph import (
     weighted_sq_sums,
     weighted_sums,
 )
+from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import graph_space
 
 
-@register("laplacian", higher_is_better=False)
+@register("laplacian", higher_is_better=False, invariances=with_adaptive_bandwidth())
 def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
                     bandwidth: Bandwidth = "auto",
                     use_labels: bool = False, graph: Any = None, space: Literal["auto", "raw", "pca"] = "auto",
@@ -67,7 +68,7 @@ def _ordered_pair_matrix(pairs: np.ndarray, n: int, row_weight: np.ndarray) -> s
     return sparse.csr_matrix((row_weight[i], (i, j)), shape=(n, n))
 
 
-@register("cls", higher_is_better=False, description=(
+@register("cls", higher_is_better=False, invariances=with_adaptive_bandwidth(), description=(
     "Constrained Laplacian Score (EnsCLS eq. 1-3). Default differs from the paper: label terms per sample "
     "(weights=balanced), PCA graph for single-cell input; the paper: weights=literal"))
 def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,

@@ -17,6 +17,7 @@ from ._shared.graph import (
     weighted_sq_sums,
     weighted_sums,
 )
+from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import graph_space
 
 
@@ -41,7 +42,7 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(den > 0, mi / np.where(den > 0, den, 1.0), 0.0)
 
 
-@register("sselect", higher_is_better=False, needs=("labels",), description=(
+@register("sselect", higher_is_better=False, needs=("labels",), invariances=with_adaptive_bandwidth(), description=(
     "sSelect (eq. 2.9). Default differs from the papers: eta follows the labels' share (paper: eta=0.1); "
     "PCA graph for single-cell input"))
 def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
