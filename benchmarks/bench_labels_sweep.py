@@ -120,7 +120,7 @@ def sweep_arrays(args, rows):
     sets = {**(ARRAYS if args.part in ("all", "arrays") else {}), **(CELLS if args.part in ("all", "pbmc") else {})}
     for name, rel in sets.items():
         if rel is None:  # builtin single-cell set
-            from ssfs.datasets import load_builtin
+            from ssfs.io.builtin import load_builtin
 
             a = load_builtin(name)
             X = np.asarray(a.X, dtype=float)

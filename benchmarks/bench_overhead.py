@@ -120,7 +120,7 @@ def _kernels(repeats: int, sections: set, threadpool_limits) -> None:
     from sklearn.neighbors import NearestNeighbors
 
     from ssfs import run_method
-    from ssfs.datasets import waveform
+    from ssfs.io.builtin import waveform
     from ssfs.methods._shared.graph import knn_search
 
     rng = np.random.default_rng(0)

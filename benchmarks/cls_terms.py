@@ -15,6 +15,7 @@ import numpy as np
 
 from ssfs import run_method
 from ssfs.constraints import Constraints
+from ssfs.methods._shared.cls import cls_denominator
 from ssfs.methods._shared.graph import (
     constrained_graph,
     degree,
@@ -23,7 +24,6 @@ from ssfs.methods._shared.graph import (
     pair_weights,
     pairs_matrix,
 )
-from ssfs.methods.spectral import cls_denominator
 from ssfs.singlecell import few_labels, simulate_singlecell
 
 

@@ -1,5 +1,6 @@
-"""The package's shape: no import cycle (function-local imports included), no function
-over 80 lines, methods never import the runner, the registry's methods table in the README."""
+"""The package's shape: imports point down an allowed order of packages (function-local
+imports included), no import cycle, few function-local imports of ssfs modules and each with
+its reason, no function over 80 lines, methods never import the runner."""
 
 from __future__ import annotations
 
@@ -10,6 +11,31 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ssfs"
 MAX_FUNCTION_LINES = 80
+
+#: the packages of ssfs from the bottom up: a module may import modules of its own package and
+#: of packages in lower layers only; packages of one layer do not import each other. A package
+#: is a top-level module (``ranking``) or a sub-package (``methods._shared``, ``experiment``);
+#: ``ssfs`` is the package's ``__init__`` (the names users import). The registry finds the
+#: methods by name at run time (plugin discovery, :data:`ssfs.registry.METHODS_PACKAGE`): the
+#: methods import it to register, it imports none of them.
+LAYERS = (
+    ("errors",),
+    ("seeding", "_sort_kernels", "_threads", "_progress"),
+    ("labels", "params"),
+    ("_validation", "ranking", "constraints"),
+    ("preprocess", "registry"),
+    ("methods._shared",),
+    ("methods",),
+    ("runner", "io"),
+    ("experiment",),
+    ("selector", "tl", "singlecell"),
+    ("report", "workflow"),
+    ("ssfs",),
+    ("cli",),
+)
+#: at most this many imports of ssfs modules inside functions; each says why on its line or
+#: in a comment just above its block of imports (``# lazy: <reason>``): start-up time only
+MAX_LOCAL_IMPORTS = 25  # 23 today
 
 
 def _module_name(path: Path) -> str:
@@ -36,21 +62,78 @@ def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom, known: set[str]) -> s
     return {m for m in out if m in known}
 
 
+def _imports(name: str, node: ast.AST, known: set[str]) -> set[str]:
+    """The ssfs modules an import statement of module ``name`` loads (empty for other nodes)."""
+    if isinstance(node, ast.ImportFrom):
+        return _resolve(name, (SRC.parent / Path(*name.split("."))).is_dir(), node, known)
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in known}
+    return set()
+
+
 def import_graph() -> dict[str, set[str]]:
     mods = _modules()
     known = set(mods)
     graph = {}
     for name, tree in mods.items():
-        is_pkg = (SRC.parent / Path(*name.split("."))).is_dir()
-        deps = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
-                deps |= _resolve(name, is_pkg, node, known)
-            elif isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names if a.name in known}
+        deps = set().union(*(_imports(name, node, known) for node in ast.walk(tree)))
         # a package's __init__ importing its own submodules is not a cycle
         graph[name] = {d for d in deps if d != name and not d.startswith(name + ".")}
     return graph
+
+
+def package_of(module: str) -> str:
+    """``ssfs.methods._shared.graph`` -> ``methods._shared``, ``ssfs.io.h5ad`` -> ``io``,
+    ``ssfs.ranking`` -> ``ranking``, ``ssfs`` -> ``ssfs``."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "ssfs"
+    return ".".join(parts[:2]) if parts[:2] == ["methods", "_shared"] else parts[0]
+
+
+def layer_violations(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """``a -> b`` for every import of a module ``b`` that is not below ``a``'s package in ``layers``
+    (a package missing from ``layers`` is a violation too: place it)."""
+    rank = {pkg: i for i, layer in enumerate(layers) for pkg in layer}
+    out = []
+    for a in sorted(graph):
+        pa = package_of(a)
+        if pa not in rank:
+            out.append(f"{a}: package {pa!r} is in no layer")
+            continue
+        for b in sorted(graph[a]):
+            pb = package_of(b)
+            if pb != pa and rank.get(pb, len(layers)) >= rank[pa]:
+                out.append(f"{a} -> {b}")
+    return out
+
+
+def local_imports(tree: ast.Module, name: str, known: set[str], lines: list[str]) -> list[tuple[int, bool]]:
+    """(line, has a reason) of every import of an ssfs module inside a function: the reason is a
+    ``# lazy:`` comment on the lines of its block of consecutive imports or just above it."""
+    out = set()
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        bodies = [b for n in ast.walk(fn) for f in ("body", "orelse", "finalbody")
+                  if isinstance(b := getattr(n, f, None), list)]
+        for body in bodies:
+            i = 0
+            while i < len(body):
+                j = i
+                while j < len(body) and isinstance(body[j], ast.Import | ast.ImportFrom):
+                    j += 1
+                if j == i:
+                    i += 1
+                    continue
+                block = body[i:j]
+                start = block[0].lineno - 1
+                while start > 0 and lines[start - 1].strip().startswith("#"):
+                    start -= 1
+                reason = any("# lazy:" in line for line in lines[start:block[-1].end_lineno])
+                out |= {(n.lineno, reason) for n in block if _imports(name, n, known)}
+                i = j
+    return sorted(out)
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -81,6 +164,37 @@ def test_cycle_finder_finds_a_planted_cycle():
 
 def test_no_import_cycle():
     assert find_cycle(import_graph()) is None
+
+
+def test_layer_checker_finds_a_planted_climb():
+    graph = {"ssfs.methods.cls": {"ssfs.methods._shared.graph", "ssfs.experiment.splits"},
+             "ssfs.methods._shared.graph": {"ssfs.errors"}, "ssfs.experiment.splits": {"ssfs.methods.cls"},
+             "ssfs.report.build": {"ssfs.workflow.config"}, "ssfs.workflow.config": set(), "ssfs.errors": set(),
+             "ssfs.newpkg": set()}
+    assert layer_violations(graph) == ["ssfs.methods.cls -> ssfs.experiment.splits", "ssfs.newpkg: package "
+                                       "'newpkg' is in no layer", "ssfs.report.build -> ssfs.workflow.config"]
+
+
+def test_imports_point_down_the_layers():
+    """Function-local imports count: a lazy import that climbs a layer is a package loop too."""
+    assert layer_violations(import_graph()) == []
+
+
+def test_local_import_finder_reads_the_reason():
+    src = ("def f():\n    import numpy\n\n    # lazy: anndata\n    from .io import x\n    from .tl import y\n"
+           "def g():\n    if True:\n        from .ranking import z\n")
+    known = {"ssfs.io", "ssfs.tl", "ssfs.ranking"}
+    assert local_imports(ast.parse(src), "ssfs.cli", known, src.splitlines()) == [
+        (5, True), (6, True), (9, False)]
+
+
+def test_few_function_local_imports_each_with_its_reason():
+    known, found = set(_modules()), []
+    for path in sorted(SRC.rglob("*.py")):
+        name, text = _module_name(path), path.read_text()
+        found += [(f"{name}:{line}", ok) for line, ok in local_imports(ast.parse(text), name, known, text.splitlines())]
+    assert [where for where, ok in found if not ok] == [], "say why on the line: # lazy: <start-up reason>"
+    assert len(found) <= MAX_LOCAL_IMPORTS, f"{len(found)} function-local imports of ssfs modules"
 
 
 def test_methods_and_building_blocks_never_import_the_runner():

@@ -55,7 +55,7 @@ U = np.finfo(float).eps / 2  # unit roundoff 2^-53
 TIGHT = {
     'tests/experiment/test_metrics.py::test_red_absolute_blocks': 'order',
     'tests/experiment/test_metrics.py::test_red_matches_pair_sum': 'order',
-    'tests/experiment/test_stability.py::test_nogueira_estimate_variance_and_interval': 'order',
+    'tests/methods/test_stability.py::test_nogueira_estimate_variance_and_interval': 'order',
     'tests/io/test_preprocess.py::test_log2_with_offset_dense_and_sparse': 'elementwise',
     'tests/io/test_preprocess.py::test_microarray_threshold_filter_log': 'elementwise',
     'tests/io/test_preprocess.py::test_minmax_and_zscore_hand_values': 'elementwise',

@@ -2,6 +2,7 @@
 
 from .constraints import Constraints
 from .errors import ConfigError, InputError, MethodError, SSFSError, SupervisionError
+from .methods._shared.class_stats import ClassStatistics, class_statistics
 from .registry import SelectionResult, get_method, list_methods, register
 from .runner import run_method
 
@@ -10,7 +11,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name):  # lazy: the selector imports scikit-learn, tl the runner's AnnData helpers
     if name == "SemiSupervisedSelector":
-        from .selector import SemiSupervisedSelector
+        from .selector import SemiSupervisedSelector  # lazy: scikit-learn (about 0.5 s)
 
         return SemiSupervisedSelector
     if name == "tl":
@@ -20,6 +21,8 @@ def __getattr__(name):  # lazy: the selector imports scikit-learn, tl the runner
     raise AttributeError(f"module 'ssfs' has no attribute {name!r}")
 
 __all__ = [
+    "ClassStatistics",
+    "class_statistics",
     "Constraints",
     "ConfigError",
     "InputError",

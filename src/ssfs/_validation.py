@@ -7,6 +7,7 @@ import numpy as np
 from scipy import sparse
 
 from .errors import InputError, SupervisionError
+from .labels import encode_labels
 
 #: a dense copy of a sparse matrix larger than this is refused (bytes)
 DENSE_LIMIT_BYTES = 4 * 1024**3
@@ -74,7 +75,6 @@ def check_labels_named(y, n: int):
         if (arr < -1).any():
             raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
         return arr.astype(np.int64), None
-    from .labels import encode_labels
 
     return encode_labels(y, n=n)
 

@@ -12,11 +12,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 
+from . import __version__
+from ._progress import enable_bar, fmt_seconds
+from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
+from .labels import class_counts
+from .params import parse_text
+from .ranking import ranking_table
+from .registry import PIP_NAMES, check_params, get_method, list_methods
+from .runner import run_method
+from .workflow.scripting import configure_logging
 
 RANK_LABELS_HELP = """\
 Labels are used as given: a blank or NA label cell (NaN in an h5ad obs column) is an
@@ -32,8 +44,6 @@ def _parse_params(items) -> dict:
     """``--param NAME=VALUE`` items as a dict; values read as YAML, numbers in any float
     spelling (``1e3``); types and ranges are checked against the method's signature by
     :func:`ssfs.registry.check_params` (one line naming method, parameter, expected, got)."""
-    from .params import parse_text
-
     out = {}
     for item in items or []:
         if "=" not in item or not item.split("=", 1)[0].strip():
@@ -69,15 +79,11 @@ PADDED = 6
 
 def method_rows() -> list[dict]:
     """One summary per registered method (:meth:`ssfs.registry.MethodSpec.summary`)."""
-    from .registry import get_method, list_methods
-
     return [get_method(name).summary() for name in list_methods()]
 
 
 def _cells(row: dict, code: str = "") -> list[str]:
     """Table cells of one method; ``code`` wraps names and values (a backtick in Markdown)."""
-    from .registry import PIP_NAMES
-
     needs = ", ".join(n.replace("_", "-") for n in row["needs"]) or "-"
     if row["requires"]:
         needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
@@ -118,11 +124,6 @@ def cmd_methods(args) -> int:
 def _rank_output(args):
     """stderr for ``ssfs rank``: ssfs's messages at ``--log-level``, progress as a tqdm bar on a
     terminal (else a line every 30 s) unless ``--no-progress``. Returns the ssfs logger."""
-    import logging
-
-    from ._progress import enable_bar
-    from .workflow.scripting import configure_logging
-
     configure_logging(args.log_level, capture_warnings=False)
     if args.no_progress:
         logging.getLogger("ssfs.progress").setLevel(logging.WARNING)
@@ -135,8 +136,6 @@ def _rank_constraints(path, y, names):
     """Constraints of ``ssfs rank``: those of the given labels (all pairs) plus the file's
     (by sample id: sample_a, sample_b, kind; or the workflow's i, j, kind indices)."""
     import pandas as pd
-
-    from .constraints import Constraints, check_consistent, read_sample_constraints
 
     derived = Constraints.from_labels(y)
     if path is None:
@@ -159,10 +158,7 @@ def _read_input(args, log):
     """(prepared AnnData, labels with -1 = unlabeled, class names, the seeded generator) of the
     input file, read with the dataset config keys given as options; ``--labeled-per-class``
     hides labels (an experiment)."""
-    import time
-    from pathlib import Path
-
-    from ._progress import fmt_seconds
+    # lazy: the readers load pandas and anndata (about 0.7 s), which `ssfs methods` and --help do not need
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
     from .io.h5ad import prepared_labels
@@ -193,15 +189,7 @@ def _read_input(args, log):
 
 
 def cmd_rank(args) -> int:
-    import time
-    from pathlib import Path
-
-    from ._progress import fmt_seconds
-    from .io.atomic import write_tsv
-    from .labels import class_counts
-    from .ranking import ranking_table
-    from .registry import check_params, get_method
-    from .runner import run_method
+    from .io.atomic import write_tsv  # lazy: loads pandas and anndata (about 0.7 s)
 
     params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
     if args.output != "-":
@@ -239,7 +227,7 @@ def cmd_rank(args) -> int:
 def _select_settings(args) -> tuple[dict, dict]:
     """(label -> {"method", "params"}, the selection options) of ``ssfs select``, checked
     before any data is read (one line naming the option)."""
-    from .experiment.stable_selection import method_settings, selection_options
+    from .experiment.stable_selection import method_settings, selection_options  # lazy: loads pandas
 
     labels = [m.strip() for m in args.methods.split(",") if m.strip()]
     params: dict = {}
@@ -255,8 +243,7 @@ def _select_settings(args) -> tuple[dict, dict]:
 
 
 def cmd_select(args) -> int:
-    from pathlib import Path
-
+    # lazy: pandas, anndata and the workflow's steps (about 1.3 s), which --help does not need
     from .experiment.stable_selection import stable_selection
     from .io.atomic import write_tsv
     from .report.selection import stability_path_figure
@@ -267,8 +254,6 @@ def cmd_select(args) -> int:
     adata, y, classes, _ = _read_input(args, log)
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
-        from .constraints import Constraints
-
         cons = Constraints.empty()
     table, summary = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed,
                                       dataset=args.name or Path(args.input).name,
@@ -308,6 +293,7 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
     :func:`ssfs.tl.rank_features` writes them."""
     import anndata
 
+    # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
     from .tl import store
 
@@ -324,8 +310,6 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
-
     p = argparse.ArgumentParser(prog="ssfs", description=__doc__, formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"ssfs {__version__}")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],

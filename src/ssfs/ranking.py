@@ -45,7 +45,7 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     of uninformative features are)."""
     values = np.asarray(keys, dtype=float)
     if values.ndim == 2 and values.size >= PACKED_MIN and not np.isnan(values).any():
-        from ._sort_kernels import packed_order
+        from ._sort_kernels import packed_order  # lazy: numba (about 1 s) only for large matrices
 
         order = packed_order(values)
         if order is not None:

@@ -30,6 +30,7 @@ import inspect
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -244,15 +245,19 @@ def _first_sentence(doc: str, width: int = 110) -> str:
     return para if len(para) <= width else para[: para.rfind(" ", 0, width - 1)] + " …"
 
 
+#: the package whose modules register the methods, loaded by name (plugin discovery): the
+#: methods import this module to register themselves, never the other way round
+METHODS_PACKAGE = f"{__package__}.methods"
+
+
 def _load_all() -> None:
     global _LOADED
     if _LOADED:
         return
-    from . import methods
-
-    for mod in sorted(pkgutil.iter_modules(methods.__path__), key=lambda m: m.name):
+    folder = Path(__file__).with_name("methods")
+    for mod in sorted(pkgutil.iter_modules([str(folder)]), key=lambda m: m.name):
         if not mod.name.startswith("_"):
-            importlib.import_module(f"{methods.__name__}.{mod.name}")
+            importlib.import_module(f"{METHODS_PACKAGE}.{mod.name}")
     _LOADED = True
 
 

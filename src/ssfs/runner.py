@@ -13,20 +13,27 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._numerics import exact_float, prepare_input, tie_variance_key
-from ._threads import THREADS_ENV, job_threads  # noqa: F401 - re-exported here, where the docs point
+from ._threads import THREADS_ENV, job_threads, limit_threads  # noqa: F401 - re-exported here, where the docs point
 from ._validation import check_labels_named, check_matrix
 from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
-from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint, list_methods
+from .registry import (
+    MethodSpec,
+    SelectionResult,
+    check_params,
+    get_method,
+    install_hint,
+    list_methods,
+    member_chunks,
+    stack_parts,
+)
 
 
 def pinned_threads(threads: int | None = None):
     """Context manager limiting every BLAS/OpenMP pool (threadpoolctl) to ``threads``
     (default :func:`job_threads`)."""
-    from ._threads import limit_threads
-
     return limit_threads(int(threads) if threads else job_threads())
 
 
@@ -178,8 +185,6 @@ def run_member_chunk(name: str, X, y=None, constraints: Constraints | None = Non
     With the same inputs and ``rng`` seed, :func:`combine_member_chunks` of all chunks
     gives exactly the ranking of :func:`run_method`, whatever ``n_chunks``.
     """
-    from .registry import member_chunks
-
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
     if not 0 <= int(chunk) < int(n_chunks):
@@ -195,8 +200,6 @@ def combine_member_chunks(name: str, X, y=None, constraints: Constraints | None 
                           rng: np.random.Generator | int | None = 0, *, parts, **params) -> Ranked:
     """The ranking of ensemble ``name`` from the outputs of all its member chunks
     (:func:`run_member_chunk`, given in chunk order)."""
-    from .registry import stack_parts
-
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     mem = _members_of(spec)
     with warnings.catch_warnings(), pinned_threads():

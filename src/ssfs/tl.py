@@ -28,7 +28,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from .constraints import Constraints
 from .errors import InputError, SupervisionError
+from .experiment.stable_selection import method_settings, selection_options, stable_selection
 from .labels import class_counts, encode_labels
 from .ranking import ranks_from_order
 from .registry import get_method
@@ -151,9 +153,6 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
     rank, 1 = best), ``var[f"{key}_selected"]`` (frequency >= ``threshold``) and ``uns[key]``
     (summary.json's content: features, stability, error bound; with nothing selected, its
     ``note`` is also warned); returns the AnnData when ``copy`` else None."""
-    from .constraints import Constraints
-    from .experiment.stable_selection import method_settings, selection_options, stable_selection
-
     settings = method_settings(methods, params)
     sel = selection_options(resamples=resamples, top=top, threshold=threshold, scheme=scheme,
                             aggregation=aggregation)

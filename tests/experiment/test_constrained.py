@@ -51,13 +51,12 @@ def test_scaled_wckm_penalty_by_hand(monkeypatch):
     """Issue #20: eq. 4.4's weight 1 is negligible on raw data; ``wckm_penalty="scaled"`` is the
     median squared distance to the mean times p^0.1 (wCKM's uniform starting weights, beta = -0.1)."""
     from ssfs.experiment import constrained
-    from ssfs.methods import wckm as wckm_module
 
     X = np.array([[0.0, 0.0], [2.0, 0.0], [4.0, 6.0]])  # mean (2, 2): squared distances 8, 4, 20
     assert constrained.scaled_penalty(X) == pytest.approx(8.0 * 2**0.1)
     seen = []
-    real = wckm_module.wckm
-    monkeypatch.setattr(wckm_module, "wckm", lambda *a, **kw: seen.append(kw["penalty"]) or real(*a, **kw))
+    real = constrained.wckm
+    monkeypatch.setattr(constrained, "wckm", lambda *a, **kw: seen.append(kw["penalty"]) or real(*a, **kw))
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1], 15)
     Xb = rng.normal(size=(30, 3)) + 5.0 * y[:, None]

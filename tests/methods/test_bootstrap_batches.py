@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ssfs.experiment.stability import efsis_stability, efsis_stability_of_ranks
 from ssfs.methods import efsis, geode, infogain, sam
 from ssfs.methods._shared import ranker_kernels
+from ssfs.methods._shared.stability import efsis_stability, efsis_stability_of_ranks
 from ssfs.ranking import rank_matrix, stable_argsort
 from ssfs.registry import get_method
 

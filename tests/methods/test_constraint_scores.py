@@ -246,7 +246,7 @@ def test_cs2_literal_prefers_noise_on_waveform_scaled_does_not():
     """Breiman's waveform, all labels: the literal difference ranks the low-variance noise
     features first (x15, the most informative, near the end); per unit variance all 19
     informative features (x2..x20) come first."""
-    from ssfs.datasets import waveform
+    from ssfs.io.builtin import waveform
 
     X, y = waveform(600, rng=np.random.default_rng(0))
     informative = np.arange(1, 20)
@@ -276,8 +276,8 @@ def test_a_feature_constant_over_the_labeled_samples_is_undefined_not_first():
     """GLIOMA's floor values (log10 20) made a feature constant over the 12 labeled samples: the
     closed-form cannot-link sum was a round-off residue (7e-15) beside a must-link sum of 0, so
     C1 = 0 and c4 ranked 51 such features first (mean accuracy 0.33). Now both sums are exactly 0."""
+    from ssfs.methods._shared.cls import mean_partner_sums
     from ssfs.methods.constraint_score import c1_balanced
-    from ssfs.methods.spectral import mean_partner_sums
 
     X, y = _tiny(5, n=30, p=6)
     X[:, 3] = 1.41  # constant over the labeled rows: the unshifted sums left M = 0 beside a residue C > 0

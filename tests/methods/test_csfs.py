@@ -274,7 +274,7 @@ def test_waveform_csfsr_subset_is_relevant(wave):
 
 
 def _breiman(seed, n=1000):
-    from ssfs.datasets import waveform as breiman
+    from ssfs.io.builtin import waveform as breiman
 
     X, Y = breiman(n, rng=np.random.default_rng(seed))
     rng = np.random.default_rng(seed + 10)

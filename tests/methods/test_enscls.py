@@ -71,8 +71,8 @@ def test_member_scores_equal_direct_pair_sums():
     got = enscls_chunk(X, y, plan, k=5, weights="literal")
     balanced = enscls_chunk(X, y, plan, k=5)
     from ssfs.constraints import LabelConstraints
+    from ssfs.methods._shared.cls import balanced_cls
     from ssfs.methods._shared.graph import heat_kernel_graph
-    from ssfs.methods.spectral import balanced_cls
 
     for i in range(4):
         Xb, yl = _member_matrix(_columns(X), y, plan, i, False, None)
@@ -219,9 +219,9 @@ def test_members_share_a_pca_graph_on_single_cells():
     from scipy import sparse
 
     from ssfs.constraints import LabelConstraints
+    from ssfs.methods._shared.cls import balanced_cls
     from ssfs.methods._shared.graph import heat_kernel_graph
     from ssfs.methods._shared.representation import pca_embedding, single_cell_like
-    from ssfs.methods.spectral import balanced_cls
     from ssfs.singlecell import few_labels, simulate_singlecell
 
     X, sim = simulate_singlecell(1500, 300, 3, 10, 0, fold_change=3.0)

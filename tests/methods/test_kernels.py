@@ -5,8 +5,7 @@ import pytest
 from scipy import sparse
 
 from ssfs import run_method
-from ssfs.methods import spectral
-from ssfs.methods._shared import graph, kernels
+from ssfs.methods._shared import cls, graph, kernels
 from ssfs.methods._shared.representation import pca_embedding
 from ssfs.singlecell import few_labels, simulate_singlecell
 
@@ -61,15 +60,15 @@ def test_cross_sums_match_scipy_by_group(cells, monkeypatch):
     X, _ = cells
     S, _ = graph.heat_kernel_graph(X, k=8)
     g = np.repeat(np.arange(3), [500, 400, 300])
-    ref = _scipy(monkeypatch, spectral._cross_sums, S, X, g, 3)
-    got = spectral._cross_sums(S, X, g, 3)
+    ref = _scipy(monkeypatch, cls._cross_sums, S, X, g, 3)
+    got = cls._cross_sums(S, X, g, 3)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
     # block diagonal by group (EnsCLS's stacked members): summed from the upper triangle
     B = sparse.block_diag([graph.heat_kernel_graph(X[a:b], k=8)[0] for a, b in ((0, 500), (500, 900), (900, 1200))],
                           format="csr")
     assert kernels._upper_if_symmetric(B, g).nnz < B.nnz
-    ref_b = _scipy(monkeypatch, spectral._cross_sums, B, X, g, 3)
-    np.testing.assert_allclose(spectral._cross_sums(B, X, g, 3), ref_b, rtol=1e-12, atol=1e-12 * np.abs(ref_b).max())
+    ref_b = _scipy(monkeypatch, cls._cross_sums, B, X, g, 3)
+    np.testing.assert_allclose(cls._cross_sums(B, X, g, 3), ref_b, rtol=1e-12, atol=1e-12 * np.abs(ref_b).max())
     # f^T S f directly for one feature
     f = X[:, 7].toarray().ravel()
     assert got.sum(axis=0)[7] == pytest.approx(f @ (S @ f), rel=1e-12)

@@ -9,10 +9,10 @@ from scipy import sparse
 
 from ssfs import run_method
 from ssfs.constraints import Constraints, LabelConstraints
+from ssfs.methods._shared.cls import balanced_cls, label_share_of, mean_partner_sums
 from ssfs.methods._shared.graph import heat_kernel_graph
 from ssfs.methods._shared.representation import graph_space, pca_embedding, single_cell_like
 from ssfs.methods.constraint_score import ml_cl_sums, pair_sq_sum
-from ssfs.methods.spectral import balanced_cls, label_share_of, mean_partner_sums
 from ssfs.singlecell import few_labels, simulate_singlecell
 
 

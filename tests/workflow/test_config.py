@@ -7,7 +7,8 @@ import yaml
 
 from ssfs import ConfigError
 from ssfs.errors import MethodError
-from ssfs.workflow.config import load_schema, validate_config, variants
+from ssfs.experiment.variants import variants
+from ssfs.workflow.config import load_schema, validate_config
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = load_schema(REPO / "workflow/schemas/config.schema.yaml")

@@ -29,8 +29,8 @@ from workflow_helpers import (
 
 from ssfs.errors import ConfigError, MethodError
 from ssfs.experiment.evaluation import evaluate_order
-from ssfs.experiment.stability import n_top
 from ssfs.methods import efsis
+from ssfs.methods._shared.stability import n_top
 from ssfs.ranking import RankingOrders, ranking_table, read_ranking
 from ssfs.registry import member_chunks
 from ssfs.report.stability import stability_table

@@ -3,7 +3,8 @@ import os
 import re
 import sys
 
-from ssfs.workflow.config import run_parts, supervision_for, validate_config, load_schema, variants
+from ssfs.experiment.variants import supervision_for, variants
+from ssfs.workflow.config import run_parts, validate_config, load_schema
 from ssfs.errors import SSFSError
 
 try:

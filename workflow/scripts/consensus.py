@@ -1,4 +1,5 @@
+from ssfs.report.selection import draw_stability_path
 from ssfs.workflow.pipeline import run_consensus
-from ssfs.workflow.scripting import run_rule
+from ssfs.workflow.scripting import run_steps
 
-run_rule(run_consensus, snakemake)  # noqa: F821
+run_steps(snakemake, run_consensus, draw_stability_path)  # noqa: F821

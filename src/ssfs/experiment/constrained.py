@@ -17,7 +17,8 @@ from sklearn.metrics import rand_score
 
 from ..constraints import Constraints
 from ..errors import SupervisionError
-from .clustering import cop_kmeans
+from ..methods._shared.clustering import cop_kmeans
+from ..methods.wckm import wckm
 from .mpc_kmeans import mpc_kmeans
 
 ALGORITHMS = ("cop_kmeans", "mpc_kmeans", "wckm")
@@ -37,7 +38,6 @@ def _cluster(name: str, X, K: int, cons: Constraints, y_lab: np.ndarray, rng, n_
         return cop_kmeans(X, K, cons, rng, n_init=n_init)
     if name == "mpc_kmeans":
         return mpc_kmeans(X, K, cons, rng, n_init=n_init)
-    from ..methods.wckm import wckm
 
     return wckm(X, y_lab, cons, rng, n_clusters=K, n_init=n_init, penalty=wckm_penalty).extra["clusters"]
 

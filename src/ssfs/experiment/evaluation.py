@@ -45,9 +45,15 @@ from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
+from ..constraints import Constraints
 from ..errors import ConfigError, SupervisionError
+from ..io.atomic import write_tsv
+from ..io.h5ad import read_prepared
 from ..ranking import RankingOrders, read_ranking, tied_cuts
+from ..seeding import derive_rng
 from .grid import LOWER_IS_BETTER, metric_higher_is_better, n_features_grid  # noqa: F401 (re-exported)
+from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
+from .splits import read_split
 
 CLASSIFIERS = ("svm", "knn1", "tree", "e1071_svm")
 AUC_DIRECTIONS = ("fixed", "auto")
@@ -229,8 +235,6 @@ def evaluate_order(
     ``cache``: a dict shared by the calls of one repetition (same data, split, options,
     seed): a top-i set already evaluated reuses its rows (exact: same features, same seeds).
     """
-    from .metrics import clustering_quality, redundancy_rate, semisupervised_accuracy
-
     metrics = _checked_options(metrics, scale, auc_direction, constraints)
     train_all = np.asarray(split["train"], dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
@@ -321,12 +325,6 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     """The workflow's evaluate step: :func:`evaluate_order` on every repetition's ranking
     (or extraction components), written as the tidy table ``dataset, variant, method,
     rep, n_features, metric, value``."""
-    from ..constraints import Constraints
-    from ..io.atomic import write_tsv
-    from ..io.h5ad import read_prepared
-    from ..seeding import derive_rng
-    from .splits import read_split
-
     X, y, _, _, _ = read_prepared(prepared)
     grid = n_features_grid(X.shape[1], ev["max_features"], ev["n_features"], ev["percent"])
     frames = []

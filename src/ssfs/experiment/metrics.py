@@ -19,6 +19,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from .._validation import dense
 from ..constraints import Constraints
 from ..errors import ConfigError, InputError, MethodError, SupervisionError
+from ..methods._shared.clustering import cop_kmeans
 
 _RED_BLOCK = 512  # columns per block of the |correlation| sum (bounds memory to n x 512 + 512 x m)
 
@@ -188,8 +189,6 @@ def semisupervised_accuracy(X_train, constraints: Constraints, X_test, y_test, n
         if ref.size and ((ref < -1).any() or ref.max() >= n_classes):
             raise InputError(f"y_train must hold class codes 0..{n_classes - 1} "
                              f"for the samples used by matching={matching!r}")
-
-    from .clustering import cop_kmeans  # lazy: optional sibling module
 
     clusters = np.asarray(cop_kmeans(Xtr, n_classes, constraints, rng, n_init=n_init, max_iter=max_iter),
                           dtype=np.int64)

@@ -39,7 +39,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..constraints import Constraints
 from ..errors import InputError
-from .clustering import ConstraintIndex, _check, update_centres, weighted_sq_dists
+from ..methods._shared.clustering import ConstraintIndex, _check, update_centres, weighted_sq_dists
 
 METRICS = ("cluster", "shared", "none")
 

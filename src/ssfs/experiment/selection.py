@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from .stability import nogueira
+from ..methods._shared.stability import nogueira
 
 SCHEMES = ("cpss", "bootstrap")
 AGGREGATIONS = ("mean_rank", "rank_product", "median_rank")

@@ -15,16 +15,15 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
+from ..registry import check_params, get_method
 from ..runner import run_method
 from ..seeding import derive_rng
-from .selection import consensus, ranks_from_order, resamples, summary
+from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, summary
 
 
 def selection_options(*, resamples: int = 20, top: int = 10, threshold: float = 0.6, scheme: str = "cpss",
                       aggregation: str = "mean_rank", where: str = "") -> dict:
     """A checked ``selection:`` entry (defaults as the workflow's); one-line errors name ``where``."""
-    from .selection import AGGREGATIONS, SCHEMES
-
     def bad(what):
         return ConfigError(f"{where}{what}")
 
@@ -45,8 +44,6 @@ def selection_options(*, resamples: int = 20, top: int = 10, threshold: float = 
 def method_settings(methods, params: dict | None = None) -> dict:
     """label -> ``{"method", "params"}`` for registered method names, each one's ``params``
     (``{name: {param: value}}``) checked against its signature."""
-    from ..registry import check_params, get_method
-
     methods = [methods] if isinstance(methods, str) else list(methods)
     params = dict(params or {})
     if not methods or len(set(methods)) != len(methods):

@@ -19,7 +19,7 @@ Config keys of a dataset entry (all optional except where marked)
 
 source: builtin
     ``name`` (required): ``waveform``, ``iris``, ``wine``, ``breast_cancer`` or
-    ``pbmc68k_reduced`` (see :mod:`ssfs.datasets`). ``params``: generator options
+    ``pbmc68k_reduced`` (see :mod:`ssfs.io.builtin`). ``params``: generator options
     (waveform: ``n_samples`` 1000, ``n_noise`` 19). ``seed``: generator seed (0).
 
 source: file

@@ -10,8 +10,10 @@ import pandas as pd
 from anndata import AnnData
 
 from .. import preprocess as pp
+from ..constraints import read_sample_constraints
 from ..errors import ConfigError, InputError, SupervisionError
 from .arff import read_arff_file
+from .builtin import load_builtin
 from .delimited import read_delimited
 from .geo import read_geo_file
 from .h5ad import read_h5ad_file
@@ -121,8 +123,6 @@ def _resolve(entry: dict, name: str, data_dir) -> tuple[str, dict]:
 def _read(name: str, source: str, opts: dict) -> AnnData:
     where = f"dataset {name!r}"
     if source == "builtin":
-        from ..datasets import load_builtin
-
         return load_builtin(opts["name"], opts["params"], opts["seed"], where=where)
     path, fmt = opts["path"], opts["format"]
     if not path.is_file():
@@ -237,8 +237,6 @@ def prepare_dataset(name: str, entry: dict, data_dir: str | Path = ".") -> AnnDa
     n_read, p_read = adata.shape
     user_cons = None
     if (entry or {}).get("constraints_file") is not None:
-        from ..constraints import read_sample_constraints
-
         cf = Path(str(entry["constraints_file"])).expanduser()
         cf = cf if cf.is_absolute() else Path(data_dir) / cf
         user_cons = read_sample_constraints(cf, adata.obs_names, where=where)

@@ -12,9 +12,10 @@ from scipy import sparse
 from ..errors import MethodError
 from ..params import Bandwidth, Fraction, NonNegFloat, OpenFraction, PosFloat, PosInt
 from ..registry import register
+from ._shared.cls import label_share_of, mean_partner_sums
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
 from ._shared.invariance import EVERY, GRAPH, with_adaptive_bandwidth
-from .spectral import label_share_of, laplacian_score, mean_partner_sums
+from .spectral import laplacian_score
 from .supervised import column_variance
 
 
@@ -150,7 +151,7 @@ _C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Default differs from the paper: L
 
 def c1_balanced(X, constraints) -> tuple[np.ndarray, int]:
     """C1 with one term per constrained sample (the balanced CLS's label terms,
-    :func:`ssfs.methods.spectral.mean_partner_sums`): (mean over samples of the mean squared
+    :func:`ssfs.methods._shared.cls.mean_partner_sums`): (mean over samples of the mean squared
     difference to their must-link partners) / (the same over cannot-link partners), about 1
     for a feature without class structure; and the number of samples with a must-link partner."""
     M, C, n_m, n_c = mean_partner_sums(X, constraints)

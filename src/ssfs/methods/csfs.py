@@ -20,6 +20,7 @@ from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..params import Bandwidth, NonNegFloat, PosInt, Range
 from ..registry import SelectionResult, register
+from ._shared.cls import balanced_cls, cls_denominator
 from ._shared.graph import (
     as_float_matrix,
     degree,
@@ -33,7 +34,6 @@ from ._shared.graph import (
 from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import graph_space
 from ._shared.som import compress_unlabeled
-from .spectral import balanced_cls, cls_denominator
 
 #: the adaptive neighbourhood needs all pairwise distances: refused above this many samples
 ADAPTIVE_MAX_SAMPLES = 5000
@@ -257,7 +257,7 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
        neighbours: w + w^2) and D the degree of S (``weights="literal"``, the thesis);
        ``weights="balanced"`` (default, as ``cls``'s: docs/semi_supervised.md) scores the
        neighbourhood graph S with the label terms per constrained sample, the labels'
-       share set by ``label_weight`` (:func:`ssfs.methods.spectral.balanced_cls`). The
+       share set by ``label_weight`` (:func:`ssfs.methods._shared.cls.balanced_cls`). The
        literal all-pairs terms grow as n_labeled^2 and the score degrades as labels are
        added (planted simulation: 0.63 -> 0.34 of the markers from 10 to 20 labels per type).
 

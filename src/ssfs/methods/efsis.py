@@ -51,10 +51,9 @@ from typing import Annotated, Literal
 import numpy as np
 
 from .._progress import progress
-from .._threads import job_threads
+from .._threads import job_threads, limit_threads
 from ..constraints import Constraints
 from ..errors import InputError, MethodError
-from ..experiment.stability import efsis_stability_of_ranks, n_top
 from ..params import MethodName, MethodParams, Percent, PosInt
 from ..registry import (
     Members,
@@ -73,6 +72,7 @@ from ._shared.aggregation import (
     ranks_from_aggregate,
 )
 from ._shared.invariance import EVERY, of_rankers
+from ._shared.stability import efsis_stability_of_ranks, n_top
 
 EFSIS_RANKERS = ("sam", "geode", "relieff", "infogain")
 #: rankers whose module scores every bootstrap resample in one pass (``bootstrap_scores``),
@@ -149,7 +149,6 @@ def _batched(spec, params, X, codes, boots, seeds, n_jobs=1):
 
     if spec.name not in BATCHED or sparse.issparse(X):
         return None
-    from .._threads import limit_threads
 
     module = import_module(f"{__package__}.{BATCHED[spec.name]}")
     with limit_threads(max(1, int(n_jobs)), user_api="blas"):
@@ -171,7 +170,6 @@ def bootstrap_chunk(X, codes, boots, seeds, rankers=EFSIS_RANKERS, ranker_params
     seeds = np.asarray(seeds, dtype=np.int64).ravel()
     if boots.shape[0] != seeds.size:
         raise InputError("bootstrap_chunk needs one seed per resample")
-    from .._threads import limit_threads
 
     n_jobs = job_threads(n_jobs)
     specs = _ranker_list(rankers, ranker_params)
@@ -254,7 +252,7 @@ def warm_up() -> None:
         y = np.arange(12) % K
         boots, seeds = draw_bootstraps(y, 2, rng)
         bootstrap_chunk(X, y, boots, seeds)
-    from .._sort_kernels import packed_order  # the argsort of large score matrices
+    from .._sort_kernels import packed_order  # lazy: numba (about 1 s) only for large score matrices
 
     packed_order(X)
 

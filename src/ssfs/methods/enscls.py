@@ -6,7 +6,7 @@ copies are kept as separate rows and the must-link / cannot-link constraints are
 regenerated from the bootstrap's labels, so copies of one sample are must-linked),
 takes every unlabeled sample projected on RSM^i (step 5; optionally replaced by
 the reference vectors of a SOM trained on them, thesis 3.3.2) and scores the m
-features by CLS (step 6, :func:`ssfs.methods.spectral.cls_from_graph`: kNN graph
+features by CLS (step 6, :func:`ssfs.methods._shared.cls.cls_from_graph`: kNN graph
 with must-link edges added, cannot-link edges removed, heat-kernel bandwidth
 resolved per member). By default (``space``, with the balanced members) they instead share one
 kNN graph on the principal components of all features and differ by their features and labels.
@@ -46,10 +46,12 @@ from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
 from ..registry import Members, register, run_members
+from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph
 from ._shared.committee import draw_subspaces, resolve_members
-from ._shared.graph import constrained_graph, knn_search, resolve_bandwidth
+from ._shared.graph import constrained_graph, heat_kernel_graph, knn_search, resolve_bandwidth
 from ._shared.invariance import with_adaptive_bandwidth
-from .spectral import _check_cls_options, balanced_cls, cls_from_graph
+from ._shared.representation import pca_embedding
+from ._shared.som import som_compress
 
 #: memory budget of one batch of stacked members (bytes)
 BATCH_BYTES = 32 * 1024**2
@@ -98,8 +100,6 @@ def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootst
     XL = cols[boot]
     XU = cols[plan.unlabeled]
     if som and XU.shape[0] >= 2:
-        from ._shared.som import som_compress  # optional step, imported when used
-
         XU, _ = som_compress(XU, np.random.default_rng(int(plan.seeds[i])), max_nodes=som_nodes)
     return np.vstack([XL, XU]), y[boot]
 
@@ -177,7 +177,7 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
     range; default all), row r = scores of the features ``plan.features[members[r]]``.
     ``n_jobs`` > 1 scores batches of members in threads (same result). ``knn_edges``,
     ``denominator``, ``bootstrap``, ``space``: see :func:`enscls`."""
-    _check_cls_options(knn_edges, denominator)
+    check_cls_options(knn_edges, denominator)
     if weights not in ("balanced", "literal"):
         raise InputError(f"enscls: weights must be 'balanced' or 'literal', got {weights!r}")
     if bootstrap not in ("rows", "unique"):
@@ -219,9 +219,6 @@ def _shared_graph(X, space: str, n_pcs: int, k: int, bandwidth, *, som: bool, we
     components of all features (as cls and laplacian build theirs on single cells), or None (each
     member searches its own random subspace, the paper): ``space="pca"``, or ``"auto"`` with
     balanced members and no SOM."""
-    from ._shared.graph import heat_kernel_graph
-    from ._shared.representation import pca_embedding
-
     if space not in ("auto", "subspace", "pca"):
         raise InputError(f"enscls: space must be 'auto', 'subspace' or 'pca', got {space!r}")
     if space == "subspace" or (space == "auto" and (weights != "balanced" or som)):

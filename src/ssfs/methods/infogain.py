@@ -65,7 +65,7 @@ def _mdl_gain(X: np.ndarray, codes: np.ndarray, W: np.ndarray, threads: int = 1)
     every row of sample multiplicities ``W`` (M x n, each summing to N: a bootstrap resample
     is the samples with multiplicities, so every resample shares one sort per feature), in
     feature blocks that bound memory."""
-    from ._shared.ranker_kernels import mdl_conditional_entropy
+    from ._shared.ranker_kernels import mdl_conditional_entropy  # lazy: numba (about 1 s) when it runs
 
     n, p = X.shape
     K = int(codes.max()) + 1

@@ -2,14 +2,14 @@
 
 Minimises Q = sum_q sum_i sum_j a_iq w_qj^beta (x_ij - c_qj)^2 (eq. 4.24) with hard
 assignments that violate no constraint (eq. 4.25-4.26: a COP-KMeans pass,
-:func:`ssfs.experiment.clustering.cop_assign`, with the cluster-specific weighted distance),
+:func:`ssfs.methods._shared.clustering.cop_assign`, with the cluster-specific weighted distance),
 centroids by eq. 4.27, local weights per cluster by eq. 4.28 (w_qj proportional to
 E_qj^(1/(beta-1)), E_qj = sum_{i in q} (x_ij - c_qj)^2, 0 where E_qj = 0) until the
 assignment no longer changes (Lemma 4); global weights w_j = (1/K) sum_q w_qj
 (eq. 4.37). beta = -0.1 ("the same parameter values" as wCKM, thesis 4.5).
 
 Choices (documented): eq. 4.28 is implemented as written (w_qj grows with E_qj for
-beta < 0; see :func:`ssfs.experiment.clustering.dispersion_weights` and the wCKM module doc);
+beta < 0; see :func:`ssfs.methods._shared.clustering.dispersion_weights` and the wCKM module doc);
 raw features by default (``standardize_features`` z-scores them first); initial local
 weights are random, each cluster's row summing to 1 (eq. 4.25);
 a zero local weight drops the feature from that cluster's distance (0^beta := 0 for
@@ -28,7 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SupervisionError
-from ..experiment.clustering import (
+from ..params import PosInt
+from ..registry import SelectionResult, register
+from ._shared.clustering import (
     ConstraintIndex,
     Infeasible,
     cop_assign,
@@ -38,8 +40,6 @@ from ..experiment.clustering import (
     update_centres,
     weighted_sq_dists,
 )
-from ..params import PosInt
-from ..registry import SelectionResult, register
 from .wckm import check_weighting_input
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import sparse
 from scipy.spatial.distance import pdist, squareform
 
+from .._threads import limit_threads
 from ..errors import InputError
 from ..params import Fraction, NonNegInt, PosFloat, PosInt
 from ..registry import SelectionResult, register
@@ -176,8 +177,6 @@ def pair_diff_sums(X, I, J, spec: DiffSpec, w=None) -> np.ndarray:
 
 
 def _one_blas_thread():
-    from .._threads import limit_threads
-
     return limit_threads(1, user_api="blas")
 
 
@@ -488,7 +487,7 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equ
     if ramp is not None or discrete_threshold > 0 or sparse.issparse(X):
         return None
     _check(k, weighting, sigma)
-    from ._shared.ranker_kernels import pair_absdiff, resample_ranges
+    from ._shared.ranker_kernels import pair_absdiff, resample_ranges  # lazy: numba (about 1 s) when it runs
 
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, p = X.shape

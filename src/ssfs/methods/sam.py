@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..params import NonNegFloat
+from ..ranking import stable_argsort
 from ..registry import SelectionResult, register
 from ._labeled import labeled, resample_counts
 from ._shared.invariance import EVERY
@@ -39,7 +40,7 @@ def sam_parts(X: np.ndarray, codes: np.ndarray, counts: np.ndarray, weights: np.
     ``weights``: R x n sample multiplicities (e.g. bootstrap resamples, each holding
     ``counts`` of every class); then both are R x p, one row per weighting, each row's
     values independent of the others (:func:`~ssfs.methods._shared.ranker_kernels.class_sums`)."""
-    from ._shared import ranker_kernels
+    from ._shared import ranker_kernels  # lazy: numba (about 1 s) when it runs
 
     W = np.ones((1, codes.size)) if weights is None else weights
     sums, sq = ranker_kernels.class_sums(X, codes, counts.size, W, threads)
@@ -68,8 +69,7 @@ def sorted_quantiles(ss: np.ndarray, q) -> np.ndarray:
 def estimate_s0(numer: np.ndarray, sd: np.ndarray, percentiles=S0_PERCENTILES, threads: int = 1):
     """samr's est.s0: (s0, chosen percentile); for R x p inputs (one row per resample), arrays
     of R of each. The per-bin MADs are :func:`ssfs.methods._shared.ranker_kernels.binned_mad_cv`."""
-    from ..ranking import stable_argsort
-    from ._shared.ranker_kernels import binned_mad_cv
+    from ._shared.ranker_kernels import binned_mad_cv  # lazy: numba (about 1 s) when it runs
 
     rows = np.ndim(sd) == 2
     numer, sd = np.atleast_2d(numer), np.atleast_2d(sd)

@@ -10,6 +10,7 @@ from scipy import sparse
 from ..errors import MethodError
 from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
+from ._shared.cls import label_share_of
 from ._shared.graph import (
     degree,
     heat_kernel_graph,
@@ -63,8 +64,6 @@ def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
     ``embedding``: where the graph is built (PCA for single-cell-like input by default).
     """
     if eta == "auto":
-        from .spectral import label_share_of
-
         eta = 1.0 - label_share_of(int((y >= 0).sum()), X.shape[0], label_weight)
     if isinstance(eta, str) or not 0.0 <= float(eta) <= 1.0:
         raise MethodError(f"sselect: eta must be in [0, 1], got {eta}")

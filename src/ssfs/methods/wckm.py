@@ -13,7 +13,7 @@ Choices (the thesis leaves them open):
   sum_{p != q} a_rp = 1 - a_rq), times ``penalty`` (1 in eq. 4.4). Eq. 4.15 keeps
   sum_q a_iq = 1 but can leave [0, 1]; memberships are clipped to [0, 1] and
   renormalised.
-- Eq. 4.23 is implemented as written (see :func:`ssfs.experiment.clustering.dispersion_weights`):
+- Eq. 4.23 is implemented as written (see :func:`ssfs.methods._shared.clustering.dispersion_weights`):
   with beta < 0, w_j grows with the within-cluster dispersion E_j, contrary to the
   thesis's prose. On the raw Wave data this puts the noise features last, as in the
   thesis's Fig. 4.1 (the signal features have the larger raw dispersion); z-scoring
@@ -34,7 +34,9 @@ import numpy as np
 
 from .._validation import dense
 from ..errors import InputError, SupervisionError
-from ..experiment.clustering import (
+from ..params import NonNegFloat, PosInt
+from ..registry import SelectionResult, register
+from ._shared.clustering import (
     dispersion_weights,
     initial_centres,
     powered,
@@ -42,8 +44,6 @@ from ..experiment.clustering import (
     violations,
     weighted_sq_dists,
 )
-from ..params import NonNegFloat, PosInt
-from ..registry import SelectionResult, register
 from ._shared.graph import pairs_matrix
 
 

@@ -31,9 +31,16 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..experiment.grid import metric_higher_is_better
+from ..experiment.grid import metric_higher_is_better, n_features_grid
+from ..experiment.variants import variants
 from ..io.atomic import atomic_write_text, write_tsv
+from ..io.h5ad import dataset_summary
+from ..registry import get_method
+from .papers import OUT_COLUMNS, available_papers, compare_with_paper, load_paper
 from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
+from .selection import summary_section
+from .stability import read_orders, stability_at_one_size, stability_long, stability_table
+from .statistics import best_methods, statistics
 
 KEYS = ["dataset", "variant", "method"]
 STAT_TABLES = ("best", "per_dataset", "per_size", "friedman", "ranks", "wilcoxon", "win_tie_loss")
@@ -147,10 +154,8 @@ def _drop_base(df: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------- sweep variants
 def sweep_columns(scores: pd.DataFrame, cfg: dict) -> tuple[pd.DataFrame, list[str]]:
     """``scores`` with one column per swept key (values of each row's variant) and
-    the list of those keys. Values come from :func:`ssfs.workflow.config.variants`; variant
+    the list of those keys. Values come from :func:`ssfs.experiment.variants.variants`; variant
     names not in the config are parsed (``key-value`` joined by ``__``)."""
-    from ..workflow.config import variants
-
     over = variants(cfg)
     keys = sorted(cfg.get("sweeps") or {})
     if not keys:
@@ -210,13 +215,12 @@ def _short_metric(metric: str, ev: dict) -> str:
 def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame, cfg: dict, figdir: Path,
                  colors) -> list[dict]:
     """Curves, sweep curves, stability and run-time figures; returns index entries."""
-    from .figures import (
+    from .figures import (  # lazy: matplotlib (about 0.5 s); the report job imports this module and draws nothing
         curve_vs_features,
         curve_vs_parameter,
         runtime_bars,
         stability_vs_features,
     )
-    from .stability import stability_long
 
     ev = cfg["evaluation"]
     n_reps = scores["rep"].nunique()
@@ -276,13 +280,7 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
 def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, tables_dir, figures_dir, cfg: dict,
                   papers_dir=None) -> None:
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
-    from ..experiment.grid import n_features_grid
-    from ..io.h5ad import dataset_summary
-    from ..registry import get_method
-    from .figures import method_colors
-    from .papers import OUT_COLUMNS, compare_with_paper, load_paper
-    from .stability import read_orders, stability_at_one_size, stability_table
-    from .statistics import statistics
+    from .figures import method_colors  # lazy: matplotlib, as in make_figures
 
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     figdir.mkdir(parents=True, exist_ok=True)
@@ -348,8 +346,6 @@ def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
 
 
 def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
-    from .papers import available_papers
-
     name = cfg["report"].get("paper")
     if not name:
         return ""
@@ -411,8 +407,6 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),
            "stability": len(stab) > 0, "runtime": len(rt) > 0}
     parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
-    from .selection import summary_section
-    from .statistics import best_methods
 
     parts.append(summary_section(cfg, Path(out).parent, sorted(cfg.get("datasets") or scores["dataset"].unique()),
                                  selection=selection,
@@ -489,8 +483,6 @@ def _run_metadata(cfg: dict, n_reps: int) -> dict:
 
 
 def _stability_section(stab: pd.DataFrame, cfg: dict) -> str:
-    from .stability import stability_at_one_size
-
     text = ("<h2 id='stability'>Stability across repetitions</h2><p>Agreement of the top-t feature sets "
             f"of the {int(stab['n_runs'].max())} repetitions (each selects on its own training part), "
             "at the largest evaluated t below the number of features (column <i>n_features</i>); every "

@@ -27,7 +27,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from ..errors import InputError
-from ..experiment.stats import nemenyi_groups
+from ..experiment.stats import nemenyi_groups, per_rep_values
 
 DPI = 250  # one 3.6-inch panel -> 900 px
 STYLE = {
@@ -178,8 +178,6 @@ def curve_vs_parameter(df: pd.DataFrame, param: str, metric: str, path, *, n_fea
     constraints or the noise fraction): per repetition the mean over the numbers of
     features (``n_features``: as :func:`ssfs.experiment.stats.per_rep_values`), then mean ±1 sd
     over repetitions; one panel per dataset."""
-    from ..experiment.stats import per_rep_values
-
     _require(df, (param,), "curve_vs_parameter")
     pr = per_rep_values(df, metric, n_features=n_features, by=[param])
     return _curves(pr, param, ["dataset"], path, ylabel=metric, xlabel=param, colors=colors, ncols=ncols)

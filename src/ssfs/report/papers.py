@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
+from ..experiment.stats import rank_sum
+from ..experiment.variants import supervision_for, variants
 
 COLUMNS = ["dataset", "method", "metric", "value", "sd", "features", "setting", "ssfs_dataset", "ssfs_method",
            "note"]
@@ -101,9 +103,6 @@ def compare_with_paper(paper: pd.DataFrame, scores: pd.DataFrame, n_features: di
                        cfg: dict) -> pd.DataFrame:
     """One row per published row x matching (dataset, variant, method) of this run
     (columns :data:`OUT_COLUMNS`); published rows with no match are left out."""
-    from ..experiment.stats import rank_sum
-    from ..workflow.config import supervision_for, variants
-
     our_ds = {_norm(d): d for d in scores["dataset"].unique()}
     method_of = {label: m["method"] for label, m in cfg["methods"].items()}
     var_over = variants(cfg)

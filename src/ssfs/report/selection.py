@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io.atomic import atomic_path
-from .render import fmt
+from ..io.atomic import atomic_path, atomic_write_text
+from .render import CSS, fmt, html_table
 
 #: rows of the top-features table beyond the selected ones (at least ``top`` rows are shown)
 MAX_ROWS = 30
@@ -24,7 +24,7 @@ def stability_path_figure(table: pd.DataFrame, threshold: float, top: int, out) 
     import matplotlib
     from matplotlib.figure import Figure  # no pyplot: its import and global state are not needed
 
-    from .figures import STYLE
+    from .figures import STYLE  # lazy: matplotlib (about 0.5 s) only when the figure is drawn
 
     n = int(min(len(table), max(3 * top, 30)))
     ranks = table["consensus_rank"].to_numpy()[:n]
@@ -41,6 +41,12 @@ def stability_path_figure(table: pd.DataFrame, threshold: float, top: int, out) 
         ax.legend(loc="upper right", fontsize=7, ncols=2, frameon=False)
         with atomic_path(out) as tmp, open(tmp, "wb") as fh:
             fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
+
+
+def draw_stability_path(*, consensus, sel: dict, figure) -> None:
+    """The stability-path figure of one dataset (:func:`stability_path_figure`) from its
+    consensus table (the consensus step's TSV)."""
+    stability_path_figure(pd.read_csv(consensus, sep="\t"), sel["threshold"], sel["top"], figure)
 
 
 def _img(path: Path, alt: str) -> str:
@@ -175,9 +181,6 @@ def datasets_table(results_dir, datasets) -> pd.DataFrame:
 def run_selection_report(out, cfg: dict) -> None:
     """The report of a selection-only run (no benchmark): title, summary, datasets, configuration."""
     import yaml
-
-    from ..io.atomic import atomic_write_text
-    from .render import CSS, html_table
 
     title = html.escape(cfg["report"]["title"])
     datasets = sorted(cfg["datasets"])

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..experiment.stability import all_measures, top_sets
+from ..methods._shared.stability import all_measures, top_sets
 from ..ranking import RankingOrders, read_ranking
 
 KEYS = ["dataset", "variant", "method"]

@@ -213,7 +213,7 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir, *, n_samples=None) -> tu
 
 def _friedman_nemenyi(out: _Collected, s: _Settings, mat: pd.DataFrame, var, metric, tag) -> None:
     """Friedman over the datasets (columns of ``mat``), Nemenyi CD diagram (Demšar 2006)."""
-    from .figures import cd_diagram
+    from .figures import cd_diagram  # lazy: matplotlib (about 0.5 s); the report job reads tables only
 
     n_ds = mat.shape[1]
     if n_ds < 2:
@@ -283,7 +283,7 @@ def _wilcoxon_against_control(out: _Collected, s: _Settings, d: pd.DataFrame, ma
 
 def _win_tie_loss(out: _Collected, s: _Settings, d: pd.DataFrame, n_ds: int, var, metric, tag) -> None:
     """Paired t-test win/tie/loss over the repetitions, sign-test critical wins (EnsCLS Table 3)."""
-    from .figures import win_tie_loss_heatmap
+    from .figures import win_tie_loss_heatmap  # lazy: matplotlib, as in _friedman_nemenyi
 
     n_reps = d.groupby(["dataset", "method"])["rep"].nunique().min()
     if n_reps < 2:

@@ -3,22 +3,24 @@
 The JSON schema (``workflow/schemas/config.schema.yaml``) checks structure and
 types and refuses unknown keys; this module fills the schema's defaults, turns
 schema errors into one-line messages naming the offending key, checks method
-names and parameters against the registry, and expands ``sweeps`` into variants.
+names and parameters against the registry, and refuses what the config alone shows
+cannot run. ``sweeps`` expand into variants in :mod:`ssfs.experiment.variants`.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 from pathlib import Path
 
 import jsonschema
 import yaml
 
 from ..errors import ConfigError, MethodError
-from ..registry import check_params, get_method
+from ..io.builtin import BUILTINS
+from ..io.prepare import has_label_source
+from ..params import json_schema
+from ..registry import check_params, get_method, list_methods
 
-BASE_VARIANT = "base"
 #: folders of results/ that are not datasets: a dataset of that name would mix its files with them
 RESERVED_DATASET_NAMES = ("tables", "figures", "logs", "report")
 #: published tables shipped with the repository (``report.paper``)
@@ -76,16 +78,12 @@ def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noq
     # dataset entries are passed to ssfs.io.prepare_dataset as written: it applies its
     # own defaults and refuses keys that do not apply to the entry's source/format
     cfg["methods"] = {label: method_entry(label, entry) for label, entry in cfg["methods"].items()}
-    from ..datasets import (
-        BUILTINS,  # unknown builtin names stop the run here, not in the prepare job
-    )
-
     for label in cfg["datasets"]:
         if label.lower() in RESERVED_DATASET_NAMES:
             raise ConfigError(f"config: dataset name {label!r} is reserved: results/{label.lower()}/ holds the "
                               f"{'job logs' if label.lower() == 'logs' else 'aggregate ' + label.lower()}; "
                               f"rename the dataset (reserved: {', '.join(RESERVED_DATASET_NAMES)})")
-    for label, entry in cfg["datasets"].items():
+    for label, entry in cfg["datasets"].items():  # unknown builtins stop the run here, not in prepare
         if entry.get("source") == "builtin" and entry.get("name") not in BUILTINS:
             raise ConfigError(
                 f"config key datasets.{label}.name: unknown builtin {entry.get('name')!r}; "
@@ -105,8 +103,6 @@ def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noq
             raise ConfigError(f"{key}: {label!r} is not one of the configured methods")
         name = cfg["methods"][label]["method"]
         if n > 1 and get_method(name).members is None:
-            from ..registry import list_methods
-
             ok = [m for m in list_methods() if get_method(m).members is not None]
             raise ConfigError(f"{key}: method {name!r} cannot be split into member chunks; "
                               f"splittable methods: {', '.join(ok)}")
@@ -166,8 +162,6 @@ def method_params_schema(name: str) -> dict:
     parameter's declared type and range, :func:`ssfs.params.json_schema`). The config is
     checked with :func:`ssfs.registry.check_params`, whose messages are clearer; this
     schema states the same contract for editors and other tools."""
-    from ..params import json_schema
-
     spec = get_method(name)
     props = {"method": {"const": name}}
     props.update({k: json_schema(alts) for k, alts in spec.types.items()})
@@ -177,8 +171,6 @@ def method_params_schema(name: str) -> dict:
 def _check_label_free(cfg: dict) -> None:
     """A dataset without any label source runs the label-free methods only: refuse the others
     before any job starts, naming them."""
-    from ..io.prepare import has_label_source
-
     for name, entry in cfg["datasets"].items():
         if has_label_source(entry):
             continue
@@ -214,29 +206,3 @@ def load_config_file(path, schema_path) -> dict:
     except yaml.YAMLError as e:
         raise ConfigError(f"config file {path} is not valid YAML: {e}") from None
     return validate_config(raw, load_schema(schema_path))
-
-
-def variants(cfg: dict) -> dict[str, dict]:
-    """Variant name -> overrides, the cartesian product of ``sweeps`` (``{"base": {}}`` if none)."""
-    sweeps = cfg.get("sweeps") or {}
-    if not sweeps:
-        return {BASE_VARIANT: {}}
-    keys = sorted(sweeps)
-    out = {}
-    for combo in itertools.product(*(sweeps[k] for k in keys)):
-        over = dict(zip(keys, combo, strict=True))
-        name = "__".join(f"{k}-{v}" for k, v in over.items())
-        out[name] = over
-    return out
-
-
-def supervision_for(cfg: dict, variant_overrides: dict) -> dict:
-    """The supervision settings of one variant (sweep values applied)."""
-    sup = copy.deepcopy(cfg["supervision"])
-    if "labeled_per_class" in variant_overrides:
-        sup["labeled_per_class"] = variant_overrides["labeled_per_class"]
-    if "n_constraints" in variant_overrides:
-        sup["constraints"]["n_ml"] = sup["constraints"]["n_cl"] = variant_overrides["n_constraints"]
-    if "noise" in variant_overrides:
-        sup["constraints"]["noise"] = variant_overrides["noise"]
-    return sup

@@ -15,19 +15,24 @@ import numpy as np
 import pandas as pd
 
 from .._progress import track
-from ..constraints import Constraints
+from ..constraints import Constraints, check_consistent
+from ..errors import SupervisionError
+from ..experiment.constrained import compare_constrained
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
+from ..experiment.stable_selection import consensus_result, full_ranking, resample_ranks, selection_resamples
+from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, write_tsv
 from ..io.h5ad import read_prepared
 from ..ranking import ranking_table
-from ..runner import run_method
+from ..registry import get_method
+from ..runner import combine_member_chunks, run_method
+from ..runner import run_member_chunk as member_chunk
 from ..seeding import derive_rng
+from .peak_memory import PeakMemory
 
 
 # ----------------------------------------------------------------------------- data
 def run_prepare(*, dataset: str, entry: dict, data_dir, prepared) -> None:
-    from ..io import prepare_dataset, write_prepared
-
     adata = prepare_dataset(dataset, entry, data_dir)
     write_prepared(adata, prepared)
 
@@ -68,8 +73,6 @@ def make_constraints(y: np.ndarray, split: dict, csup: dict, seed: int, dataset:
     if csup["noise"] > 0:
         c = c.with_noise(csup["noise"], derive_rng(seed, dataset, "noise", str(csup["noise"]), rep))
     if user is not None and len(user):
-        from ..constraints import check_consistent
-
         train = np.asarray(split["train"], dtype=np.int64)
         mine = user.subset(train).remap(train)
         c = Constraints(np.vstack([c.ml, mine.ml]), np.vstack([c.cl, mine.cl]))
@@ -108,8 +111,6 @@ def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, see
 def _timed(fn):
     """(fn(), wall-clock seconds, peak resident memory added in MiB; :mod:`ssfs.workflow.peak_memory`)."""
     import time
-
-    from .peak_memory import PeakMemory
 
     with PeakMemory() as pm:
         t0 = time.perf_counter()
@@ -151,9 +152,6 @@ def _training(prepared, split_path, constraints_path):
 
 
 def _check_supervision(name: str, ytr, dataset: str, label: str) -> None:
-    from ..errors import SupervisionError
-    from ..registry import get_method
-
     if "labels" in get_method(name).needs and not (np.asarray(ytr) >= 0).any():
         raise SupervisionError(
             f"dataset {dataset!r} has no labeled sample: method {label!r} needs labels; "
@@ -201,8 +199,6 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: dict, s
                      method: str, rep: int, chunk: int, n_chunks: int) -> None:
     """One chunk of the members of an ensemble method on one repetition (``.npz`` of its
     arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see :func:`run_combine`."""
-    from ..runner import run_member_chunk as member_chunk
-
     X, Xtr, ytr, cons, _ = _training(prepared, split, constraints)
     parts, seconds, peak = _timed(lambda: member_chunk(
         settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), chunk=chunk,
@@ -217,8 +213,6 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
     :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
     combination's, peak = the largest of the chunks' and the combination's; every chunk is
     a process of its own, so the run is a ``first_call``."""
-    from ..runner import combine_member_chunks
-
     X, Xtr, ytr, cons, names = _training(prepared, split, constraints)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
@@ -257,8 +251,6 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
     constraints are used as given: constraints are built once on all labeled samples
     (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
-    from ..experiment.stable_selection import full_ranking, resample_ranks, selection_resamples
-
     X, y, classes, names, _ = _selection_data(prepared)
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
@@ -269,11 +261,9 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
-                  dataset: str, figure=None) -> None:
+                  dataset: str) -> None:
     """consensus.tsv and summary.json of one dataset from every method's full ranking and resample ranks
     (``full`` and ``ranks`` ordered like ``methods``; ``ranks`` chunk files in chunk order per method)."""
-    from ..experiment.stable_selection import consensus_result
-
     X, y, classes, names, adata = _selection_data(prepared)
     p = X.shape[1]
     per = len(ranks) // len(methods)
@@ -288,10 +278,6 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                                 symbols=_symbol_column(adata))
     write_tsv(table, consensus)
     write_json(s, summary)
-    if figure is not None:
-        from ..report.selection import stability_path_figure
-
-        stability_path_figure(table, sel["threshold"], sel["top"], figure)
 
 
 #: var columns holding gene symbols, in order of preference
@@ -312,8 +298,6 @@ def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed:
     """Thesis Table 4.3 on one dataset: COP-KMeans, MPC-KMeans and wCKM on all samples, without
     and with the constraints of each repetition's labeled samples, Rand index on the samples in no
     constraint (:func:`ssfs.experiment.constrained.compare_constrained`), one row per repetition."""
-    from ..experiment.constrained import compare_constrained
-
     X, y, _, _, _ = read_prepared(prepared)
     X = X.toarray() if hasattr(X, "toarray") else X
     frames = []

@@ -17,6 +17,8 @@ import warnings
 
 from .._progress import fmt_seconds
 from ..errors import SSFSError
+from ..runner import THREADS_ENV
+from .locks import watch_parent
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 #: environment variable overriding the config's ``log_level`` (set by ``snakemake --verbose``)
@@ -74,8 +76,6 @@ def pin_job_threads(threads: int) -> None:
     loaded and for child processes) and, through threadpoolctl, the pools already loaded."""
     from threadpoolctl import threadpool_limits
 
-    from ..runner import THREADS_ENV
-
     n = str(max(1, int(threads)))
     os.environ[THREADS_ENV] = n
     for var in _POOL_ENV:
@@ -92,7 +92,6 @@ def run_step(main, snakemake) -> None:
     pin_job_threads(getattr(snakemake, "threads", 1) or 1)
     log_path = snakemake.log[0] if len(snakemake.log) else None
     configure_logging(log_level(getattr(snakemake, "config", None)), log_path)
-    from .locks import watch_parent
 
     watch_parent(on_orphan=lambda pid: log.error(
         "ERROR: the snakemake process %d that started this job is gone (killed?); stopping the job", pid))

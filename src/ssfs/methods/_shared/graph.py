@@ -19,6 +19,7 @@ from scipy import sparse
 
 from ...constraints import Constraints
 from ...errors import InputError
+from . import kernels
 
 
 def as_float_matrix(X):
@@ -31,8 +32,6 @@ def as_float_matrix(X):
 def _sq_dists_of_pairs(X, rows, cols, block: int = 4096) -> np.ndarray:
     """Exact ||x_rows - x_cols||^2 for each pair, in blocks of pairs (bounded memory); many
     pairs of a sparse X by the compiled row merge (:mod:`.kernels`, same values)."""
-    from . import kernels
-
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
     if kernels.use_kernels(X, rows.size):

@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..._threads import job_threads
+
 #: below this many (pairs x mean stored entries per row) the scipy expressions run instead
 MIN_WORK = 20_000_000
 #: fixed row chunks of the reductions (thread-count independent summation order)
@@ -123,8 +125,6 @@ def _product_kernels(numba):
 
 def _threads():
     import numba
-
-    from ..._threads import job_threads
 
     t = max(1, min(job_threads(), numba.config.NUMBA_NUM_THREADS))
     numba.set_num_threads(t)

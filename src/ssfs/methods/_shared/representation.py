@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..._threads import limit_threads
 from ...errors import MethodError
+from . import kernels
 
 SPACES = ("auto", "raw", "pca")
 #: at least this many samples before "auto" uses PCA
@@ -48,8 +50,6 @@ def pca_embedding(X, n_pcs: int = 50, *, n_iter: int = 6, seed: int = 0) -> np.n
     QR, the costly one at a million cells, is done once at the end). Deterministic
     (``seed``); the graph depends only on distances, which do not change with the
     components' signs."""
-    from ..._threads import limit_threads
-
     # thin products (n x ~70): one BLAS thread; on this loaded 2-core machine the default two
     # threads made 5,000 x 500 take 13.6 s instead of 1.1 s (same result)
     with limit_threads(1, user_api="blas"):
@@ -62,7 +62,6 @@ def _pca_embedding(X, n_pcs: int, n_iter: int, seed: int) -> np.ndarray:
     Xs = sparse.csr_matrix(X, dtype=np.float64) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
     mu = np.asarray(Xs.mean(axis=0)).ravel()
     XT = Xs.T  # a CSC view, no copy (5x faster products than a CSR transpose, same values)
-    from . import kernels
 
     big = kernels.use_kernels(Xs, n)  # products on the job's threads, same values
 

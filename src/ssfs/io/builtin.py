@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from anndata import AnnData
 
-from .errors import ConfigError
-from .io.common import make_adata
+from ..errors import ConfigError
+from .common import make_adata
 
 #: base waves h1, h2, h3 of Breiman's generator, evaluated at m = 1..21
 _M = np.arange(1, 22)

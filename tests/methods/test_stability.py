@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ssfs.errors import InputError
-from ssfs.experiment.stability import (
+from ssfs.methods._shared.stability import (
     all_measures,
     efsis_stability,
     jaccard,

@@ -5,7 +5,7 @@ import pytest
 
 from ssfs.constraints import Constraints
 from ssfs.errors import SupervisionError
-from ssfs.experiment.clustering import (
+from ssfs.methods._shared.clustering import (
     cop_kmeans,
     dispersion_weights,
     violations,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ...errors import InputError
 
 
 def selection_matrix(sets, p: int | None = None) -> np.ndarray:

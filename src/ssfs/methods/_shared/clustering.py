@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from ..constraints import Constraints
-from ..errors import InputError, SupervisionError
+from ...constraints import Constraints
+from ...errors import InputError, SupervisionError
 
 
 class Infeasible(Exception):

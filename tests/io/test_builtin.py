@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn import datasets as skd
 
-from ssfs.datasets import BASE_WAVES, load_builtin, waveform
 from ssfs.errors import ConfigError
 from ssfs.io import prepare_dataset
+from ssfs.io.builtin import BASE_WAVES, load_builtin, waveform
 
 
 def test_base_waves_are_breimans_triangles():

@@ -1,0 +1,256 @@
+"""Per-class statistics from soft class memberships: the markers of each class, as
+scanpy's ``rank_genes_groups`` (t-test, reference "rest") gives them for hard labels.
+
+``memberships`` is an n x K non-negative matrix: sample i belongs to class c with weight
+``P[i, c]`` (hard labels: one-hot rows, unlabeled samples all zero; propagated labels:
+soft rows). For class c the "rest" are the other classes, each sample weighted by
+``r_ic = sum_{c' != c} P[i, c']``, so a sample in no class takes part in neither.
+With one-hot rows every statistic below equals the plain per-class computation on the
+labeled samples (and scanpy's ``rank_genes_groups(method="t-test", pts=True)`` on them).
+
+Weighted moments (reliability weights w, V1 = sum w, V2 = sum w^2):
+
+* mean m = sum w x / V1, variance s^2 = sum w (x - m)^2 / (V1 - V2 / V1) (the unbiased
+  estimator; ``ddof=1`` for 0/1 weights), effective size n_eff = V1^2 / V2 (Kish 1965),
+  so Var(m) = sigma^2 / n_eff;
+* score: Welch's t, (m_c - m_rest) / sqrt(s_c^2 / n_eff_c + s_rest^2 / n_eff_rest), 0 where
+  undefined (scanpy sets its NaN to 0); p-value from Student's t with the Welch-Satterthwaite
+  degrees of freedom, Benjamini-Hochberg adjusted over the features. With propagated
+  memberships the classes were learned from the same data: the p-values are then a ranking
+  aid, not a calibrated test (the same holds for clusters found on the data);
+* fraction expressing (``pts``): weighted share of samples with x != 0;
+* log fold change per ``scale``: ``"log1p"`` log2((expm1(m_c) + 1e-9) / (expm1(m_rest) + 1e-9))
+  (scanpy's, for log1p-normalised counts), ``"log"`` m_c - m_rest (the data's own log unit,
+  e.g. log2 microarrays), ``"linear"`` log2((m_c + 1e-9) / (m_rest + 1e-9)) (raw intensities);
+  ``"auto"``: "log" when X has negative values, "linear" when its largest value exceeds
+  :data:`LOG1P_MAX` (no log1p-normalised matrix reaches e^50), else "log1p".
+
+Cost O(nnz(X) K) time, O(p K) memory; a sparse X is never densified (dense X is centred on
+a copy, so second moments do not cancel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from ...errors import InputError
+
+#: largest value of a log1p-normalised matrix ("auto" scale); above it X is read as linear
+LOG1P_MAX = 50.0
+SCALES = ("auto", "log1p", "log", "linear")
+
+
+@dataclass
+class ClassStatistics:
+    """Per-class statistics (every array K x p, row c = class ``classes[c]``).
+
+    Attributes
+    ----------
+    classes : numpy.ndarray
+        Class names (K).
+    size, size_rest : numpy.ndarray
+        Sum of the memberships in the class / in the rest (K).
+    n_eff, n_eff_rest : numpy.ndarray
+        Kish effective sizes V1^2 / V2 (K); the counts for hard labels.
+    mean, mean_rest, var, var_rest, pts, pts_rest : numpy.ndarray
+        Weighted means, unbiased variances and fractions with x != 0.
+    scores, pvals, pvals_adj, logfoldchanges : numpy.ndarray
+        Welch's t (higher = more specific to the class), its p-value and BH-adjusted value,
+        and the log2 fold change (module doc).
+    scale : str
+        How the log fold change was computed ("log1p", "log" or "linear").
+    """
+
+    classes: np.ndarray
+    size: np.ndarray
+    size_rest: np.ndarray
+    n_eff: np.ndarray
+    n_eff_rest: np.ndarray
+    mean: np.ndarray
+    mean_rest: np.ndarray
+    var: np.ndarray
+    var_rest: np.ndarray
+    pts: np.ndarray
+    pts_rest: np.ndarray
+    scores: np.ndarray
+    pvals: np.ndarray
+    pvals_adj: np.ndarray
+    logfoldchanges: np.ndarray
+    scale: str
+
+    def order(self, c: int) -> np.ndarray:
+        """Feature indices of class ``c`` (an int position), best score first (ties: lower index)."""
+        return np.argsort(-self.scores[c], kind="stable")
+
+    def to_frame(self, names=None, *, top: int | None = None, groups=None):
+        """Long table as ``scanpy.get.rank_genes_groups_df``: one row per (group, feature), each
+        group's features best first, with columns group, names, index, scores, logfoldchanges,
+        pvals, pvals_adj, pct_nz_group, pct_nz_reference, mean, mean_rest. ``top``: the best
+        ``top`` features of each group; ``groups``: class names to keep (default all)."""
+        import pandas as pd
+
+        p = self.scores.shape[1]
+        names = np.arange(p).astype(str) if names is None else np.asarray(names).astype(str)
+        wanted = list(self.classes) if groups is None else [str(g) for g in groups]
+        pos = {str(c): i for i, c in enumerate(self.classes)}
+        missing = [g for g in wanted if g not in pos]
+        if missing:
+            raise InputError(f"no class statistics for group(s) {missing}; groups: {[str(c) for c in self.classes]}")
+        parts = []
+        for g in wanted:
+            c = pos[g]
+            o = self.order(c)[: p if top is None else int(top)]
+            parts.append(pd.DataFrame({
+                "group": g, "names": names[o], "index": o, "scores": self.scores[c, o],
+                "logfoldchanges": self.logfoldchanges[c, o], "pvals": self.pvals[c, o],
+                "pvals_adj": self.pvals_adj[c, o], "pct_nz_group": self.pts[c, o],
+                "pct_nz_reference": self.pts_rest[c, o], "mean": self.mean[c, o], "mean_rest": self.mean_rest[c, o],
+            }))
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        if len(out):
+            out["group"] = pd.Categorical(out["group"], categories=wanted)
+        return out
+
+    def best_class(self) -> np.ndarray:
+        """Per feature, the position of the class whose score is highest (the class it marks)."""
+        return np.argmax(self.scores, axis=0)
+
+
+def one_hot(y, n_classes: int | None = None) -> np.ndarray:
+    """n x K memberships of hard labels (codes 0..K-1, -1 = unlabeled: an all-zero row)."""
+    y = np.asarray(y, dtype=np.int64)
+    K = int(y.max()) + 1 if n_classes is None else int(n_classes)
+    P = np.zeros((y.size, max(K, 0)))
+    lab = np.flatnonzero(y >= 0)
+    P[lab, y[lab]] = 1.0
+    return P
+
+
+def _resolve_scale(X, scale: str) -> str:
+    if scale not in SCALES:
+        raise InputError(f"scale must be one of {SCALES}, got {scale!r}")
+    if scale != "auto":
+        return scale
+    vals = X.data if sparse.issparse(X) else X
+    if not vals.size:
+        return "log1p"
+    if float(vals.min()) < 0:
+        return "log"
+    return "linear" if float(vals.max()) > LOG1P_MAX else "log1p"
+
+
+def _moments(X, W: np.ndarray):
+    """(sum w x, sum w x^2, sum w [x != 0], shift) for every column of W (n x G): G x p arrays
+    each; a dense X is centred on a copy first (the sums are of x - shift, shift = column
+    means, added back to the means by the caller; sparse X: shift 0)."""
+    if sparse.issparse(X):
+        s1 = np.asarray(X.T @ W).T
+        s2 = np.asarray(X.multiply(X).tocsr().T @ W).T
+        nz = sparse.csr_matrix(((X.data != 0).astype(np.float64), X.indices, X.indptr), shape=X.shape)
+        return s1, s2, np.asarray(nz.T @ W).T, 0.0
+    nz = W.T @ (X != 0).astype(np.float64)
+    shift = X.mean(axis=0)
+    Xc = X - shift
+    return W.T @ Xc, W.T @ (Xc * Xc), nz, shift
+
+
+def _weighted(s1, s2, V1, V2):
+    """Weighted means and unbiased (reliability-weight) variances from the sums."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s1 / V1[:, None]
+        ss = np.maximum(s2 - s1 * mean, 0.0)
+        var = ss / (V1 - V2 / V1)[:, None]
+    return mean, var
+
+
+def class_statistics(X, memberships, classes=None, *, scale: str = "auto") -> ClassStatistics:
+    """Per-class statistics of every feature from soft (or hard) class memberships.
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix
+        Samples x features (sparse stays sparse).
+    memberships : array-like
+        n x K non-negative weights; a label vector (codes, -1 unlabeled) is taken as one-hot.
+    classes : sequence, optional
+        K class names (default "0".."K-1").
+    scale : {"auto", "log1p", "log", "linear"}
+        How the log fold change reads X (module doc).
+
+    Returns
+    -------
+    ClassStatistics
+        Means, variances, fractions expressing, Welch t scores, p-values and log fold
+        changes of each class against the rest (module doc for the formulas).
+    """
+    X = sparse.csr_matrix(X, dtype=np.float64) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
+    n, p = X.shape
+    P = np.asarray(memberships, dtype=np.float64)
+    if P.ndim == 1:
+        P = one_hot(P)
+    if P.ndim != 2 or P.shape[0] != n:
+        raise InputError(f"memberships must have one row per sample ({n}), got shape {P.shape}")
+    if not np.all(np.isfinite(P)) or (P < 0).any():
+        raise InputError("memberships must be finite and non-negative")
+    K = P.shape[1]
+    classes = np.arange(K).astype(str) if classes is None else np.asarray(classes, dtype=object)
+    if classes.size != K:
+        raise InputError(f"{classes.size} class names for {K} membership columns")
+    scale = _resolve_scale(X, scale)
+    W = np.hstack([P, P.sum(axis=1, keepdims=True) - P])  # the classes, then their rests
+    s1, s2, nz, shift = _moments(X, W)
+    V1, V2 = W.sum(axis=0), (W * W).sum(axis=0)
+    mean, var = _weighted(s1, s2, V1, V2)
+    mean += shift
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pts = nz / V1[:, None]
+        n_eff = V1**2 / V2
+    return _assemble(classes, V1, n_eff, mean, var, pts, K, scale)
+
+
+def _assemble(classes, V1, n_eff, mean, var, pts, K, scale) -> ClassStatistics:
+    """Welch's t, p-values and log fold changes of the K classes (rows 0..K-1) against their
+    rests (rows K..2K-1)."""
+    from scipy import stats
+
+    m, mr, v, vr = mean[:K], mean[K:], var[:K], var[K:]
+    ne, ner = n_eff[:K, None], n_eff[K:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a, b = v / ne, vr / ner
+        t = (m - mr) / np.sqrt(a + b)
+        df = (a + b) ** 2 / (a**2 / (ne - 1) + b**2 / (ner - 1))
+        pv = 2.0 * stats.t.sf(np.abs(t), df)
+    t = np.where(np.isnan(t), 0.0, t)
+    pv = np.where(np.isnan(pv), 1.0, pv)
+    return ClassStatistics(
+        classes=classes, size=V1[:K], size_rest=V1[K:], n_eff=n_eff[:K], n_eff_rest=n_eff[K:],
+        mean=m, mean_rest=mr, var=v, var_rest=vr, pts=pts[:K], pts_rest=pts[K:], scores=t, pvals=pv,
+        pvals_adj=np.vstack([benjamini_hochberg(r) for r in pv]) if K else pv,
+        logfoldchanges=_log_fold_change(m, mr, scale), scale=scale,
+    )
+
+
+def _log_fold_change(m, mr, scale: str) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if scale == "log":
+            return m - mr
+        if scale == "linear":
+            return np.log2((m + 1e-9) / (mr + 1e-9))
+        return np.log2((np.expm1(m) + 1e-9) / (np.expm1(mr) + 1e-9))
+
+
+def benjamini_hochberg(pvals) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (step-up, monotone, capped at 1)."""
+    p = np.asarray(pvals, dtype=np.float64)
+    m = p.size
+    if not m:
+        return p.copy()
+    o = np.argsort(p, kind="stable")
+    adj = p[o] * m / np.arange(1, m + 1)
+    adj = np.minimum.accumulate(adj[::-1])[::-1]
+    out = np.empty(m)
+    out[o] = np.minimum(adj, 1.0)
+    return out

@@ -1,0 +1,110 @@
+"""Per-class statistics from soft memberships (issue #28 item 3): a hand-computed case, hard
+labels = the plain per-class computation and scanpy's rank_genes_groups, sparse = dense."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from ssfs import class_statistics
+from ssfs.errors import InputError
+from ssfs.methods._shared.class_stats import benjamini_hochberg, one_hot
+
+
+def test_soft_memberships_by_hand():
+    # feature x = (1, 2, 3, 4); class A weights (1, 1, .5, 0), class B (0, 0, .5, 1)
+    X = np.array([[1.0], [2.0], [3.0], [4.0]])
+    P = np.array([[1, 0], [1, 0], [0.5, 0.5], [0, 1]], dtype=float)
+    st = class_statistics(X, P, ["A", "B"], scale="log")
+    # A: V1 = 2.5, V2 = 2.25, mean 4.5 / 2.5 = 1.8, var (0.64 + 0.04 + 0.5 * 1.44) / (2.5 - 0.9) = 0.875
+    assert st.mean[0, 0] == pytest.approx(1.8)
+    assert st.var[0, 0] == pytest.approx(0.875)
+    assert st.n_eff[0] == pytest.approx(2.5**2 / 2.25)
+    # its rest is B: V1 = 1.5, V2 = 1.25, mean 5.5 / 1.5, var (0.5 (3 - 11/3)^2 + (4 - 11/3)^2) / (1.5 - 1.25/1.5) = 0.5
+    assert st.mean_rest[0, 0] == pytest.approx(11 / 3)
+    assert st.var_rest[0, 0] == pytest.approx(0.5)
+    t = (1.8 - 11 / 3) / np.sqrt(0.875 / (6.25 / 2.25) + 0.5 / 1.8)
+    assert st.scores[0, 0] == pytest.approx(t)
+    assert st.scores[1, 0] == pytest.approx(-t)  # two classes: B against A
+    assert st.logfoldchanges[0, 0] == pytest.approx(1.8 - 11 / 3)  # "log": difference of means
+    assert st.pts[0, 0] == 1.0
+    assert st.size.tolist() == [2.5, 1.5]
+
+
+def _planted(seed=0, n=300, p=60):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.poisson(0.4, (n, p)).astype(float)
+    X[:, :3] += 3.0 * (y[:, None] == np.arange(3)) * rng.poisson(1.0, (n, 3))
+    return np.log1p(X), y
+
+
+def test_hard_labels_equal_the_plain_per_class_computation():
+    X, y = _planted()
+    y_part = np.where(np.arange(y.size) % 3 == 0, y, -1)  # a third labeled
+    st = class_statistics(X, one_hot(y_part, 3))
+    lab = y_part >= 0
+    for c in range(3):
+        g, r = X[lab & (y_part == c)], X[lab & (y_part != c)]
+        np.testing.assert_allclose(st.mean[c], g.mean(axis=0), atol=1e-12)
+        np.testing.assert_allclose(st.mean_rest[c], r.mean(axis=0), atol=1e-12)
+        np.testing.assert_allclose(st.var[c], g.var(axis=0, ddof=1), atol=1e-12)
+        np.testing.assert_allclose(st.pts[c], (g != 0).mean(axis=0))
+        se = np.sqrt(g.var(axis=0, ddof=1) / len(g) + r.var(axis=0, ddof=1) / len(r))
+        np.testing.assert_allclose(st.scores[c], (g.mean(axis=0) - r.mean(axis=0)) / se, atol=1e-10)
+    # the planted markers are first in their own class's ranking
+    assert all(st.order(c)[0] == c for c in range(3))
+    assert st.best_class()[:3].tolist() == [0, 1, 2]
+
+
+def test_equals_scanpy_rank_genes_groups_on_full_labels():
+    sc = pytest.importorskip("scanpy")
+    ad = pytest.importorskip("anndata")
+    import pandas as pd
+
+    X, y = _planted(1)
+    names = [f"g{j}" for j in range(X.shape[1])]
+    adata = ad.AnnData(X=sparse.csr_matrix(X), obs=pd.DataFrame({"t": pd.Categorical(y.astype(str))}))
+    adata.var_names = names
+    sc.tl.rank_genes_groups(adata, "t", method="t-test", pts=True)
+    st = class_statistics(sparse.csr_matrix(X), one_hot(y), classes=["0", "1", "2"])
+    ours = st.to_frame(names).set_index(["group", "names"])
+    for g in "012":
+        ref = sc.get.rank_genes_groups_df(adata, g).set_index("names")
+        mine = ours.loc[g].loc[ref.index]
+        np.testing.assert_allclose(mine.scores, ref.scores, rtol=1e-5, atol=1e-5)  # scanpy stores float32
+        np.testing.assert_allclose(mine.logfoldchanges, ref.logfoldchanges, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(mine.pvals, ref.pvals, rtol=1e-8, atol=1e-300)
+        np.testing.assert_allclose(mine.pvals_adj, ref.pvals_adj, rtol=1e-8, atol=1e-300)
+        np.testing.assert_allclose(mine.pct_nz_group, ref.pct_nz_group)
+        np.testing.assert_allclose(mine.pct_nz_reference, ref.pct_nz_reference)
+    assert st.scale == "log1p"
+
+
+def test_sparse_equals_dense_and_scores_ignore_a_shift():
+    X, y = _planted(2)
+    P = np.random.default_rng(0).dirichlet(np.ones(3), size=X.shape[0])
+    dense = class_statistics(X, P)
+    sp = class_statistics(sparse.csr_matrix(X), P)
+    for f in ("mean", "var", "pts", "scores", "logfoldchanges", "pvals"):
+        np.testing.assert_allclose(getattr(sp, f), getattr(dense, f), rtol=1e-9, atol=1e-12)
+    shifted = class_statistics(X + 1e6, P)  # centred internally: no cancellation
+    np.testing.assert_allclose(shifted.scores, dense.scores, rtol=1e-6, atol=1e-6)
+
+
+def test_benjamini_hochberg_by_hand():
+    # sorted 0.01, 0.03, 0.04, 0.5 -> p m / rank = 0.04, 0.06, 0.0533, 0.5 -> running minimum from the top
+    np.testing.assert_allclose(benjamini_hochberg([0.01, 0.04, 0.03, 0.5]), [0.04, 0.16 / 3, 0.16 / 3, 0.5])
+
+
+def test_bad_memberships_are_refused():
+    X = np.ones((4, 2))
+    with pytest.raises(InputError, match="one row per sample"):
+        class_statistics(X, np.ones((3, 2)))
+    with pytest.raises(InputError, match="non-negative"):
+        class_statistics(X, -np.ones((4, 2)))
+    with pytest.raises(InputError, match="class names"):
+        class_statistics(X, np.ones((4, 2)), ["a"])
+    with pytest.raises(InputError, match="group"):
+        class_statistics(X, np.ones((4, 2))).to_frame(groups=["z"])
