@@ -12,7 +12,7 @@ Classes used in the suite (the first match applies):
 
 1. Exact (``assert_array_equal``, ``==``): integer results, orders, counts, outputs of the
    same code on the same input (reruns, ``--cores``), multiplication by powers of two
-   (``safe_scale``), values copied rather than computed.
+   (:mod:`ssfs._numerics`), values copied rather than computed.
 1b. Element-wise transforms ("elementwise": log, min-max, z-score, means of <= 10 values): a
    few ulps of the result (libm's log2 and division are correctly rounded or within 1 ulp),
    hence ``1e-14``/``1e-15`` on values of order 1-10.

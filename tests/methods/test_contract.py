@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssfs import Constraints, SSFSError, get_method, list_methods, run_method
-from ssfs.registry import INVARIANCES
 from ssfs._validation import constant_features
+from ssfs.registry import INVARIANCES
 
 #: per-method settings that keep one call in milliseconds on the small data of this file
 #: (``p`` = number of features; the random-subspace ensembles draw every feature)
@@ -102,11 +102,13 @@ CONTRACT = [(m, v) for m in CONTRACT_METHODS for v in INVARIANCES if v in get_me
 @st.composite
 def contract_data(draw):
     """Small labeled data on the 2^-GRID grid (non-negative, as expression): normal values with
-    a planted feature, or integers 0..3 full of ties; 2 or 3 classes, >= 2 labeled per class."""
+    a planted feature, or integers 0..3 full of ties; 2 or 3 classes, >= 2 labeled per class.
+    Returns (X, y, ties)."""
     n, p, K = draw(st.integers(12, 30)), draw(st.integers(3, 7)), draw(st.integers(2, 3))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     y_true = rng.permutation(np.arange(n) % K)
-    if draw(st.booleans()):
+    ties = draw(st.booleans())
+    if not ties:
         X = rng.normal(size=(n, p))
         X[:, 0] += 1.5 * y_true
     else:
@@ -116,7 +118,7 @@ def contract_data(draw):
     labeled = rng.random(n) < draw(st.floats(0.3, 1.0))
     for c in range(K):
         labeled[np.flatnonzero(y_true == c)[:2]] = True
-    return X, np.where(labeled, y_true, -1)
+    return X, np.where(labeled, y_true, -1), ties
 
 
 def _outcome(name, X, y):
@@ -164,24 +166,32 @@ def _assert_same_result(a, b, *, features=None, ranking_only=False, what=""):
     _assert_same_scores(a.scores, b.scores[features], ranking_only=ranking_only, what=what)
 
 
-def _scale_factors(X, data, p):
-    """Per feature m 2^k, m in [1, 2), k anywhere that keeps every value normal and finite (1e-308 ..
-    1e308); a feature may instead become exact subnormals (k = GRID - 1074: integers x 2^-1074)."""
+def _factor(data, k_range, exact: bool, label: str) -> float:
+    """m 2^k, k in ``k_range``; m in [1, 2), or 1 when ``exact`` (a power of two rounds nothing)."""
+    k = data.draw(st.integers(*k_range), label=f"exponent {label}")
+    m = 1.0 if exact else data.draw(st.floats(1.0, 2.0, exclude_max=True), label=f"mantissa {label}")
+    return float(np.ldexp(m, k))
+
+
+def _scale_factors(X, data, exact: bool):
+    """Per feature m 2^k, k anywhere that keeps every value normal and finite (1e-308 .. 1e308);
+    a feature may instead become exact subnormals (k = GRID - 1074: integers x 2^-1074)."""
     nz = np.abs(X[X != 0])
     lo = -1022 - int(np.floor(np.log2(nz.min()))) if nz.size else -1000
     hi = 1022 - int(np.ceil(np.log2(max(np.abs(X).max(), 1.0))))
-    out = np.empty(p)
-    for j in range(p):
+    out = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
         if data.draw(st.integers(0, 4), label=f"subnormal {j}") == 0:
             out[j] = 2.0 ** (GRID - 1074)
         else:
-            k = data.draw(st.integers(lo, hi), label=f"exponent {j}")
-            out[j] = np.ldexp(data.draw(st.floats(1.0, 2.0, exclude_max=True), label=f"mantissa {j}"), k)
+            out[j] = _factor(data, (lo, hi), exact, str(j))
     return out
 
 
-def _transformed(invariance, X, y, data):
-    """(X', y', features) of one drawn transformation; ``features``: where each original feature is."""
+def _transformed(invariance, X, y, ties, data):
+    """(X', y', features) of one drawn transformation; ``features``: where each original feature
+    is. On data with exact ties, scale factors are powers of two: any other factor rounds the
+    values and can decide a tie (e.g. of two equidistant neighbours) the other way."""
     n, p = X.shape
     if invariance == "samples":
         perm = np.asarray(data.draw(st.permutations(range(n)), label="sample order"))
@@ -190,13 +200,12 @@ def _transformed(invariance, X, y, data):
         perm = np.asarray(data.draw(st.permutations(range(p)), label="feature order"))
         return X[:, perm], y, np.argsort(perm)
     if invariance == "scale":
-        return X * _scale_factors(X, data, p), y, None
+        return X * _scale_factors(X, data, ties), y, None
     if invariance == "unit":
-        k = data.draw(st.integers(-1013, 1016), label="exponent")
-        return X * np.ldexp(data.draw(st.floats(1.0, 2.0, exclude_max=True), label="mantissa"), k), y, None
+        return X * _factor(data, (-1013, 1016), ties, "of X"), y, None
     if invariance == "shift":
-        e = np.array([data.draw(st.integers(-GRID, SHIFT_BITS), label=f"shift {j}") for j in range(p)])
-        c = np.round(np.ldexp(np.random.default_rng(int(e.sum())).uniform(-2, 2, p), e) * 2**GRID) / 2**GRID
+        c = np.array([_factor(data, (-GRID, SHIFT_BITS), False, f"shift {j}") for j in range(p)])
+        c = np.round(c * data.draw(st.sampled_from([-1.0, 1.0]), label="sign") * 2**GRID) / 2**GRID
         assert np.array_equal((X + c) - c, X)  # the shift is exact
         return X + c, y, None
     raise AssertionError(invariance)
@@ -212,7 +221,7 @@ def test_every_promised_invariance_holds(name, invariance, problem, data):
     over extreme scales (1e-308 .. 1e308, exact subnormals), exact shifts up to 2^43, ties and
     orders. A refusal must be the same refusal."""
     _skip_if_missing(name)
-    X, y = problem
+    X, y, ties = problem
     a = _outcome(name, X, y)
     what = f"{name} ({invariance})"
     if invariance == "copies":
@@ -223,9 +232,9 @@ def test_every_promised_invariance_holds(name, invariance, problem, data):
             assert a == b, what
             return
         orig = j + (j >= at)
-        assert b.scores[orig] == b.scores[at], f"{what}: the copy scores {b.scores[at]!r}, the feature {b.scores[orig]!r}"
+        assert b.scores[orig] == b.scores[at], f"{what}: the copy scores {b.scores[at]!r}, not {b.scores[orig]!r}"
         return
-    Xb, yb, features = _transformed(invariance, X, y, data)
+    Xb, yb, features = _transformed(invariance, X, y, ties, data)
     _assert_same_result(a, _outcome(name, Xb, yb), features=features, ranking_only=invariance == "unit", what=what)
 
 

@@ -14,7 +14,7 @@ from ..params import Bandwidth, Fraction, NonNegFloat, OpenFraction, PosFloat, P
 from ..registry import register
 from ._shared.cls import label_share_of, mean_partner_sums
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
-from ._shared.invariance import EVERY, GRAPH, with_adaptive_bandwidth
+from ._shared.invariance import EVERY, GRAPH, per_distinct_column, with_adaptive_bandwidth
 from .spectral import laplacian_score
 from .supervised import column_variance
 
@@ -71,8 +71,11 @@ def constraint_score_1(X, y, constraints, rng):
     function of the Fisher ratio B/W on the labeled samples; for K balanced classes
     exactly 1 / (K B/W + K - 1), so it ranks as ``fisher`` does
     (docs/semi_supervised.md, "cs1 and Fisher"); it cannot beat the labels-only baseline."""
-    ml, cl = ml_cl_sums(constraints, X)
-    return ml / cl
+    def score(F):  # per feature: an exact copy of a feature scores exactly as the feature
+        ml, cl = ml_cl_sums(constraints, F)
+        return ml / cl
+
+    return per_distinct_column(score, X)
 
 
 _CS2 = ("Constraint score 2 (eq. 2.18). Labels only; default scale='constrained' divides it by each feature's "
@@ -115,8 +118,11 @@ def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1,
     Labels only, like cs1 (unlabeled samples enter only with ``scale="all"``)."""
     if not 0.0 < lam < 1.0:
         raise ValueError(f"cs2: lam must be in (0, 1), got {lam}")
-    ml, cl = ml_cl_sums(constraints, X)
-    return scaled_difference(ml, cl, X, constraints, lam=lam, scale=scale)
+    def score(F):  # per feature: an exact copy of a feature scores exactly as the feature
+        ml, cl = ml_cl_sums(constraints, F)
+        return scaled_difference(ml, cl, F, constraints, lam=lam, scale=scale)
+
+    return per_distinct_column(score, X)
 
 
 def within_class_graph(X, constraints, *, k: int = 10, gamma: float = 100.0):

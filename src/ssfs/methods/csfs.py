@@ -20,7 +20,7 @@ from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..params import Bandwidth, NonNegFloat, PosInt, Range
 from ..registry import SelectionResult, register
-from ._shared.cls import balanced_cls, cls_denominator
+from ._shared.cls import balanced_cls, cls_denominator, warn_if_label_free
 from ._shared.graph import (
     as_float_matrix,
     degree,
@@ -274,6 +274,8 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
                        select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean,
                        space=space, n_pcs=n_pcs, embedding=embedding, weights=weights,
                        label_weight=label_weight)
+    if model.label_weight is not None:
+        warn_if_label_free("csfs", model.constraints, y)
     return SelectionResult(scores=model.phi(model.X), extra=model.extra)
 
 

@@ -8,7 +8,7 @@ from scipy import sparse
 
 from ..registry import register
 from ._shared.graph import weighted_sq_sums, weighted_sums
-from ._shared.invariance import EVERY, GRAPH
+from ._shared.invariance import EVERY, per_distinct_column
 
 
 def column_variance(X, w=None) -> np.ndarray:
@@ -19,10 +19,10 @@ def column_variance(X, w=None) -> np.ndarray:
     return np.maximum(weighted_sq_sums(X, w) - m**2, 0.0)
 
 
-@register("variance", higher_is_better=True, invariances=GRAPH | {"unit"})
+@register("variance", higher_is_better=True, invariances=EVERY - {"scale"})
 def variance_score(X, y, constraints, rng):
     """Variance of each feature over all samples (Bishop 1995)."""
-    return column_variance(X)
+    return per_distinct_column(column_variance, X)
 
 
 @register("fisher", higher_is_better=True, needs=("labels",), invariances=EVERY)

@@ -17,15 +17,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InputError
-from ...ranking import order_from_scores, rank_matrix
+from ...ranking import ROUND_OFF, order_from_scores, rank_matrix
 
 METHODS = ("product", "mean", "median", "min")
 
 
 def rank_rows(scores, higher_is_better: bool = True) -> np.ndarray:
-    """1-based ranks of every row of a run x feature score matrix (NaN last; ties share
-    their average rank, :func:`ssfs.ranking.rank_matrix`)."""
-    return rank_matrix(scores, higher_is_better)
+    """1-based ranks of every row of a run x feature score matrix (NaN last; ties, and scores
+    equal up to round-off, share their average rank: :func:`ssfs.ranking.rank_matrix`)."""
+    return rank_matrix(scores, higher_is_better, ROUND_OFF)
 
 
 def _weights(w, m: int) -> np.ndarray:
@@ -89,6 +89,6 @@ def order_from_aggregate(agg) -> np.ndarray:
 
 
 def ranks_from_aggregate(agg) -> np.ndarray:
-    """1-based positions in the aggregated list (the R_f,n of EFSIS eq. 3); tied
-    aggregates share their average position."""
-    return rank_matrix(np.asarray(agg, dtype=float)[None, :], higher_is_better=False)[0]
+    """1-based positions in the aggregated list (the R_f,n of EFSIS eq. 3); tied aggregates
+    (equal up to round-off: log 2 + log 3 against log 6) share their average position."""
+    return rank_matrix(np.asarray(agg, dtype=float)[None, :], higher_is_better=False, rtol=ROUND_OFF)[0]
