@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ._validation import column_extremes
+from ._validation import column_extremes, column_variance
 from .errors import InputError
 
 #: X whose largest |value| lies outside [2^-WINDOW, 2^WINDOW] is rescaled (methods promising "unit")
@@ -97,6 +97,21 @@ def exact_float(X, *, method: str, shift_ok: bool, names=None):
             continue
         out[:, c] = (A[:, c].astype(object) - mid).astype(np.float64)
     return out
+
+
+def refuse_inexact_integers(values, *, feature: str, where: str) -> None:
+    """One line when the integers ``values`` (one feature read from a file) go beyond 2^53 and
+    float64 would round them (an int64 column near 2^62 becomes constant): the file's matrix is
+    stored as float64, so the reader stops rather than hand on rounded values."""
+    vals = np.asarray(values)
+    if vals.dtype.kind not in "iu" or not vals.size:
+        return
+    big = (vals > EXACT_INT) | ((vals < -EXACT_INT) if vals.dtype.kind == "i" else False)
+    if big.any() and _inexact(vals[big], vals[big].astype(np.float64)).any():
+        raise InputError(
+            f"{where}: feature {feature!r} holds integers beyond 2^53 that float64 cannot hold exactly "
+            f"(e.g. {int(vals[big][0])}): subtract a baseline from the column (an identifier? drop it), "
+            "or pass the integer matrix to ssfs.run_method, which keeps it exact for methods invariant to a shift")
 
 
 def _inexact(vals: np.ndarray, F: np.ndarray) -> np.ndarray:
@@ -195,26 +210,18 @@ def _centred(X: np.ndarray, lo: np.ndarray) -> np.ndarray:
 
 
 def tie_variance_key(X, exponents: np.ndarray | None, tied: np.ndarray) -> np.ndarray | None:
-    """An order-preserving key of the input's variance for the ``tied`` features (ties in
-    the published ranking are broken by it, higher first), from X as the method saw it:
-    variance x 4^e compared as (exponent, mantissa), so no value overflows."""
-    from ._validation import column_variance
-
+    """The key that breaks ties in a published ranking (higher first), for the ``tied``
+    features, from X as the method saw it: the variance; for a method invariant to each
+    feature's scale (``exponents`` given), the variance over the squared range, a number
+    without unit, so that a feature's unit cannot win its ties either."""
     if not tied.any():
         return None
     idx = np.flatnonzero(tied)
     var = column_variance(X[:, idx])
+    if exponents is not None:
+        lo, hi = column_extremes(X[:, idx])
+        span = hi - lo
+        var = np.divide(var, span * span, out=np.zeros_like(var), where=span > 0)
     key = np.zeros(tied.size)
-    if exponents is None:
-        key[idx] = var
-        return key
-    mant, ex = np.frexp(var)
-    ex = np.where(var > 0, ex + 2 * exponents[idx], np.iinfo(np.int32).min)
-    order = np.lexsort((mant, ex))
-    ranks = np.empty(idx.size)
-    sorted_pairs = np.column_stack([ex[order], mant[order]])
-    new = np.ones(idx.size, dtype=bool)
-    new[1:] = (sorted_pairs[1:] != sorted_pairs[:-1]).any(axis=1)
-    ranks[order] = np.cumsum(new)  # equal variances share a rank
-    key[idx] = ranks
+    key[idx] = var
     return key

@@ -207,8 +207,9 @@ def cmd_rank(args) -> int:
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     if ranked.n_tied and ranked.result.selected is None:
         print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
-              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
-              "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
+              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance (over the squared "
+              "range for a scale-free method), then a seeded permutation; the 'ties' column gives each feature's "
+              "group size", file=sys.stderr)
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
             "n_unlabeled": int((y < 0).sum()), "output": args.output}
     if args.output.endswith(".h5ad"):

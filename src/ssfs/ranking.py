@@ -3,9 +3,10 @@
 Ties (exactly equal scores) in a method's published ranking (:func:`ssfs.runner.run_method`)
 are broken by a documented secondary criterion, never by column order: first the
 feature's variance over all samples the method saw (higher first: of two features the
-method cannot separate, the one that varies more), then a permutation drawn from the run's
-seed (:func:`tie_break_rng`), so that across repetitions no feature wins ties because of
-its position in the file. :func:`tie_sizes` counts ties (the ranking file's ``ties``
+method cannot separate, the one that varies more; for a method invariant to each feature's
+scale, the variance over the squared range, so that no unit wins a tie), then a permutation
+drawn from the run's seed (:func:`tie_break_rng`), so that across repetitions no feature
+wins ties because of its position in the file. :func:`tie_sizes` counts ties (the ranking file's ``ties``
 column: how many features share each feature's score) and :func:`tied_at` tells whether
 the top k is decided by them (the runner, the selector and the evaluation warn).
 Inside ensembles (:func:`rank_matrix`) tied features share their average rank, as R's
@@ -137,7 +138,8 @@ def ties_message(method: str, scores, order, k: int) -> str | None:
     inside = int((same < k).sum())
     return (f"{method}: the top {k} is decided by ties: {n} features share the score {s[k - 1]:.6g} "
             f"(ranks {same.min() + 1}..{same.max() + 1}) and {inside} of them are kept; ties are broken "
-            "by variance, then by a seeded permutation, not by the data")
+            "by variance (over the squared range for a scale-free method), then by a seeded permutation, not by "
+            "the data")
 
 
 def ranks_from_order(order: np.ndarray, p: int) -> np.ndarray:

@@ -30,37 +30,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from method_settings import fast_settings
 
 from ssfs import Constraints, SSFSError, get_method, list_methods, run_method
 from ssfs._validation import constant_features
 from ssfs.registry import INVARIANCES
 
-#: per-method settings that keep one call in milliseconds on the small data of this file
-#: (``p`` = number of features; the random-subspace ensembles draw every feature)
-FAST = {
-    "bcs": lambda p: {"n_bags": 4},
-    "bootstrap_rank": lambda p: {"n_boot": 3},
-    "efsis": lambda p: {"n_boot": 3},
-    "enscls": lambda p: {"n_members": 3, "subspace": p},
-    "ssfi": lambda p: {"n_members": 3, "subspace": p, "max_iter": 2},
-    "rf": lambda p: {"n_estimators": 10},
-    "fwsemifs": lambda p: {"sampling_times": 3, "max_iterations": 2, "cv": 2},
-    "csfsr": lambda p: {"h": min(6, p)},
-    "pca": lambda p: {"n_components": min(3, p)},
-    "ssdr": lambda p: {"n_components": min(3, p)},
-    "l2gfs": lambda p: {"n_init": 2},
-    "wckm": lambda p: {"n_init": 2},
-    "mrmr": lambda p: {"n_features": min(6, p)},
-}
 SCORE_METHODS = [m for m in list_methods() if get_method(m).kind == "score"]
 #: too slow for the property sweep at their default settings (tree ensembles)
 HEAVY = {"ssfi", "rf"}
 PROPERTY_METHODS = [m for m in SCORE_METHODS if m not in HEAVY]
 GRAPH_TINY_N = 3
-
-
-def fast_settings(name: str, p: int) -> dict:
-    return FAST.get(name, lambda p: {})(p)
 
 
 def _skip_if_missing(name: str) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import sparse
 
+from ...registry import get_method
+
 #: per-feature formulas of the labels and the values, no absolute constant: every invariance
 EVERY = frozenset({"samples", "features", "copies", "scale", "shift", "unit"})
 #: scores on a neighbourhood graph built from all features (distances: shift-free, but a
@@ -40,8 +42,6 @@ def with_adaptive_bandwidth(base: Iterable[str] = GRAPH) -> Callable[[dict], fro
 def of_rankers(own: Iterable[str], rankers: Iterable[tuple[str, dict]]) -> frozenset:
     """An ensemble's promises: its own (``own``: what its aggregation and random draws keep)
     that every one of its ``rankers`` (name, parameters) also keeps."""
-    from ...registry import get_method
-
     out = frozenset(own)
     for name, params in rankers:
         out &= get_method(name).promises(params or {})
