@@ -66,8 +66,6 @@ TIGHT = {
     'tests/methods/test_constraint_scores.py::test_c3_matches_direct_sums': 'order',
     'tests/methods/test_constraint_scores.py::test_c4_is_laplacian_times_c1': 'order',
     'tests/methods/test_constraint_scores.py::test_knn_search_matches_sklearn': 'gram',
-    'tests/methods/test_contract.py::test_feature_permutation_permutes_scores': 'order',
-    'tests/methods/test_contract.py::test_sample_permutation_leaves_scores': 'order',
     'tests/methods/test_contract.py::test_sparse_input_equals_dense': 'order',
     'tests/methods/test_csfs.py::test_davies_bouldin_from_gram_matches_sklearn': 'gram',
     'tests/methods/test_csfs.py::test_phi_matches_direct_pair_sums': 'order',

@@ -133,7 +133,8 @@ def davies_bouldin_from_gram(G: np.ndarray, labels: np.ndarray) -> float:
     d_own = np.sqrt(np.maximum(np.diag(G) - 2 * own + np.diag(CC)[lab], 0.0))
     intra = np.bincount(lab, weights=d_own, minlength=k) / size
     cd = np.sqrt(np.maximum(np.diag(CC)[:, None] - 2 * CC + np.diag(CC)[None, :], 0.0))
-    if np.allclose(intra, 0) or np.allclose(cd, 0):
+    atol = 1e-8 * np.sqrt(max(float(np.diag(G).max()), 0.0))  # sklearn's 1e-8, in the unit of X (issue 30)
+    if np.allclose(intra, 0, atol=atol) or np.allclose(cd, 0, atol=atol):
         return 0.0
     cd[cd == 0] = np.inf
     comb = (intra[:, None] + intra[None, :]) / cd
