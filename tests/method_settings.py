@@ -1,5 +1,5 @@
 """Per-method settings that keep one call in milliseconds on the small data of the
-registry-driven tests (tests/methods/test_contract.py, tests/test_numerics_faults.py)."""
+registry-driven tests (tests/methods/test_contract.py, the numerics rows of tests/test_faults_table.py)."""
 
 from __future__ import annotations
 
