@@ -1,11 +1,7 @@
 from pathlib import Path
 
 from ssfs.report.build import run_paper_figures
-from ssfs.workflow.scripting import run_step
+from ssfs.workflow.scripting import job
 
-
-def main(sm):
-    run_paper_figures(Path(sm.input.scores).parent, sm.output.figures, sm.params.cfg)
-
-
-run_step(main, snakemake)  # noqa: F821
+with job(snakemake) as sm:  # noqa: F821
+    run_paper_figures(tables_dir=Path(sm.input.scores).parent, figures_dir=sm.output.figures, cfg=sm.params.cfg)
