@@ -5,6 +5,6 @@ from ssfs.workflow.scripting import job
 with job(snakemake) as sm:  # noqa: F821
     run_consensus(prepared=sm.input.prepared, full=list(sm.input.full), ranks=list(sm.input.ranks),
                   consensus=sm.output.consensus, summary=sm.output.summary, path=sm.output.path, sel=sm.params.sel,
-                  methods=sm.params.methods, dataset=sm.wildcards.dataset)
+                  methods=sm.params.methods, dataset=sm.wildcards.dataset, seed=sm.params.seed)
     draw_selection_figures(summary=sm.output.summary, path=sm.output.path, consensus=sm.output.consensus,
                            figure=sm.output.figure, dotplot=sm.output.dotplot)

@@ -16,7 +16,14 @@ from ..errors import SupervisionError
 from ..experiment.constrained import compare_constrained
 from ..experiment.evaluation import run_evaluation
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
-from ..experiment.stable_selection import MethodRuns, consensus_result, run_one_method, selection_resamples
+from ..experiment.stable_selection import (
+    MethodRuns,
+    consensus_result,
+    run_one_method,
+    selection_labels,
+    selection_resamples,
+    stable_selection,
+)
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, save_npy, write_json, write_tsv
 from ..io.h5ad import Prepared, gene_symbols, read_prepared
@@ -300,11 +307,11 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     method propagates labels). Labels and constraints are used as given: constraints are built
     once on all labeled samples (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
-    y = data.y
+    y = selection_labels(data.y, sel, seed, dataset, data.classes)
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
-    runs, ranked = run_one_method(data.X, data.labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
-                                  with_full=full is not None, classes=data.classes)
+    runs, ranked = run_one_method(data.X, Labels(y, data.classes), cons, settings, subs, chunk, seed=seed,
+                                  dataset=dataset, with_full=full is not None, classes=data.classes)
     if full is not None:
         if ranked is None:
             write_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
@@ -319,12 +326,14 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: dict,
-                  dataset: str, path=None) -> None:
+                  dataset: str, seed: int, path=None) -> None:
     """The workflow's ``consensus`` step: consensus.tsv, summary.json and the stability path
     (``path``, TSV) of one dataset from every method's full ranking and resample ranks (``full``
     and ``ranks`` list the methods' files in the order of ``methods``, label -> settings;
-    ``ranks`` in chunk order per method)."""
+    ``ranks`` in chunk order per method); the labels of ``sel`` (every label, or
+    ``labeled_per_class`` of each class: :func:`ssfs.experiment.stable_selection.selection_labels`)."""
     data = read_prepared(prepared)
+    y = selection_labels(data.y, sel, seed, dataset, data.classes)
     p = data.X.shape[1]
     full, ranks = by_method(full, methods), by_method(ranks, methods)
     runs = {}
@@ -338,12 +347,28 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
                                  parts[0]["memberships"] if "memberships" in parts[0].files else None)
-    res = consensus_result(runs, X=data.X, names=data.features, y=data.y, classes=data.classes, sel=sel,
-                           dataset=dataset, symbols=gene_symbols(data.adata))
+    res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
+                           dataset=dataset, symbols=gene_symbols(data.adata), given=data.y)
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
         write_tsv(res.path, path)
+
+
+def run_all_labels_selection(*, prepared, all_labels_consensus, all_labels_summary, methods: dict, sup: dict,
+                             sel: dict, seed: int, dataset: str) -> None:
+    """The fused job's companion of the analyst's case (``selection.labeled_per_class``): the
+    list every label gives, in memory (no rank files), as the ``selection_all_labels`` and
+    ``consensus_all_labels`` rules write it when jobs are not fused (same seeds: same bytes);
+    ``methods``: label -> ``{"method", "params"}``."""
+    data = read_prepared(prepared)
+    cons = make_constraints(data.y, {"labeled": np.flatnonzero(data.y >= 0)}, sup["constraints"], seed, dataset,
+                            "selection")
+    res = stable_selection(data.X, data.y, cons, methods, {**sel, "labeled_per_class": None}, seed=seed,
+                           dataset=dataset, names=data.features, classes=data.classes,
+                           symbols=gene_symbols(data.adata))
+    write_tsv(res.table, all_labels_consensus)
+    write_json(res.summary, all_labels_summary)
 
 
 # ------------------------------------------------------------------ constrained clustering (thesis Table 4.3)
