@@ -935,8 +935,213 @@ CONFIG_CASES = [
 ]
 
 
+# ===================================================== intermediate results cut short or changed
+def _ranking_file(path: Path) -> Path:
+    """A ranking as the workflow's select step writes it (planted g1 first)."""
+    from ssfs import run_method
+    from ssfs.io.atomic import write_checked_tsv
+    from ssfs.ranking import ranking_table
+
+    r = run_method("fisher", XP, Y01, rng=0)
+    write_checked_tsv(ranking_table(FEATS, r.scores, r.order), path)
+    return path
+
+
+def _damaged(kind: str):
+    """A file writer: a ranking, then damaged as ``kind`` says."""
+
+    def write(path: Path) -> None:
+        data = _ranking_file(path).read_bytes()
+        lines = data.splitlines(keepends=True)
+        damaged = {
+            "first rows": b"".join(lines[:3]),
+            "mid-line": data[: len(b"".join(lines[:4])) + 5],
+            "no end line": b"".join(lines[:-1]),
+            "a value edited": data.replace(lines[1].split(b"\t")[2], b"0.5", 1),
+            "a row deleted": b"".join(lines[:2] + lines[3:]),
+            "a line appended": data + b"g9\t9\t0.1\t7\t1\n",
+            "empty": b"",
+            "CRLF line ends": data.replace(b"\n", b"\r\n"),
+        }[kind]
+        path.write_bytes(damaged)
+
+    return write
+
+
+def _read_ranking(name: str):
+    def call(tmp: Path):
+        from ssfs.ranking import read_ranking
+
+        return read_ranking(tmp / name)
+
+    return call
+
+
+def _pipeline(tmp: Path, method: str = "fisher"):
+    """prepared data, split and constraints of one repetition, as the workflow's steps write them."""
+    from ssfs.io import write_prepared
+    from ssfs.io.delimited import read_delimited
+    from ssfs.workflow import pipeline
+
+    (tmp / "d.csv").write_text(CSV)
+    a = read_delimited(tmp / "d.csv", sep=",", where="d", label_column="label")
+    write_prepared(a, tmp / "p.h5ad")
+    sup = {"protocol": "holdout", "test_size": 0.25, "n_folds": 5, "labeled_per_class": 3, "small_classes": "error",
+           "constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
+    pipeline.run_split(prepared=tmp / "p.h5ad", splits=[tmp / "s.json"], sup=sup, seed=0, dataset="d", reps=[0])
+    pipeline.run_constraints(prepared=tmp / "p.h5ad", splits=[tmp / "s.json"], constraints=[tmp / "c.tsv"], sup=sup,
+                             seed=0, dataset="d", reps=[0])
+    return tmp / "p.h5ad", tmp / "s.json", tmp / "c.tsv"
+
+
+def _select_after(damage: Callable):
+    """The select step of one repetition after ``damage(tmp)`` hit one of its inputs."""
+
+    def call(tmp: Path):
+        from ssfs.workflow import pipeline
+
+        prepared, split, cons = _pipeline(tmp)
+        damage(tmp)
+        pipeline.run_select(prepared, split, cons, tmp / "r.tsv", {"method": "fisher", "params": {}}, 0, "d",
+                            "fisher", 0)
+        return tmp / "r.tsv"
+
+    return call
+
+
+def _cut(name: str, keep: float = 0.5):
+    def damage(tmp: Path) -> None:
+        data = (tmp / name).read_bytes()
+        (tmp / name).write_bytes(data[: int(len(data) * keep)])
+
+    return damage
+
+
+def _consensus_with(ranks_shape=None, cut_full: bool = False, cut_ranks: bool = False):
+    """The consensus step of the selection mode on files written as its chunk jobs write them."""
+
+    def call(tmp: Path):
+        from ssfs.workflow import pipeline
+
+        prepared, _, _ = _pipeline(tmp)
+        sel = {"resamples": 4, "top": 2, "threshold": 0.6, "scheme": "cpss", "aggregation": "mean_rank",
+               "methods": ["fisher"]}
+        sup = {"constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
+        pipeline.run_selection_chunk(prepared=prepared, ranks=tmp / "k.npy", settings={"method": "fisher",
+                                     "params": {}}, sup=sup, sel=sel, seed=0, dataset="d", method="fisher",
+                                     chunk=[0, 1, 2, 3], full=tmp / "f.tsv")
+        if ranks_shape is not None:
+            pipeline.save_npy(np.zeros(ranks_shape, dtype=np.int32), tmp / "k.npy")
+        if cut_full:
+            _cut("f.tsv")(tmp)
+        if cut_ranks:
+            _cut("k.npy", 0.9)(tmp)
+        pipeline.run_consensus(prepared=prepared, full=[tmp / "f.tsv"], ranks=[tmp / "k.npy"],
+                               consensus=tmp / "consensus.tsv", summary=tmp / "summary.json", sel=sel,
+                               methods=["fisher"], dataset="d")
+        return json.loads((tmp / "summary.json").read_text())
+
+    return call
+
+
+def _combine_after_cut(tmp: Path):
+    from ssfs.workflow import pipeline
+
+    prepared, split, cons = _pipeline(tmp)
+    settings = {"method": "bootstrap_rank", "params": {"base": "fisher", "n_boot": 4}}
+    for c in (0, 1):
+        pipeline.run_member_chunk(prepared=prepared, split=split, constraints=cons, members=tmp / f"m{c}.npz",
+                                  settings=settings, seed=0, dataset="d", method="boot", rep=0, chunk=c, n_chunks=2)
+    _cut("m1.npz", 0.7)(tmp)
+    pipeline.run_combine(prepared=prepared, split=split, constraints=cons, chunks=[tmp / "m0.npz", tmp / "m1.npz"],
+                         ranking=tmp / "r.tsv", components=tmp / "r.npy", timing=tmp / "t.tsv", settings=settings,
+                         seed=0, dataset="d", method="boot", rep=0)
+
+
+def _aggregate_reader(fn: str, name: str, writer):
+    """A reader of the aggregate step (``read_timings``; scores) on a file cut short."""
+
+    def call(tmp: Path):
+        from ssfs.io.atomic import write_checked_tsv
+        from ssfs.report import build
+
+        path = tmp / "d" / "base" / "timing" / "m" / name
+        path.parent.mkdir(parents=True)
+        write_checked_tsv(writer(), path)
+        _cut(str(path.relative_to(tmp)), 0.8)(tmp)
+        return build.read_timings([path]) if fn == "timings" else build.read_checked_tsv(path)
+
+    return call
+
+
+def _whole_round_trip(tmp: Path):
+    from ssfs._checked import read_checked_tsv
+    from ssfs.io.atomic import write_checked_tsv
+
+    df = frame().reset_index()
+    write_checked_tsv(df, tmp / "t.tsv")
+    back = read_checked_tsv(tmp / "t.tsv")
+    pd.testing.assert_frame_equal(back, df, check_exact=False, rtol=1e-9)
+    return back
+
+
+INCOMPLETE = "is incomplete"
+REGENERATE = "delete it and run the same snakemake command again to recompute it: rm '"
+RESULT_CASES = [
+    *[Case(f"ranking {kind}", py(_read_ranking("r.tsv"), {"r.tsv": _damaged(kind)}),
+           Err(f"r.tsv {INCOMPLETE}: {why}", REGENERATE, kind=InputError))
+      for kind, why in [("first rows", "its end-of-table line is missing"),
+                        ("mid-line", "its end-of-table line is missing"),
+                        ("no end line", "its end-of-table line is missing"),
+                        ("a value edited", "its content does not match the checksum"),
+                        ("a row deleted", "its content does not match the checksum written with it (5 rows, 6 "),
+                        ("a line appended", "its end-of-table line is not its last line"),
+                        ("empty", "the file is empty"),
+                        ("CRLF line ends", "its line ends were changed to CRLF")]],
+    Case("ranking whole", py(_read_ranking("r.tsv"), {"r.tsv": _ranking_file}),
+         Ok(lambda o: list(o.value.order[:1]) == [0])),
+    Case("checked table round trip", py(_whole_round_trip), Ok()),
+    Case("tied cuts of a ranking cut short", py(lambda tmp: __import__("ssfs.ranking").ranking.tied_cuts(
+        tmp / "r.tsv", [1, 2]), {"r.tsv": _damaged("first rows")}), Err(INCOMPLETE, kind=InputError)),
+    Case("select step: split cut short", py(_select_after(_cut("s.json"))),
+         Err("s.json is incomplete: it is not a complete JSON document", REGENERATE)),
+    Case("select step: constraints cut short", py(_select_after(_cut("c.tsv"))),
+         Err("c.tsv is incomplete", REGENERATE)),
+    Case("select step: prepared data cut short", py(_select_after(_cut("p.h5ad"))),
+         Err("p.h5ad is incomplete: the prepared data cannot be read", REGENERATE)),
+    Case("select step: constraints of an older ssfs", py(_select_after(
+        lambda tmp: (tmp / "c.tsv").write_text("i\tj\tkind\n0\t1\tML\n"))),
+         Err("c.tsv is incomplete: its end-of-table line is missing")),
+    Case("select step whole", py(_select_after(lambda tmp: None)),
+         Ok(lambda o: __import__("ssfs._checked")._checked.read_checked_tsv(o.value)["feature"].iloc[0] == "g1")),
+    Case("consensus: full ranking cut short", py(_consensus_with(cut_full=True)), Err("f.tsv is incomplete")),
+    Case("consensus: resample ranks cut short", py(_consensus_with(cut_ranks=True)),
+         Err("k.npy is incomplete: numpy cannot read it whole")),
+    Case("consensus: resample ranks of another dataset", py(_consensus_with(ranks_shape=(4, 5))),
+         Err("k.npy is incomplete: it holds an array of shape 4 x 5, expected any x 6")),
+    Case("consensus: too few resamples", py(_consensus_with(ranks_shape=(3, 6))),
+         Err("k.npy is incomplete: the resample ranks of fisher hold 3 rows in all, expected 4 resamples")),
+    Case("consensus whole", py(_consensus_with()), Ok(lambda o: o.value["features"][0] == "g1")),
+    Case("combine: a member chunk cut short", py(_combine_after_cut), Err("m1.npz is incomplete: the archive")),
+    Case("aggregate: a timing cut short", py(_aggregate_reader("timings", "0.tsv", lambda: pd.DataFrame(
+        {"rep": range(40), "seconds": 0.5, "peak_mb": 2.0}))), Err("0.tsv is incomplete")),
+    Case("evaluation: components cut short", py(lambda tmp: __import__("ssfs._checked")._checked.load_checked_npy(
+        tmp / "z.npy"), {"z.npy": lambda p: p.write_bytes(_npy_bytes(np.ones((5, 4)))[:-8])}),
+         Err("z.npy is incomplete")),
+    Case("report: a summary.json cut short", py(lambda tmp: __import__("ssfs._checked")._checked.read_checked_json(
+        tmp / "summary.json"), {"summary.json": '{"features": ["g1", "g2"], "n_sel'}),
+         Err("summary.json is incomplete: it is not a complete JSON document")),
+]
+
+
+def _npy_bytes(arr) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
 # ============================================================================ the table
-CASES: list[Case] = FILE_CASES + OUTPUT_CASES + PARAM_CASES + DATA_CASES + CONFIG_CASES
+CASES: list[Case] = FILE_CASES + OUTPUT_CASES + PARAM_CASES + DATA_CASES + CONFIG_CASES + RESULT_CASES
 
 
 def test_the_table_is_large_and_its_names_unique():

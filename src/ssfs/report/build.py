@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from .._checked import read_checked_tsv
 from ..experiment.grid import metric_higher_is_better, n_features_grid
 from ..experiment.variants import variants
 from ..io.atomic import atomic_write_text, write_tsv
@@ -72,7 +73,7 @@ def read_timings(paths) -> pd.DataFrame:
     frames = []
     for p in paths:
         parts = Path(p).parts
-        t = pd.read_csv(p, sep="\t")
+        t = read_checked_tsv(p)
         t.insert(0, "method", parts[-2])
         t.insert(0, "variant", parts[-4])
         t.insert(0, "dataset", parts[-5])
@@ -284,7 +285,7 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
 
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     figdir.mkdir(parents=True, exist_ok=True)
-    scores = pd.concat([pd.read_csv(p, sep="\t") for p in score_paths], ignore_index=True)
+    scores = pd.concat([read_checked_tsv(p) for p in score_paths], ignore_index=True)
     write_tsv(scores, tables_dir / "scores.tsv")
     summ = summarize(scores)
     _write_all(summ, _drop_base(mean_sd_table(summ, ["dataset", "variant", "metric", "n_features"])),

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from .._checked import read_checked_json, read_checked_tsv
 from ..io.atomic import atomic_path, atomic_write_text
 from .render import CSS, fmt, html_table
 
@@ -74,7 +74,7 @@ def _data_sentence(s: dict, cfg: dict) -> str:
 
 
 def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best: pd.DataFrame | None) -> str:
-    s = json.loads((sel_dir / "summary.json").read_text())
+    s = read_checked_json(sel_dir / "summary.json")
     table = pd.read_csv(sel_dir / "consensus.tsv", sep="\t")
     st, eb = s["stability"], s["error_bound"]
     n_rows = int(min(len(table), max(s["top"], min(s["n_selected"], MAX_ROWS))))
@@ -119,7 +119,7 @@ def frequent_features(ranking_paths, top: int = 10, n_show: int = 10) -> pd.Data
     ``top`` of the repetitions' rankings (path .../{dataset}/{variant}/rankings/{method}/{rep}.tsv)."""
     rows = []
     for path in sorted(map(Path, ranking_paths)):
-        t = pd.read_csv(path, sep="\t")
+        t = read_checked_tsv(path)
         method, variant, ds = path.parent.name, path.parents[2].name, path.parents[3].name
         for f in t.sort_values("rank")["feature"].head(top):
             rows.append((ds, variant, method, path.stem, f))
@@ -169,7 +169,7 @@ def datasets_table(results_dir, datasets) -> pd.DataFrame:
     selection summaries (``{dataset}/selection/summary.json``): no data file is read again."""
     rows = []
     for ds in datasets:
-        s = json.loads((Path(results_dir) / ds / "selection" / "summary.json").read_text())
+        s = read_checked_json(Path(results_dir) / ds / "selection" / "summary.json")
         counts = s["labeled_per_class"]
         rows.append({"dataset": ds, "n_samples": s["n_samples"], "n_features": s["n_features"],
                      "n_classes": len(counts), "n_unlabeled": s["n_unlabeled"],

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._checked import incomplete, load_checked_npy, load_checked_npz, read_checked_tsv
 from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
@@ -21,7 +22,7 @@ from ..experiment.constrained import compare_constrained
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import consensus_result, full_ranking, resample_ranks, selection_resamples
 from ..io import prepare_dataset, write_prepared
-from ..io.atomic import atomic_path, atomic_write_text, write_tsv
+from ..io.atomic import atomic_path, atomic_write_text, write_checked_tsv, write_tsv
 from ..io.h5ad import read_prepared
 from ..ranking import ranking_table
 from ..registry import get_method
@@ -103,8 +104,7 @@ def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, see
     for rep, sp, out in zip(reps, splits, constraints, strict=True):
         c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep, user,
                              np.asarray(adata.obs_names))
-        with atomic_path(out) as tmp:
-            c.to_tsv(tmp)
+        write_checked_tsv(c.tsv_frame(), out)
 
 
 # ---------------------------------------------------------------------------- select
@@ -123,7 +123,7 @@ def _write_timing(rep: int, seconds: float, peak: float, out, first_call: bool =
     """One selection run's timing row; ``first_call``: the first selection of its process,
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
     start-up) that the report shows apart from the median of the other runs."""
-    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak],
+    write_checked_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak],
                             "first_call": [bool(first_call)]}), out)
 
 
@@ -147,7 +147,7 @@ def _training(prepared, split_path, constraints_path):
     X, y, _, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
-    cons = Constraints.from_tsv(constraints_path).subset(train)
+    cons = Constraints.from_tsv(constraints_path, checked=True).subset(train)
     return X, X[train], partial_labels(y, split), cons, names
 
 
@@ -192,7 +192,7 @@ def _write_ranked(ranked, X, names, out, components_out=None) -> None:
                               by_size=ranked.by_size)
     if components_out is not None and ranked.kind != "extraction":
         save_npy(np.zeros((0, 0)), components_out)
-    write_tsv(table, out)
+    write_checked_tsv(table, out)
 
 
 def run_member_chunk(*, prepared, split, constraints, members, settings: dict, seed: int, dataset: str,
@@ -216,10 +216,10 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
     X, Xtr, ytr, cons, names = _training(prepared, split, constraints)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
-        with np.load(cp) as z:
-            parts.append({k: z[k] for k in z.files if not k.startswith("_")})
-            seconds += float(z["_seconds"])
-            peaks.append(float(z["_peak_mb"]))
+        z = load_checked_npz(cp)
+        parts.append({k: v for k, v in z.items() if not k.startswith("_")})
+        seconds += float(z["_seconds"])
+        peaks.append(float(z["_peak_mb"]))
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
         settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), parts=parts,
         **settings["params"]))
@@ -269,11 +269,15 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     per = len(ranks) // len(methods)
     full_ranks, res_ranks = {}, {}
     for i, m in enumerate(methods):
-        t = pd.read_csv(full[i], sep="\t")
+        t = read_checked_tsv(full[i])
         r = np.full(p, len(t) + 1, dtype=np.float64)
         r[t["index"].to_numpy()] = t["rank"].to_numpy()
         full_ranks[m] = r
-        res_ranks[m] = np.concatenate([np.load(f) for f in ranks[i * per:(i + 1) * per]]).astype(np.float64)
+        res_ranks[m] = np.concatenate([load_checked_npy(f, (None, p)) for f in ranks[i * per:(i + 1) * per]]
+                                      ).astype(np.float64)
+        if res_ranks[m].shape[0] != sel["resamples"]:
+            raise incomplete(ranks[i * per], f"the resample ranks of {m} hold {res_ranks[m].shape[0]} rows in all, "
+                                             f"expected {sel['resamples']} resamples")
     table, s = consensus_result(full_ranks, res_ranks, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
                                 symbols=_symbol_column(adata))
     write_tsv(table, consensus)
@@ -306,13 +310,13 @@ def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed:
                                 algorithms=cc["algorithms"], n_init=cc["n_init"], labeled=read_split(sp)["labeled"])
         frames.append(t.assign(dataset=dataset, variant=variant, rep=rep))
     cols = ["dataset", "variant", "algorithm", "setting", "rep", "rand", "n_heldout", "n_constraints"]
-    write_tsv(pd.concat(frames, ignore_index=True)[cols], table)
+    write_checked_tsv(pd.concat(frames, ignore_index=True)[cols], table)
 
 
 def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
     """Mean ± sd (%) of the Rand index per dataset, algorithm and setting over the repetitions, the
     published value beside it when ``paper`` (a TSV: dataset, algorithm, setting, value in %) has one."""
-    df = pd.concat([pd.read_csv(t, sep="\t") for t in tables], ignore_index=True)
+    df = pd.concat([read_checked_tsv(t) for t in tables], ignore_index=True)
     keys = ["dataset", "variant", "algorithm", "setting"]
     g = df.groupby(keys, sort=False)["rand"]
     # n: repetitions with a value (a clustering that found no feasible or finite solution has none)
