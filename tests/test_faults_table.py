@@ -1085,6 +1085,67 @@ def _whole_round_trip(tmp: Path):
     return back
 
 
+def _manifest_then(damage: Callable | None):
+    """Tables and the manifest their step writes last (as the aggregate step does), then ``damage``."""
+
+    def call(tmp: Path):
+        from ssfs._checked import check_manifest
+        from ssfs.io.atomic import write_manifest, write_tsv
+
+        names = ["tables/scores.tsv", "figures/index.tsv"]
+        for n in names:
+            write_tsv(frame(), tmp / n)
+        write_manifest(tmp, [tmp / n for n in names])
+        if damage is not None:
+            damage(tmp)
+        check_manifest(tmp, names)
+        return True
+
+    return call
+
+
+def _consensus_cut(tmp: Path):
+    from ssfs.report.selection import read_consensus
+
+    table = pd.DataFrame({"feature": FEATS, "index": range(P), "frequency": 0.5})
+    text = table.to_csv(sep="\t", index=False)
+    (tmp / "consensus.tsv").write_text(text[: len(text) // 2])
+    return read_consensus(tmp / "consensus.tsv", P)
+
+
+def _live_lock_message(tmp: Path) -> str:
+    """The lock error a second run meets while the first (here: this process) still runs."""
+    import socket
+
+    import psutil
+    import snakemake.exceptions as sx
+
+    from ssfs.workflow.locks import OWNER_FILE, PARENT_ENV, clear_stale_locks
+
+    sdir = tmp / ".snakemake"
+    (sdir / "locks").mkdir(parents=True)
+    (sdir / "locks" / "0.output.lock").write_text("x\n")
+    me = psutil.Process()
+    (sdir / OWNER_FILE).write_text(json.dumps({"host": socket.gethostname(), "pid": me.pid,
+                                               "create_time": me.create_time()}))
+    original, env = sx.LockException, os.environ.get(PARENT_ENV)
+    try:
+        assert clear_stale_locks(sdir) is None
+        return str(sx.LockException())
+    finally:
+        sx.LockException = original
+        if env is None:
+            os.environ.pop(PARENT_ENV, None)
+        else:
+            os.environ[PARENT_ENV] = env
+
+
+def _npy_bytes(arr) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
 INCOMPLETE = "is incomplete"
 REGENERATE = "delete it and run the same snakemake command again to recompute it: rm '"
 RESULT_CASES = [
@@ -1131,13 +1192,19 @@ RESULT_CASES = [
     Case("report: a summary.json cut short", py(lambda tmp: __import__("ssfs._checked")._checked.read_checked_json(
         tmp / "summary.json"), {"summary.json": '{"features": ["g1", "g2"], "n_sel'}),
          Err("summary.json is incomplete: it is not a complete JSON document")),
+    Case("report: the aggregate tables whole", py(_manifest_then(None)), Ok()),
+    Case("report: a table cut after the aggregate", py(_manifest_then(_cut("tables/scores.tsv"))),
+         Err("scores.tsv is incomplete: its content does not match the checksum its step recorded")),
+    Case("report: a table edited after the aggregate", py(_manifest_then(
+        lambda tmp: (tmp / "figures/index.tsv").write_text("stem\tsection\n"))), Err("index.tsv is incomplete")),
+    Case("report: no manifest (an older aggregate)", py(_manifest_then(
+        lambda tmp: (tmp / ".ssfs-manifest.json").unlink())), Err(".ssfs-manifest.json is incomplete: the file is")),
+    Case("report: consensus.tsv cut short", py(_consensus_cut),
+         Err("consensus.tsv is incomplete: it lists 2 rows, its summary.json 6 features")),
+    Case("lock: a second run while the first is alive", py(_live_lock_message),
+         Ok(lambda o: f"Snakemake process {os.getpid()}" in o.value and "do not use --unlock" in o.value
+            and "can be removed with the --unlock" not in o.value)),
 ]
-
-
-def _npy_bytes(arr) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, arr)
-    return buf.getvalue()
 
 
 # ============================================================================ the table

@@ -118,6 +118,42 @@ def load_checked_npy(path, shape: tuple | None = None) -> np.ndarray:
     return arr
 
 
+#: the manifest of a folder of results read by a later step: name -> SHA-256, written last
+MANIFEST = ".ssfs-manifest.json"
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest_text(folder, paths) -> str:
+    """The manifest of ``paths`` (relative to ``folder``), for tables a user reads as they are
+    (no end-of-table line) but a later step reads too (:func:`check_manifest`)."""
+    folder = Path(folder)
+    entries = {Path(p).resolve().relative_to(folder.resolve()).as_posix(): file_sha256(p) for p in paths}
+    return json.dumps(dict(sorted(entries.items())), indent=1) + "\n"
+
+
+def check_manifest(folder, names) -> None:
+    """Each of ``names`` (relative to ``folder``) is the file its step wrote, by the manifest the
+    step wrote last (else one-line :class:`~ssfs.errors.IncompleteResultError`)."""
+    folder = Path(folder)
+    listed = read_checked_json(folder / MANIFEST)
+    for name in names:
+        path = folder / name
+        if name not in listed:
+            raise incomplete(path, f"it is not in {folder / MANIFEST}, the list its step wrote last")
+        if not path.is_file():
+            raise incomplete(path, "the file is missing")
+        if file_sha256(path) != listed[name]:
+            raise incomplete(path, "its content does not match the checksum its step recorded (cut short or "
+                                   "changed after it was written?)")
+
+
 def load_checked_npz(path) -> dict[str, np.ndarray]:
     """Every array of a ``.npz`` archive, each member's CRC checked as it is read."""
     path = Path(path)

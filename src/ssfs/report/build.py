@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import importlib.metadata
+import os
 import platform
 import re
 from pathlib import Path
@@ -31,10 +32,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .._checked import read_checked_tsv
+from .._checked import check_manifest, read_checked_tsv
 from ..experiment.grid import metric_higher_is_better, n_features_grid
 from ..experiment.variants import variants
-from ..io.atomic import atomic_write_text, write_tsv
+from ..io.atomic import atomic_write_text, write_manifest, write_tsv
 from ..io.h5ad import dataset_summary
 from ..registry import get_method
 from .papers import OUT_COLUMNS, available_papers, compare_with_paper, load_paper
@@ -322,6 +323,18 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     if name and papers_dir is not None and (Path(papers_dir) / f"{name}.tsv").exists():
         comp = compare_with_paper(load_paper(Path(papers_dir) / f"{name}.tsv"), scores, p_of, cfg)
     write_tsv(comp, tables_dir / "paper_comparison.tsv")
+    base, names = _report_reads(tables_dir, figdir)
+    write_manifest(base, [base / name for name in names])
+
+
+def _report_reads(tables_dir: Path, figdir: Path) -> tuple[Path, list[str]]:
+    """(their common folder, ``results/``; the aggregate outputs the report reads, relative to
+    it): plain tables for users, checked by the manifest the aggregate step writes last."""
+    base = Path(os.path.commonpath([tables_dir.resolve(), figdir.resolve()]))
+    return base, [(d.resolve() / f).relative_to(base).as_posix() for d, f in
+            [(tables_dir, "top_k.tsv"), (tables_dir, "datasets.tsv"), (tables_dir, "runtime.tsv"),
+             (tables_dir, "scores.tsv"), (tables_dir, "stability.tsv"), (tables_dir, "paper_comparison.tsv"),
+             (tables_dir, "stats.html"), (figdir, "index.tsv")]]
 
 
 def _versions() -> dict:
@@ -387,6 +400,7 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     """Write the self-contained HTML report ``out`` from the aggregate outputs; its first section
     is the summary (:mod:`ssfs.report.selection`: the consensus lists when ``selection`` ran)."""
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
+    check_manifest(*_report_reads(tables_dir, figdir))
     tk = pd.read_csv(tables_dir / "top_k.tsv", sep="\t")
     ds = pd.read_csv(tables_dir / "datasets.tsv", sep="\t")
     rt = pd.read_csv(tables_dir / "runtime.tsv", sep="\t")

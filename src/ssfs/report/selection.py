@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._checked import read_checked_json, read_checked_tsv
+from .._checked import incomplete, read_checked_json, read_checked_tsv
 from ..io.atomic import atomic_path, atomic_write_text
 from .render import CSS, fmt, html_table
 
@@ -73,9 +73,21 @@ def _data_sentence(s: dict, cfg: dict) -> str:
             f"{s['n_unlabeled']} unlabeled; constraints: {cons}.")
 
 
+def read_consensus(path, n_features: int) -> pd.DataFrame:
+    """A ``consensus.tsv`` (a plain table: users read it as it is), checked whole against its
+    summary: every one of the ``n_features`` features once (else one-line
+    :class:`~ssfs.errors.IncompleteResultError`)."""
+    table = pd.read_csv(path, sep="\t")
+    idx = table["index"] if "index" in table.columns else pd.Series(dtype=float)
+    if len(table) != n_features or idx.isna().any() or set(idx) != set(range(n_features)):
+        raise incomplete(path, f"it lists {len(table)} rows, its summary.json {n_features} features (cut short "
+                               "or changed after it was written?)")
+    return table
+
+
 def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best: pd.DataFrame | None) -> str:
     s = read_checked_json(sel_dir / "summary.json")
-    table = pd.read_csv(sel_dir / "consensus.tsv", sep="\t")
+    table = read_consensus(sel_dir / "consensus.tsv", s["n_features"])
     st, eb = s["stability"], s["error_bound"]
     n_rows = int(min(len(table), max(s["top"], min(s["n_selected"], MAX_ROWS))))
     show = table.head(n_rows).drop(columns=["index", "aggregated_rank"])
