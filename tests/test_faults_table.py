@@ -827,6 +827,12 @@ def _run(*args, **kw):
     return run_method(*args, **kw)
 
 
+def _cons(ml, cl):
+    from ssfs import Constraints
+
+    return Constraints(ml, cl)
+
+
 def _validate(cfg):
     from ssfs.workflow.config import validate_config
 
@@ -897,6 +903,12 @@ DATA_CASES = [
     Case("api: 2-d labels column", api("fisher", XP, Y01[:, None]), Err("labels have shape (12, 1)")),
     Case("api: labels with None", api("fisher", XP, [None, *LAB[1:]]), Ok(planted)),
     Case("api: boolean labels", api("fisher", XP, LAB == "b"), Ok(planted)),
+    Case("api: a constraint index 0.5", py(lambda tmp: _run("cs2", XP, None, _cons([(0.5, 2)], [(0, 7)]))),
+         Err("constraint indices must be whole sample positions, got 0.5")),
+    Case("api: constraints of three indices", py(lambda tmp: _run("cs2", XP, None, _cons([(0, 1, 2)], []))),
+         Err("constraints must be pairs of sample indices (n x 2), got shape (1, 3)")),
+    Case("api: constraints as a pair of floats", py(lambda tmp: _run("cs2", XP, None, _cons([(0.0, 2.0)], [(0, 7)]))),
+         Ok(lambda o: o.value.order.size == P)),
     Case("api: rng as text", py(lambda tmp: _run("fisher", XP, Y01, rng="seed")), Err("rng")),
     Case("api: pandas frame X keeps the order", api("fisher", frame(labels=None), Y01), Ok(planted)),
     Case("api: integer matrix", api("fisher", np.rint(XP * 100).astype(np.int64), Y01), Ok(planted)),

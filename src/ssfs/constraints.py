@@ -24,7 +24,20 @@ if TYPE_CHECKING:
 
 
 def _canon(pairs) -> np.ndarray:
-    a = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    """Pairs as sorted unique (i < j) int64 rows; indices that are not whole numbers, or rows
+    that are not pairs, are one-line :class:`SupervisionError` (never truncated)."""
+    try:
+        raw = np.asarray(pairs, dtype=float if not isinstance(pairs, np.ndarray) else None)
+    except (TypeError, ValueError):
+        raise SupervisionError(f"constraints must be pairs of sample indices, got {pairs!r}"[:200]) from None
+    if raw.size and (raw.ndim != 2 or raw.shape[1] != 2) and not (raw.ndim == 1 and raw.size == 2):
+        raise SupervisionError(f"constraints must be pairs of sample indices (n x 2), got shape {raw.shape}")
+    whole = raw.dtype.kind in "iu" or (raw.dtype.kind == "f" and bool(np.all(raw == np.round(raw))) and
+                                       bool(np.isfinite(raw).all()))
+    if raw.size and not whole:
+        bad = raw[(raw != np.round(raw)) | ~np.isfinite(raw)].ravel()[0] if raw.dtype.kind == "f" else raw.ravel()[0]
+        raise SupervisionError(f"constraint indices must be whole sample positions, got {bad}")
+    a = raw.astype(np.int64).reshape(-1, 2)
     if a.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     a = np.sort(a, axis=1)
