@@ -1321,3 +1321,37 @@ def test_faults_across_processes(tmp_path):
                 or len(hits) != (1 if fragment else 0) or left):
             failed.append(f"{name}: exit {proc.returncode}, left {left}, stderr {err[-600:]!r}")
     assert not failed, "\n".join(failed)
+
+
+_JIT = """
+import sys
+from ssfs._jit import numba_module
+numba = numba_module()
+sys.path.insert(0, sys.argv[1])
+import tiny_kernel
+assert tiny_kernel.twice(21) == 42
+print(numba.config.CACHE_DIR)
+"""
+
+
+def test_numba_caches_go_to_the_user_cache_folder(tmp_path, monkeypatch):
+    """ssfs's numba functions (cache=True) write their compiled caches under the user's cache
+    folder (``$XDG_CACHE_HOME/ssfs/numba``; ``$NUMBA_CACHE_DIR`` when set), never next to the
+    source files (the package's ``__pycache__``)."""
+    pytest.importorskip("numba")
+    from ssfs._jit import numba_cache_dir
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    assert numba_cache_dir() == tmp_path / "mine"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tiny_kernel.py").write_text("import numba\n\n@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), PYTHONPATH=str(REPO / "src"))
+    res = subprocess.run([sys.executable, "-c", _JIT, str(src)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    folder = tmp_path / "xdg" / "ssfs" / "numba"
+    assert res.stdout.strip() == str(folder)
+    assert list(folder.rglob("*.nbi")), "no cache index in the cache folder"
+    assert not list(src.rglob("*.nbi")) and not list(src.rglob("*.nbc")), "a cache file beside the source"
