@@ -76,7 +76,7 @@ def test_select_step_memory_is_linear_in_the_labeled_samples(tmp_path, method):
     X, y = _planted(20_000, 5)
     train = np.arange(y.size)
     split, cons_path, _ = _step_files(tmp_path, y, train, train)
-    assert len(cons_path.read_text().splitlines()) == 1 + y.size
+    assert len(cons_path.read_text().splitlines()) == 1 + y.size + 1  # header, one row per sample, end line
     data = (X, y, np.array(["a", "b", "c"]), np.array([f"f{j}" for j in range(X.shape[1])]), None)
     tracemalloc.start()
     try:
