@@ -19,18 +19,19 @@ MAX_FUNCTION_LINES = 80
 #: methods by name at run time (plugin discovery, :data:`ssfs.registry.METHODS_PACKAGE`): the
 #: methods import it to register, it imports none of them.
 LAYERS = (
-    ("errors",),
+    ("errors", "_docs"),
     ("_jit", "_outputs", "_checked"),
     ("seeding", "_sort_kernels", "_threads", "_progress"),
     ("labels", "params"),
     ("_validation", "ranking", "constraints"),
-    ("preprocess", "registry"),
+    ("preprocess", "registry", "_numerics"),
     ("methods._shared",),
     ("methods",),
     ("runner", "io"),
     ("experiment",),
     ("selector", "tl", "singlecell"),
     ("report", "workflow", "simulate"),
+    ("pl",),
     ("ssfs",),
     ("cli",),
 )

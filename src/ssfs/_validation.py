@@ -7,7 +7,7 @@ import numpy as np
 from scipy import sparse
 
 from .errors import InputError, SupervisionError
-from .labels import encode_labels
+from .labels import Labels, encode_labels
 
 #: a dense copy of a sparse matrix larger than this is refused (bytes)
 DENSE_LIMIT_BYTES = 4 * 1024**3
@@ -71,19 +71,30 @@ def check_labels(y, n: int) -> np.ndarray:
 
 def check_labels_named(y, n: int):
     """``(codes, classes)``: integer codes are kept as given (``classes`` None: the codes
-    are the names); anything else (strings, NaN, None, categoricals) is encoded by
-    :func:`ssfs.labels.encode_labels`."""
+    are the names), :class:`ssfs.labels.Labels` keep their names; anything else (strings,
+    NaN, None, categoricals) is encoded by :func:`ssfs.labels.encode_labels`."""
     if y is None:
         return np.full(n, -1, dtype=np.int64), None
+    if isinstance(y, Labels):
+        return _checked_codes(y.codes, n, y.classes), y.classes
     arr = y if hasattr(y, "dtype") and not hasattr(y, "cat") else np.asarray(y)
     if isinstance(arr, np.ndarray) and arr.dtype.kind in "iu":
-        if arr.shape != (n,):
-            raise SupervisionError(f"labels have shape {arr.shape}, expected ({n},): one label per sample")
-        if (arr < -1).any():
-            raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
-        return arr.astype(np.int64), None
-
+        return _checked_codes(arr, n), None
     return encode_labels(y, n=n)
+
+
+def _checked_codes(codes, n: int, classes=None) -> np.ndarray:
+    """int64 class codes of length ``n``, each -1 (unlabeled) or a class (< ``len(classes)``)."""
+    arr = np.asarray(codes)
+    if arr.shape != (n,):
+        raise SupervisionError(f"labels have shape {arr.shape}, expected ({n},): one label per sample")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise SupervisionError(f"label codes must be integers, got {arr.dtype}")
+    if (arr < -1).any():
+        raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
+    if classes is not None and arr.size and arr.max() >= len(classes):
+        raise SupervisionError(f"label code {int(arr.max())} has no class name ({len(classes)} classes)")
+    return arr.astype(np.int64)
 
 
 def dense(X, *, method: str = "this method"):
@@ -105,11 +116,9 @@ def constant_features(X, extremes=None) -> np.ndarray:
     :func:`column_extremes` of X when already known)."""
     if extremes is not None and not sparse.issparse(X):
         return extremes[0] == extremes[1]
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-        return (sq - mean**2) <= 1e-12 * np.maximum(1.0, sq)
+    if sparse.issparse(X):  # exactly, as dense input: a column of values near 1e-7 varies
+        lo, hi = column_extremes(sparse.csr_matrix(X))
+        return lo == hi
     X = np.asarray(X, dtype=float)
     return np.ptp(X, axis=0) == 0
 
@@ -121,34 +130,3 @@ def column_variance(X) -> np.ndarray:
         mean = np.asarray(X.mean(axis=0)).ravel()
         return np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0.0)
     return np.asarray(X, dtype=float).var(axis=0)
-
-
-#: inputs whose largest |value| lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT] are rescaled
-SAFE_EXPONENT = 128
-
-
-def safe_scale(X, extremes=None):
-    """``(X * 2^-e, 2^-e)`` when the largest |value| of X, about 2^e, lies outside
-    [2^-128, 2^128] (the float32 range), else ``(X, 1.0)``.
-
-    Scores square and sum the values (variances, distances, Gram matrices): with |x| near
-    1e300 they overflow to inf, near 1e-300 they underflow to 0, and the ranking becomes
-    column order. Multiplying by a power of two is exact (every mantissa is kept), so a
-    ranking that does not depend on the unit of X, which is every registered score's, is
-    the same as on well-scaled data; scores whose value depends on the unit (variance)
-    are then in the rescaled unit (the factor is recorded as ``extra["input_scale"]``).
-    ``extremes``: X's :func:`column_extremes`, when known.
-    Values below 2^-1074 relative to the largest one cannot be kept (they become 0).
-    """
-    vals = X.data if sparse.issparse(X) else X
-    if extremes is not None:
-        m = max(float(extremes[1].max()), -float(extremes[0].min())) if extremes[0].size else 0.0
-    else:
-        m = max(float(vals.max()), -float(vals.min())) if vals.size else 0.0  # max |x| without a copy
-    if m == 0.0:
-        return X, 1.0
-    e = int(np.frexp(m)[1])
-    if -SAFE_EXPONENT <= e <= SAFE_EXPONENT:
-        return X, 1.0
-    factor = float(np.ldexp(1.0, -e))
-    return X * factor, factor

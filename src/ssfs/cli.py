@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from ._docs import cli_help
 from ._outputs import check_destination, os_cause, output_error
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
-from .labels import class_counts
+from .experiment.selection_defaults import SELECTION_DEFAULTS
+from .labels import Labels, class_counts, encode_labels
 from .params import parse_text
 from .ranking import ranking_table
 from .registry import PIP_NAMES, check_params, get_method, list_methods
@@ -78,7 +80,9 @@ def _labeled_per_class(text: str):
     return _int_or_word(text, 1, {"all": "all"}, "a positive integer or 'all'")
 
 
-METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
+METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "invariant to", "parameters (defaults)")
+#: leading columns of the text table padded to their width (the last ones are long)
+PADDED = 6
 
 
 def method_rows() -> list[dict]:
@@ -93,7 +97,7 @@ def _cells(row: dict, code: str = "") -> list[str]:
         needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
     params = ", ".join(f"{code}{k}={v!r}{code}" for k, v in row["parameters"].items()) or "-"
     return [f"{code}{row['name']}{code}", row["kind"], needs, f"{row['direction']} is better",
-            "yes" if row["splittable"] else "no", params]
+            "yes" if row["splittable"] else "no", " ".join(row["invariances"]) or "-", params]
 
 
 def methods_markdown() -> str:
@@ -117,15 +121,17 @@ def methods_text(args) -> str:
         return methods_markdown()
     cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
     table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
-    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
+    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:PADDED])]
     lines = []
-    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
-        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
-        lines.append(head + "  " + "  ".join(cells[5:]) + "\n")
-    lines.append("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from "
-                 "the\nlabels when none are given); cannot-link = at least one cannot-link pair. splittable: the "
-                 "ensemble can be\nspread over jobs (execution.member_chunks). --markdown / --json for other "
-                 "formats.\n")
+    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - PADDED), *table]:
+        head = "  ".join(c.ljust(w) for c, w in zip(cells[:PADDED], width, strict=True))
+        lines.append(head + "  " + "  ".join(cells[PADDED:]) + "\n")
+    lines.append("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs "
+                 "(derived from the\nlabels when none are given); cannot-link = at least one cannot-link pair. "
+                 "splittable: the ensemble can\nbe spread over jobs (execution.member_chunks). invariant to "
+                 "(docs/invariances.md): samples / features =\ntheir order; copies = an exact copy of a feature "
+                 "scores exactly as the feature; scale / shift = each\nfeature's; unit = a common scale of X. "
+                 "--markdown / --json for other formats.\n")
     return "".join(lines)
 
 
@@ -169,15 +175,17 @@ def _read_input(args, log):
     # lazy: the readers load pandas and anndata (about 0.7 s), which `ssfs methods` and --help do not need
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
-    from .io.h5ad import prepared_labels
 
     t0 = time.perf_counter()
     name = Path(args.input).name
     entry = {"path": args.input}
-    for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
+    for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic",
+                "layer"):
         val = getattr(args, key)
         if val is not None:
             entry[key] = val
+    if args.use_raw:
+        entry["use_raw"] = True
     if args.index_column != "auto":
         entry["index_col"] = args.index_column
     if args.unlabeled_value:
@@ -185,7 +193,7 @@ def _read_input(args, log):
     adata = prepare_dataset(name, entry, ".")
     log.debug("ssfs %s: read %s: %d samples x %d features in %s", args.cmd, args.input, *adata.X.shape,
               fmt_seconds(time.perf_counter() - t0))
-    y, classes = prepared_labels(adata.obs["label"])
+    y, classes = encode_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
         if not (y >= 0).any():
@@ -253,14 +261,15 @@ def cmd_rank(args) -> int:
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, y, cons, rng=rng, **params)
+    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **params)
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     if ranked.n_tied and ranked.result.selected is None:
         print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
-              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
-              "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
+              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance (over the squared "
+              "range for a scale-free method), then a seeded permutation; the 'ties' column gives each feature's "
+              "group size", file=sys.stderr)
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
             "n_unlabeled": int((y < 0).sum()), "output": args.output}
     if args.output.endswith(".h5ad"):
@@ -289,16 +298,22 @@ def _select_settings(args) -> tuple[dict, dict]:
         if not (eq and dot and name.strip() and method.strip()):
             raise SSFSError(f"--param expects METHOD.NAME=VALUE, got {item!r}")
         params.setdefault(method.strip(), {}).update(_parse_params([f"{name}={value}"]))
-    sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold, scheme=args.scheme,
+    sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold,
+                            max_false=args.max_false, assumption=args.assumption, scheme=args.scheme,
                             aggregation=args.aggregation, where="--")
     return method_settings(labels, params), {**sel, "methods": labels}
+
+
+def _top(text: str):
+    """``--top``: 'auto' or an integer (checked with the other options: one line naming it)."""
+    return _int_or_word(text, -(2**62), {"auto": "auto"}, "'auto' or an integer")
 
 
 def cmd_select(args) -> int:
     # lazy: pandas, anndata and the workflow's steps (about 1.3 s), which --help does not need
     from .experiment.stable_selection import stable_selection
     from .io.atomic import write_tsv
-    from .report.selection import stability_path_figure
+    from .report.selection import draw_selection_figures
     from .workflow.pipeline import _symbol_column, write_json
 
     methods, sel = _select_settings(args)  # before reading data
@@ -308,19 +323,48 @@ def cmd_select(args) -> int:
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
         cons = Constraints.empty()
-    table, summary = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed,
-                                      dataset=args.name or Path(args.input).name,
-                                      names=np.asarray(adata.var_names), classes=classes,
-                                      symbols=_symbol_column(adata))
+    res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
+                           names=np.asarray(adata.var_names), classes=classes, symbols=_symbol_column(adata))
     out = Path(args.output)
-    _write_all(out, [lambda p: write_tsv(table, p), lambda p: write_json(summary, p),
-                     lambda p: stability_path_figure(table, sel["threshold"], sel["top"], p)],
-               ["consensus.tsv", "summary.json", "stability_path.png"])
-    if summary["note"]:
-        print(f"ssfs select: {summary['note']}", file=sys.stderr)
-    _stdout(lambda: print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
-                                      "stability": summary["stability"]["value"], "output": str(out)})))
+    files = {k: out / f for k, f in SELECT_FILES.items()}
+    inputs = {k: files[k] for k in ("summary", "path", "consensus")}
+    _write_all(out, [lambda p: write_tsv(res.table, p), lambda p: write_json(res.summary, p),
+                     lambda p: write_tsv(res.path, p), lambda p: draw_selection_figures(**inputs, figure=p),
+                     lambda p: draw_selection_figures(**inputs, dotplot=p)], list(SELECT_FILES.values()))
+    if res.summary["note"]:
+        print(f"ssfs select: {res.summary['note']}", file=sys.stderr)
+    if args.json:
+        _stdout(lambda: print(json.dumps({
+            "n_selected": res.summary["n_selected"], "features": res.summary["features"],
+            "stability": res.summary["stability"]["value"], "top": res.summary["top"],
+            "error_bound": res.summary["error_bound"]["bound"], "verdict": res.summary["verdict"],
+            "output": str(out)})))
+    else:
+        _stdout(lambda: print(selection_text(res.table, res.summary, out)))
     return 0
+
+
+#: ``ssfs select``'s files in --output (the names the workflow writes)
+SELECT_FILES = {"consensus": "consensus.tsv", "summary": "summary.json", "path": "stability_path.tsv",
+                "figure": "stability_path.svg", "dotplot": "dotplot.svg"}
+
+
+def selection_text(table, summary: dict, out: Path, max_rows: int = 25) -> str:
+    """What ``ssfs select`` prints: the verdict, the selected features with the class each marks,
+    and where the files are."""
+    import textwrap
+
+    lines = textwrap.wrap(summary["verdict"], 100) + [""]
+    shown = table[table["selected"]].head(max_rows)
+    cols = [c for c in ("feature", "symbol", "frequency", "marks", "direction", "log_fold_change") if c in shown]
+    if len(shown):
+        lines.append(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        if summary["n_selected"] > max_rows:
+            lines.append(f"... {summary['n_selected'] - max_rows} more in consensus.tsv")
+        lines.append("")
+    lines.append(f"Files in {out}/: consensus.tsv (every feature, the selected ones marked), summary.json, "
+                 "stability_path.tsv/.svg, dotplot.svg (--json: one JSON line instead of this text)")
+    return "\n".join(lines)
 
 
 def _write_all(folder, writers, names) -> None:
@@ -365,13 +409,10 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
 
     # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
-    from .tl import store
+    from .tl._anndata import store
 
-    adata, idx = prepared, None
-    if str(args.input).endswith(".h5ad"):
-        adata = anndata.read_h5ad(args.input)
-        idx = adata.var_names.get_indexer(prepared.var_names)
-    store(adata, args.method, ranked, idx)
+    adata = anndata.read_h5ad(args.input) if str(args.input).endswith(".h5ad") else prepared
+    store(adata, args.method, ranked, prepared.var_names)
     uns = {k: v for k, v in info.items() if k != "output"}
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)
@@ -398,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
                     "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(r)
-    r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
+    r.add_argument("--method", default="cls", help=cli_help("method"))
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("-o", "--output", default="-",
                    help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
@@ -410,23 +451,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_input_arguments(r) -> None:
     """The data file and how to read its labels (shared by ``rank`` and ``select``)."""
-    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
+    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix), or 10x Genomics "
+                                 "output: a Cell Ranger matrix folder (matrix.mtx.gz, barcodes.tsv.gz, "
+                                 "features.tsv.gz) or a feature-barcode .h5 (labels: --labels-file barcode,label "
+                                 "listing the labeled cells)")
     r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
                         "(default: every given label is used)")
     r.add_argument("--unlabeled-value", action="append", metavar="VALUE",
-                   help="label value meaning 'no label' (repeatable); blank and NA cells always mean unlabeled")
+                   help=cli_help("unlabeled_values") + " Repeatable.")
     r.add_argument("--constraints", metavar="TSV",
                    help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
                         "added to the pairs of the given labels")
-    r.add_argument("--seed", type=_seed, default=0, help="the one seed of every random choice")
+    r.add_argument("--seed", type=_seed, default=0, help=cli_help("random_state"))
     r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
                    help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
                         "column 0, refused when it looks like data")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
-                "geo-characteristic"):
+                "geo-characteristic", "layer"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")
+    r.add_argument("--use-raw", action="store_true",
+                   help="h5ad: read .raw.X (the file's X otherwise; ssfs.tl reads .raw when present, as scanpy)")
 
 
 def _add_select_parser(sub) -> None:
@@ -435,24 +481,35 @@ def _add_select_parser(sub) -> None:
         description="Every method on the data and on resamples of it (complementary pairs of half-samples by "
                     "default), rank aggregation across methods, and the features selected in at least "
                     "--threshold of the resamples, with their stability and an error bound: the workflow's "
-                    "selection mode (config/README.md) for one file. Writes consensus.tsv, summary.json and "
-                    "stability_path.png to --output.\n\n" + RANK_LABELS_HELP)
+                    "selection mode (config/README.md) for one file. Prints the answer in words; writes consensus.tsv, "
+                    "summary.json, stability_path.tsv/.svg and dotplot.svg to --output.\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(s)
     s.add_argument("--methods", default="laplacian,fisher,cls",
                    help="comma-separated registered methods (a label-free, a labels-only and a semi-supervised "
                         "score by default; label-free data: label-free methods only)")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
                    help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
-    s.add_argument("--resamples", type=int, default=20, help="number of resamples (cpss: even)")
-    s.add_argument("--top", type=int, default=10, help="q: features selected per resample")
-    s.add_argument("--threshold", type=float, default=0.6,
-                   help="selection frequency at or above which a feature is selected")
-    s.add_argument("--scheme", choices=["cpss", "bootstrap"], default="cpss", help="resampling scheme")
-    s.add_argument("--aggregation", choices=["mean_rank", "rank_product", "median_rank"], default="mean_rank",
-                   help="rank aggregation across methods")
+    d = SELECTION_DEFAULTS
+    s.add_argument("--resamples", type=int, default=d["resamples"], help="number of resamples (cpss: even)")
+    s.add_argument("--top", type=_top, default=d["top"], metavar="auto|Q",
+                   help="q: features selected per resample; auto: the largest q whose error bound at --threshold "
+                        "is at most --max-false")
+    s.add_argument("--threshold", type=float, default=d["threshold"],
+                   help="selection frequency at or above which a feature is selected (as the workflow's default)")
+    s.add_argument("--max-false", type=float, default=d["max_false"],
+                   help="expected number of false selections that --top auto allows")
+    s.add_argument("--assumption", choices=["r_concave", "unimodal", "none"], default=d["assumption"],
+                   help="the error bound that chooses --top auto and that the verdict states (Shah & Samworth 2013)")
+    s.add_argument("--scheme", choices=["cpss", "bootstrap"], default=d["scheme"], help="resampling scheme")
+    s.add_argument("--aggregation", choices=["stability_weighted", "mean_rank", "rank_product", "median_rank"],
+                   default=d["aggregation"],
+                   help="rank aggregation across methods (stability_weighted: each method weighted by its own "
+                        "stability over the resamples)")
     s.add_argument("--name", help="dataset name in summary.json and in the seed derivation (default: the file "
                                   "name; the workflow's dataset key gives its byte-identical list)")
     s.add_argument("-o", "--output", default="selection", help="output folder (created)")
+    s.add_argument("--json", action="store_true", help="print one JSON line (n_selected, features, stability, "
+                                                       "top, error_bound, verdict, output) instead of the text")
     s.set_defaults(func=cmd_select)
 
 

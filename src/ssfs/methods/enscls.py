@@ -49,6 +49,7 @@ from ..registry import Members, register, run_members
 from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph
 from ._shared.committee import draw_subspaces, resolve_members
 from ._shared.graph import constrained_graph, heat_kernel_graph, knn_search, resolve_bandwidth
+from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import pca_embedding
 from ._shared.som import som_compress
 
@@ -272,7 +273,8 @@ def _combine(X, y, constraints, plan, parts, *, average="members", **_):
 ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run, combine=_combine)
 
 
-@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS, description=(
+@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS,
+          invariances=with_adaptive_bandwidth({"shift"}), description=(
     "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal) on one shared PCA kNN "
     "graph (space=auto; paper: space=subspace): simulation at 1 % labels 0.64 of planted markers vs laplacian "
     "0.63, cls 0.66; PBMC 0.613 vs 0.503 on own subspaces (README)"))

@@ -8,10 +8,13 @@ loop over features or pairs.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import sparse
 
 from ...errors import MethodError
+from ...labels import current_class_name
 from . import kernels
 from .graph import degree, pairs_matrix, weighted_pair_sums
 
@@ -105,6 +108,20 @@ def label_share_of(n_constrained: int, n: int, label_weight: float = 10.0) -> fl
     samples weighs as ``label_weight`` (w) unconstrained ones among n samples."""
     wm = float(label_weight) * n_constrained
     return wm / (wm + n) if wm > 0 else 0.0
+
+
+def warn_if_label_free(method: str, constraints, y) -> None:
+    """Say so when the labels or constraints give must-link pairs but no cannot-link pair: the
+    balanced score then gives its label terms no share (they need both kinds of partner) and
+    returns the label-free Laplacian score, which a user who gave labels would not expect."""
+    if constraints.n_cl or not constraints.n_ml:
+        return
+    present = np.unique(np.asarray(y)[np.asarray(y) >= 0])
+    why = (f"every labeled sample is in class {current_class_name(present[0])}" if present.size == 1
+           else "every constraint is must-link")
+    warnings.warn(f"{method}: {why}, so no cannot-link pair exists and the label terms are not used: the scores "
+                  "are the label-free Laplacian score; label samples of a second class (or give cannot-link pairs)",
+                  UserWarning, stacklevel=3)
 
 
 def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: float | None = None,
