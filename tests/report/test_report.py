@@ -231,8 +231,9 @@ def _workdir(tmp_path):
                 rank_paths.append(rp)
                 tp = res / ds / "base" / "timing" / m / f"{r}.tsv"
                 tp.parent.mkdir(parents=True, exist_ok=True)
-                write_checked_tsv(pd.DataFrame({"dataset": [ds], "variant": ["base"], "method": [m], "rep": [r],
-                                                "seconds": [0.1 + r], "peak_mb": [2.0]}), tp)  # the file carries its keys
+                timing = {"dataset": [ds], "variant": ["base"], "method": [m], "rep": [r], "seconds": [0.1 + r],
+                          "peak_mb": [2.0]}  # the file carries its keys
+                write_checked_tsv(pd.DataFrame(timing), tp)
                 bench.append(tp)
     return res, score_paths, bench, prepared, rank_paths
 

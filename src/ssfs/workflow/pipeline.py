@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._checked import incomplete, load_checked_npy, load_checked_npz, read_checked_tsv
+from .._checked import incomplete, load_checked_npz, read_checked_tsv
 from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
