@@ -1088,16 +1088,17 @@ def _consensus_with(ranks_shape=None, cut_full: bool = False, cut_ranks: bool = 
         sel = {"resamples": 4, "top": 2, "threshold": 0.6, "scheme": "cpss", "aggregation": "mean_rank",
                "methods": ["fisher"]}
         sup = {"constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
-        pipeline.run_selection_chunk(prepared=prepared, ranks=tmp / "k.npy", settings={"method": "fisher",
+        pipeline.run_selection_chunk(prepared=prepared, ranks=tmp / "k.npz", settings={"method": "fisher",
                                      "params": {}}, sup=sup, sel=sel, seed=0, dataset="d", method="fisher",
                                      chunk=[0, 1, 2, 3], full=tmp / "f.tsv")
         if ranks_shape is not None:
-            pipeline.save_npy(np.zeros(ranks_shape, dtype=np.int32), tmp / "k.npy")
+            np.savez(tmp / "k.npz", ranks=np.zeros(ranks_shape, dtype=np.int32), failed=np.full(ranks_shape[0], ""),
+                     full_failed=np.asarray(""))
         if cut_full:
             _cut("f.tsv")(tmp)
         if cut_ranks:
-            _cut("k.npy", 0.9)(tmp)
-        pipeline.run_consensus(prepared=prepared, full=[tmp / "f.tsv"], ranks=[tmp / "k.npy"],
+            _cut("k.npz", 0.9)(tmp)
+        pipeline.run_consensus(prepared=prepared, full=[tmp / "f.tsv"], ranks=[tmp / "k.npz"],
                                consensus=tmp / "consensus.tsv", summary=tmp / "summary.json", sel=sel,
                                methods=["fisher"], dataset="d")
         return json.loads((tmp / "summary.json").read_text())
@@ -1238,11 +1239,11 @@ RESULT_CASES = [
          Ok(lambda o: __import__("ssfs._checked")._checked.read_checked_tsv(o.value)["feature"].iloc[0] == "g1")),
     Case("consensus: full ranking cut short", py(_consensus_with(cut_full=True)), Err("f.tsv is incomplete")),
     Case("consensus: resample ranks cut short", py(_consensus_with(cut_ranks=True)),
-         Err("k.npy is incomplete: numpy cannot read it whole")),
+         Err("k.npz is incomplete: the archive is damaged")),
     Case("consensus: resample ranks of another dataset", py(_consensus_with(ranks_shape=(4, 5))),
-         Err("k.npy is incomplete: it holds an array of shape 4 x 5, expected any x 6")),
+         Err("k.npz is incomplete: its resample ranks hold an array of shape 4 x 5, expected any x 6")),
     Case("consensus: too few resamples", py(_consensus_with(ranks_shape=(3, 6))),
-         Err("k.npy is incomplete: the resample ranks of fisher hold 3 rows in all, expected 4 resamples")),
+         Err("k.npz is incomplete: the resample ranks of fisher hold 3 rows in all, expected 4 resamples")),
     Case("consensus whole", py(_consensus_with()), Ok(lambda o: o.value["features"][0] == "g1")),
     Case("combine: a member chunk cut short", py(_combine_after_cut), Err("m1.npz is incomplete: the archive")),
     Case("aggregate: a timing cut short", py(_aggregate_reader("timings", "0.tsv", lambda: pd.DataFrame(

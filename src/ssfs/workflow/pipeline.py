@@ -290,6 +290,11 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     runs = {}
     for i, m in enumerate(methods):
         parts = [load_checked_npz(f) for f in ranks[i * per:(i + 1) * per]]
+        for f, z in zip(ranks[i * per:(i + 1) * per], parts, strict=True):
+            if z["ranks"].ndim != 2 or z["ranks"].shape[1] != p:
+                shape = " x ".join(map(str, z["ranks"].shape))
+                raise incomplete(f, f"its resample ranks hold an array of shape {shape}, expected any x {p} "
+                                    "(the data's features)")
         first = parts[0]
         t = read_checked_tsv(full[i])
         r = None
