@@ -1100,7 +1100,7 @@ def _consensus_with(ranks_shape=None, cut_full: bool = False, cut_ranks: bool = 
             _cut("k.npz", 0.9)(tmp)
         pipeline.run_consensus(prepared=prepared, full=[tmp / "f.tsv"], ranks=[tmp / "k.npz"],
                                consensus=tmp / "consensus.tsv", summary=tmp / "summary.json", sel=sel,
-                               methods=["fisher"], dataset="d")
+                               methods=["fisher"], dataset="d", seed=0)
         return json.loads((tmp / "summary.json").read_text())
 
     return call
