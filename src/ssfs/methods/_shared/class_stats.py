@@ -254,3 +254,34 @@ def benjamini_hochberg(pvals) -> np.ndarray:
     out = np.empty(m)
     out[o] = np.minimum(adj, 1.0)
     return out
+
+
+def variance_explained(X, groups, weights=None) -> np.ndarray:
+    """Share of every feature's variance explained by a partition of the samples: the
+    between-group sum of squares sum_g W_g (m_g - m)^2 over the total sum w_i (x_i - m)^2, i.e.
+    the one-way ANOVA's R^2 (it ranks the features as the F statistic F = R^2 / (1 - R^2)
+    (n - G) / (G - 1) does). ``groups``: an int group code per sample (every sample in one
+    group); ``weights``: a non-negative weight per sample (default 1; W_g their sum in group g,
+    m_g and m weighted means). NaN for a feature constant over the weighted samples. Sparse X
+    stays sparse; dense X is centred first (no cancellation)."""
+    g = np.asarray(groups, dtype=np.int64)
+    n = g.size
+    if X.shape[0] != n or (g < 0).any():
+        raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    H = sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
+    size = np.asarray(H.sum(axis=1)).ravel()
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        mu = np.asarray(X.T @ w).ravel() / w.sum()
+        total = np.asarray(X.multiply(X).T @ w).ravel() - w.sum() * mu**2
+        sums = np.asarray((H @ X).todense())
+        between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - w.sum() * mu**2
+    else:
+        Xc = np.asarray(X, dtype=np.float64)
+        Xc = Xc - (w @ Xc) / w.sum()
+        total = w @ (Xc * Xc)
+        sums = np.asarray(H @ Xc)
+        between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
