@@ -5,7 +5,7 @@ several methods over resamples (the workflow's selection mode), all without Snak
     ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
     ssfs rank data.csv --method laplacian                      # label-free: no labels needed
     ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
-    ssfs select cells.h5ad --label-key cell_type --methods laplacian,fisher,cls -o selection/
+    ssfs select cells.h5ad --label-key cell_type -o selection/          # --methods propagate (default)
 """
 
 from __future__ import annotations
@@ -184,6 +184,16 @@ def _read_input(args, log):
     return adata, y, classes, rng
 
 
+def _named(y: np.ndarray, classes):
+    """The label codes as a categorical of their class names (in the classes' order), so that
+    messages and per-class outputs name the classes; the codes when there are no names."""
+    if classes is None or not len(classes):
+        return y
+    import pandas as pd  # lazy: already loaded by the readers
+
+    return pd.Categorical.from_codes(y, categories=pd.Index(list(classes), dtype=object))
+
+
 def cmd_rank(args) -> int:
     from .io.atomic import write_tsv  # lazy: loads pandas and anndata (about 0.7 s)
 
@@ -197,7 +207,7 @@ def cmd_rank(args) -> int:
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, y, cons, rng=rng, **params)
+    ranked = run_method(args.method, X, _named(y, classes), cons, rng=rng, **params)  # names reach outputs
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
@@ -216,8 +226,30 @@ def cmd_rank(args) -> int:
             table.to_csv(sys.stdout, sep="\t", index=False)
             return 0
         write_tsv(table, args.output)
+        info.update(_write_markers(ranked, adata.var_names, args.output, write_tsv))
     print(json.dumps(info))
     return 0
+
+
+def markers_path(output: str) -> Path:
+    """Where ``ssfs rank -o ranking.tsv`` writes the per-class markers: ``ranking.markers.tsv``."""
+    out = Path(output)
+    return out.with_name(f"{out.stem}.markers.tsv")
+
+
+def _write_markers(ranked, var_names, output: str, write_tsv) -> dict:
+    """The per-class markers of a method that gives them (``propagate``) next to the ranking, one
+    row per (group, feature) best first (:meth:`ssfs.ClassStatistics.to_frame`); {} otherwise."""
+    stats = ranked.result.extra.get("class_statistics")
+    if stats is None:
+        return {}
+    path = markers_path(output)
+    frame = stats.to_frame(np.asarray(var_names)).rename(columns={"names": "feature"})
+    frame.insert(1, "rank", frame.groupby("group", observed=True).cumcount() + 1)
+    write_tsv(frame, path)
+    groups = ranked.result.extra["groups"]
+    sizes = np.bincount(groups, minlength=len(ranked.result.extra["group_names"]))
+    return {"markers": str(path), "groups": dict(zip(ranked.result.extra["group_names"], map(int, sizes), strict=True))}
 
 
 def _select_settings(args) -> tuple[dict, dict]:
@@ -291,13 +323,14 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
 
     # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
-    from .tl import store
+    from .tl import store, store_markers
 
     adata, idx = prepared, None
     if str(args.input).endswith(".h5ad"):
         adata = anndata.read_h5ad(args.input)
         idx = adata.var_names.get_indexer(prepared.var_names)
     store(adata, args.method, ranked, idx)
+    store_markers(adata, args.method, ranked, idx)
     uns = {k: v for k, v in info.items() if k != "output"}
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)
@@ -328,7 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("-o", "--output", default="-",
                    help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
-                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features)")
+                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features); methods "
+                        "with per-class markers (propagate) add <output>.markers.tsv (TSV) or "
+                        "uns[<method>_markers] and obs[<method>_group] (h5ad)")
     r.set_defaults(func=cmd_rank)
     _add_select_parser(sub)
     return p
@@ -364,9 +399,9 @@ def _add_select_parser(sub) -> None:
                     "selection mode (config/README.md) for one file. Writes consensus.tsv, summary.json and "
                     "stability_path.png to --output.\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(s)
-    s.add_argument("--methods", default="laplacian,fisher,cls",
-                   help="comma-separated registered methods (a label-free, a labels-only and a semi-supervised "
-                        "score by default; label-free data: label-free methods only)")
+    s.add_argument("--methods", default="propagate",
+                   help="comma-separated registered methods (default: propagate, the semi-supervised score that "
+                        "led every scenario of docs/labels_that_count.md; it runs label-free without labels)")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
                    help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
     s.add_argument("--resamples", type=int, default=20, help="number of resamples (cpss: even)")

@@ -1,5 +1,5 @@
 """scanpy-style tools: ``ssfs.tl.rank_features(adata, "cls", groupby="cell_type")`` and
-``ssfs.tl.select_stable(adata, ("laplacian", "fisher", "cls"), groupby="cell_type")``.
+``ssfs.tl.select_stable(adata, groupby="cell_type")`` (methods: ``("propagate",)`` by default).
 
 Labels come from ``adata.obs[groupby]``; NaN (a missing category), and the values
 of ``unlabeled_values``, mean "unlabeled" (:func:`ssfs.labels.encode_labels`). The
@@ -36,7 +36,7 @@ from .ranking import ranks_from_order
 from .registry import get_method
 from .runner import run_method
 
-__all__ = ["rank_features", "select_stable"]
+__all__ = ["markers_df", "rank_features", "select_stable"]
 
 
 def _labels(adata, groupby, unlabeled_values):
@@ -108,6 +108,7 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
         raise SupervisionError(f"{method!r} extracts components; it does not rank features")
     key = key_added or method
     store(adata, key, ranked)
+    store_markers(adata, key, ranked)
     info = {"method": method, "params": {k: v for k, v in params.items() if k != "graph"}, "graph": graph_used,
             "random_state": -1 if random_state is None else int(random_state)}
     if groupby is not None:
@@ -137,7 +138,48 @@ def store(adata, key: str, ranked, var_index=None) -> None:
     adata.var[f"{key}_rank"] = ranks if var_index is not None else ranks.astype(np.int64)
 
 
-def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str | None = None,
+def store_markers(adata, key: str, ranked, var_index=None) -> None:
+    """Per-class markers of a method that gives them (``propagate``): ``uns[f"{key}_markers"]``
+    in scanpy's ``rank_genes_groups`` layout (``scanpy.get.rank_genes_groups_df(adata, group,
+    key=f"{key}_markers")``, :func:`markers_df` and scanpy's plots read it) and every sample's
+    group in ``obs[f"{key}_group"]`` (labeled classes, propagated; "unlabeled 1", ... for the
+    samples no labeled class reaches). Nothing for other methods. ``var_index``: as :func:`store`."""
+    extra = ranked.result.extra
+    stats = extra.get("class_statistics")
+    if stats is None:
+        return
+    names = np.asarray(adata.var_names)
+    if var_index is not None:  # a subset of adata's features was ranked: its names, in its order
+        names = names[np.asarray(var_index, dtype=np.int64)]
+    adata.uns[f"{key}_markers"] = stats.to_rank_genes_groups(names, {"groupby": f"{key}_group", "ssfs_method":
+                                                                     ranked.method})
+    group_names = np.asarray(extra["group_names"], dtype=object)
+    if len(extra["groups"]) == adata.n_obs:
+        adata.obs[f"{key}_group"] = pd.Categorical(group_names[extra["groups"]], categories=list(group_names))
+
+
+def markers_df(adata, group=None, *, key: str = "propagate", **kwargs) -> pd.DataFrame:
+    """The per-class markers stored by :func:`rank_features` under ``key`` as one long table
+    (``scanpy.get.rank_genes_groups_df``: group, names, scores, logfoldchanges, pvals, pvals_adj,
+    pct_nz_group, pct_nz_reference); ``group``: one group, a list, or None for all; ``kwargs``:
+    scanpy's filters (``pval_cutoff``, ``log2fc_min``, ...)."""
+    import scanpy as sc
+
+    where = f"{key}_markers"
+    if where not in adata.uns:
+        have = [k[: -len("_markers")] for k in adata.uns if str(k).endswith("_markers")]
+        raise InputError(f"no per-class markers under key {key!r} (adata.uns[{where!r}]); rank with a method that "
+                         f"gives them, e.g. ssfs.tl.rank_features(adata, 'propagate', groupby=...); keys with "
+                         f"markers: {', '.join(have) or 'none'}")
+    groups = list(adata.uns[where]["names"].dtype.names)
+    asked = [group] if isinstance(group, str) else ([] if group is None else list(group))
+    unknown = [g for g in asked if g not in groups]
+    if unknown:
+        raise InputError(f"no group {unknown[0]!r} in the markers under key {key!r}; groups: {', '.join(groups)}")
+    return sc.get.rank_genes_groups_df(adata, group, key=where, **kwargs)
+
+
+def select_stable(adata, methods=("propagate",), *, groupby: str | None = None,
                   unlabeled_values=(), layer: str | None = None, params: dict | None = None, resamples: int = 20,
                   top: int = 10, threshold: float = 0.6, scheme: str = "cpss", aggregation: str = "mean_rank",
                   constraints=None, key_added: str = "ssfs_selection", random_state: int = 0,

@@ -11,8 +11,8 @@ from scipy import sparse
 from ssfs.methods._shared.class_stats import variance_explained
 from ssfs.methods._shared.propagation import (
     class_mass_normalize,
-    harmonic,
     graph_agreement,
+    harmonic,
     one_hot_labels,
     propagate,
     spread,

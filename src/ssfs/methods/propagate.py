@@ -29,7 +29,7 @@ from scipy import sparse
 
 from ..errors import MethodError
 from ..labels import current_classes
-from ..params import PosInt
+from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
 from ._shared.class_stats import ClassStatistics, class_statistics, variance_explained
 from ._shared.graph import knn_graph
@@ -179,8 +179,10 @@ def reliability(accuracy: float, chance: float, n_labeled: int, z: float = 1.0) 
     standard errors) of the agreement over ``n_labeled`` held-out labels, so that 7 of 9 counts
     less than 70 of 90. A graph that predicts held-out labels perfectly lets every sample count
     fully; one at chance leaves the labeled samples alone."""
-    if chance >= 1.0 or n_labeled < 1:
-        return 1.0 if chance >= 1.0 else 0.0
+    if not np.isfinite(accuracy) or chance >= 1.0:  # nothing could be held out: nothing to doubt the graph with
+        return 1.0
+    if n_labeled < 1:
+        return 0.0
     m, a = float(n_labeled), float(accuracy)
     low = (a + z * z / (2 * m) - z * np.sqrt(a * (1 - a) / m + z * z / (4 * m * m))) / (1 + z * z / m)
     return float(np.clip((low - chance) / (1.0 - chance), 0.0, 1.0))
@@ -247,7 +249,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": genes, "folds": FOLDS}
     cands = _candidates(X, y, K, start, opts, prop, pos)
-    best = max(range(len(cands)), key=lambda i: (round(cands[i].agreement[0], 9), -i))
+    best = max(range(len(cands)), key=lambda i: (np.nan_to_num(round(cands[i].agreement[0], 9), nan=-1.0), -i))
     chosen = cands[best]
     acc, chance, pred, held_reach = chosen.agreement
     seed = np.ones(y.size)
@@ -257,9 +259,9 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         floor = np.full(K, np.inf)
         np.minimum.at(floor, y[lab], held_reach)
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
-    weight = np.where(lab, seed, reliability(acc, chance, int(lab.sum())))
+    weight = np.where(lab, seed, reliability(acc, chance, int((pred >= 0).sum())))
     note = None
-    if _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
+    if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
                 f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
         note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen is not start else ""
@@ -282,9 +284,9 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note) -> Propagation
 @register("propagate", higher_is_better=True, description=(
     "Labels spread over a kNN graph of the signal components (Zhou et al. 2004), unreached samples in groups "
     "of their own; features ranked by the variance the groups explain, per-class markers beside"))
-def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 50, refine: int = 2,
+def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 50, refine: NonNegInt = 2,
                     genes: PosInt | Literal["auto"] = "auto",
-                    propagation: Literal["spread", "harmonic"] = "spread", alpha: float = 0.99,
+                    propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     graph: Any = None, embedding: Any = None):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
@@ -300,8 +302,6 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     per-group statistics (``class_statistics``), every sample's group and the graph's agreement
     with held-out labels.
     """
-    if refine < 0:
-        raise MethodError(f"propagate: refine must be >= 0, got {refine}")
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
                             alpha=alpha, class_mass=class_mass, unreached=unreached, graph=graph,
                             embedding=embedding, classes=current_classes())

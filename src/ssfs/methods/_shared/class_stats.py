@@ -114,6 +114,32 @@ class ClassStatistics:
             out["group"] = pd.Categorical(out["group"], categories=wanted)
         return out
 
+    def to_rank_genes_groups(self, names, params: dict | None = None) -> dict:
+        """The statistics in the layout of scanpy's ``adata.uns["rank_genes_groups"]`` (method
+        t-test, reference rest), so ``scanpy.get.rank_genes_groups_df`` and scanpy's plots read
+        them: record arrays ``names``, ``scores``, ``logfoldchanges``, ``pvals``, ``pvals_adj``
+        (one field per group, each group's features best first) and the DataFrames ``pts`` and
+        ``pts_rest`` (features x groups); ``params`` is added to scanpy's."""
+        import pandas as pd
+
+        names = np.asarray(names).astype(str)
+        groups = [str(c) for c in self.classes]
+        orders = [self.order(c) for c in range(len(groups))]
+
+        def rec(values, dtype):
+            cols = {g: np.asarray(values[c][orders[c]], dtype=dtype) for c, g in enumerate(groups)}
+            return pd.DataFrame(cols).to_records(index=False)
+
+        return {
+            "params": {"groupby": "", "reference": "rest", "method": "t-test", "use_raw": False, "layer": None,
+                       "corr_method": "benjamini-hochberg", **(params or {})},
+            "names": rec(np.broadcast_to(names, (len(groups), names.size)), object),
+            "scores": rec(self.scores, np.float32), "logfoldchanges": rec(self.logfoldchanges, np.float32),
+            "pvals": rec(self.pvals, np.float64), "pvals_adj": rec(self.pvals_adj, np.float64),
+            "pts": pd.DataFrame(self.pts.T, index=names, columns=groups),
+            "pts_rest": pd.DataFrame(self.pts_rest.T, index=names, columns=groups),
+        }
+
     def best_class(self) -> np.ndarray:
         """Per feature, the position of the class whose score is highest (the class it marks)."""
         return np.argmax(self.scores, axis=0)

@@ -124,16 +124,22 @@ def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=N
     hidden and ``scores_for(y_hidden)`` (n x K normalised class scores, e.g. :func:`propagate`
     on a graph, or a whole model refitted without them: no label decides anything about its own
     prediction) predicts them. ``chance`` = sum_c q_c^2 over the labeled classes' shares;
-    ``predicted`` (labeled samples, in index order) is -1 where a fold left no other labeled
-    sample; ``reach`` (same order) is the log of the held-out sample's score for its own class."""
+    ``predicted`` (labeled samples, in index order) is -1 where a sample was not held out (the
+    only labeled sample of its class is never hidden); ``reach`` (same order) is the log of the
+    held-out sample's score for its own class. (nan, nan, ...) when fewer than 2 samples can be
+    held out."""
     lab = np.flatnonzero(y >= 0)
     pred = np.full(lab.size, -1, dtype=np.int64)
     reach = np.full(lab.size, -np.inf)
-    if lab.size < 2:
-        return 0.0, 1.0, pred, reach
-    key = lab if positions is None else np.asarray(positions)[lab]
-    fold = np.argsort(np.argsort(key, kind="stable"), kind="stable") % max(2, min(int(folds), lab.size))
-    for f in np.unique(fold):
+    counts = np.bincount(y[lab], minlength=n_classes)
+    ok = counts[y[lab]] >= 2  # a class's only label is never hidden: the class would vanish
+    if ok.sum() < 2:
+        return float("nan"), float("nan"), pred, reach
+    key = (lab if positions is None else np.asarray(positions)[lab]).astype(float)
+    key[~ok] = np.inf
+    fold = np.argsort(np.argsort(key, kind="stable"), kind="stable") % max(2, min(int(folds), int(ok.sum())))
+    fold[~ok] = -1
+    for f in np.unique(fold[ok]):
         held = lab[fold == f]
         yy = y.copy()
         yy[held] = -1
@@ -142,9 +148,9 @@ def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=N
             pred[fold == f] = F.argmax(axis=1)
             with np.errstate(divide="ignore"):
                 reach[fold == f] = np.log(F[np.arange(held.size), y[held]])
-    share = np.bincount(y[lab], minlength=n_classes) / lab.size
-    ok = pred >= 0
-    acc = float((pred[ok] == y[lab][ok]).mean()) if ok.any() else 0.0
+    share = np.bincount(y[lab][ok], minlength=n_classes) / ok.sum()
+    done = pred >= 0
+    acc = float((pred[done] == y[lab][done]).mean()) if done.any() else 0.0
     return acc, float((share**2).sum()), pred, reach
 
 
