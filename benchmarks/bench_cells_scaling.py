@@ -33,7 +33,8 @@ import numpy as np
 
 
 def _matrix(cells: int, genes: int, seed: int):
-    from ssfs.singlecell import few_labels, generate_planted_markers, log_normalize
+    from ssfs.simulate import few_labels, generate_planted_markers
+    from ssfs.singlecell import log_normalize
 
     rng = np.random.default_rng(seed)
     sim = generate_planted_markers(cells, genes, 8, 20, rng)

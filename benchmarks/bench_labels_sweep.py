@@ -1,202 +1,473 @@
-"""Do the semi-supervised scores earn their labels? (issue 15)
+"""Labels that count (issue 28): scenario kinds x label budgets x methods, anchors included.
 
-    python benchmarks/bench_labels_sweep.py                         # simulation + 3 microarrays
-    python benchmarks/bench_labels_sweep.py --part sim --cells 5000 --out sweep.tsv
+    python benchmarks/bench_labels_sweep.py --quick          # a few minutes: docs/benchmark_labels.md (quick block)
+    python benchmarks/bench_labels_sweep.py                  # the full sweep (hours; resumable)
+    python benchmarks/bench_labels_sweep.py --part sim --scenarios counts rare --budgets 0 3/class 1% \\
+        --methods cls "cls[label_weight=1]" label_spreading_f triku --seeds 0 1 2 --no-doc
 
-Simulation: the project's planted single-cell generator (ssfs.singlecell.simulate_singlecell:
-negative-binomial counts, library-size normalised, log1p, sparse); labels are added
-per cell type (0, 1, 3, 1 % of the cells, 10, 20 per type) and each method's metric is
-the fraction of the planted markers in its top m (m = number of markers). The PCA the
-graph methods build by default ("auto") is computed once and passed as ``embedding=``
-(the same matrix; this only saves time).
+Simulations (``ssfs.simulate.SCENARIOS``: counts, nuisance programs and batches, knobs drawn per
+seed, a rare type, a type nobody labeled, 20 % wrong labels, imbalanced labels, microarrays):
+each method ranks the genes of the scenario's data given the scenario's partial labels at a
+budget (0, k per class, a share of the cells); the metric is the recall of the planted markers
+in the top m (m = number of markers). ssfs methods read ``Simulation.expression()``
+(log-normalised counts, microarray values); anchors (``benchmarks/anchors.py``, ``pip install
+-e ".[anchors]"``) read the input their documentation asks for (raw counts for seurat_v3,
+Pearson residuals, triku and Hotspot).
 
-Microarrays (../shared/data): 3 labeled samples per class. Each repetition splits the
-samples (2/3 train, stratified), shows the methods the training rows with 3 labels per
-class, and scores the top 1, 2, 5, 10, 20 features by a linear SVM (C = 1, standardised,
-trained on every training label: an oracle of the features' worth) on the test third;
-the metric is the mean accuracy over those sizes and the repetitions. ``--part pbmc``:
-the same on scanpy's bundled pbmc68k_reduced (700 cells, 10 types; 3 labels per type),
-with scanpy's baselines.
+Real sets (``--part real``): the microarrays of ../shared/data (raw intensities log2-transformed,
+floored at 1) and scanpy's pbmc68k_reduced (log-normalised ``.raw``; counts recovered from it for
+the count anchors). Each repetition splits the samples (2/3 train, stratified), shows the methods
+the training rows with 3 labels per class, and scores the top 1, 2, 5, 10, 20 features by a
+linear SVM (C = 1, standardised, trained on every training label) on the test third; the metric
+is the mean accuracy over those sizes. Each method is compared with the best other method of the
+set by the corrected resampled t-test (Nadeau & Bengio 2003; ``ssfs.experiment.stats``).
 
-Baselines: the best label-free score (variance, laplacian), labels only (fisher on the
-labeled samples) and scanpy's highly_variable_genes / rank_genes_groups on the labeled
-cells (``scanpy_hvg``, ``scanpy_rank_genes``; simulation only, they need counts-like data).
+Methods: ssfs registry names with parameters (``cls``, ``"cls[label_weight=1,weights=literal]"``)
+or anchor names. Every (data, labels, method) result is cached as JSON under ``--cache``
+(default benchmarks/results/labels_sweep/), so an interrupted run resumes; ``--fresh`` recomputes.
+Label-free methods are computed once per data set and reused for every budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
+import json
+import re
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import numpy as np
 
-SEMI = {
-    "cls": {},
-    "cls[literal]": {"weights": "literal"},
-    "cs1": {},
-    "cs2": {},
-    "c4": {},
-    "c4[literal]": {"weights": "literal"},
-    "sselect": {},
-    "csfs": {},
-    "csfs[literal]": {"weights": "literal"},
-    "enscls": {},
-    "enscls[pca]": {"space": "pca"},
-    "bcs": {},
-}
-#: on thousands of cells the adaptive (Ward, all pairs) neighbourhood takes minutes per call: the kNN
-#: neighbourhood in the simulation (enscls runs its default committee, eq. 4, on one shared graph)
-SIM_PARAMS = {"csfs": {"neighbourhood": "knn"}, "csfs[literal]": {"neighbourhood": "knn"}}
-SIM_SKIP = {"enscls[pca]"}  # what enscls's space "auto" is on the simulation's sparse counts
-BASE = {"variance": {}, "laplacian": {}, "fisher": {}, "scanpy_hvg": {}, "scanpy_rank_genes": {}}
-GRAPH = {"cls", "laplacian", "c4", "sselect"}  # take embedding=
-ARRAYS = {"GLIOMA": "asu/GLIOMA.mat", "lung_small": "asu/lung_small.mat", "TOX-171": "asu/TOX-171.mat"}
-#: real single cells (scanpy's bundled PBMC, 700 x 765, 10 types), same protocol as the microarrays
-CELLS = {"pbmc68k_reduced": None}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from anchors import ANCHORS, anchor_order, available, warm_up  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SSFS_METHODS = ["variance", "laplacian", "fisher", "cls", "csfs", "sselect"]
+ARRAY_METHODS = [*SSFS_METHODS, "efsis"]
+#: ssfs methods that ignore labels (computed once per data set)
+LABEL_FREE = {"variance", "laplacian", "pca", "scanpy_hvg", "ssdr", "wckm", "l2gfs"}
+#: on thousands of cells csfs's adaptive (Ward, all pairs) neighbourhood takes minutes per call
+SIM_PARAMS = {"csfs": {"neighbourhood": "knn"}}
+QUICK = dict(scenarios=["counts", "counts_nuisance", "rare", "unlabeled_type", "wrong_labels", "microarray"],
+             budgets=["0", "3/class", "1%"], seeds=[0], reps=2, arrays=["GLIOMA", "TOX-171"])
+FULL = dict(scenarios=None, budgets=["0", "2/class", "3/class", "1%", "10/class", "20/class"], seeds=[0, 1, 2],
+            reps=10, arrays=None)
+ARRAYS = {"ALLAML": "asu/ALLAML.mat", "colon": "asu/colon.mat", "GLIOMA": "asu/GLIOMA.mat",
+          "lung_small": "asu/lung_small.mat", "lymphoma": "asu/lymphoma.mat", "nci9": "asu/nci9.mat",
+          "Prostate-GE": "asu/Prostate-GE.mat", "TOX-171": "asu/TOX-171.mat", "cns": "efsis/cns.arff",
+          "dlbcl": "efsis/dlbcl.arff"}
+SIZES = (1, 2, 5, 10, 20)
 
 
-def _name(label: str) -> str:
-    return label.split("[")[0]
+# ----------------------------------------------------------------------------- methods
+def parse_method(spec: str) -> tuple[str, dict]:
+    """``"cls[label_weight=1,weights=literal]"`` -> ("cls", {"label_weight": 1, "weights": "literal"})."""
+    import yaml
+
+    m = re.fullmatch(r"([\w.-]+)(?:\[(.*)\])?", spec.strip())
+    if not m:
+        raise SystemExit(f"bad method spec {spec!r}: use name or name[key=value,...]")
+    params = {}
+    for item in filter(None, (m.group(2) or "").split(",")):
+        key, _, value = item.partition("=")
+        params[key.strip()] = yaml.safe_load(value)
+    return m.group(1), params
 
 
-def _run(label, params, X, y, emb=None):
+def uses_labels(spec: str) -> bool:
+    name, _ = parse_method(spec)
+    return ANCHORS[name].labels if name in ANCHORS else name not in LABEL_FREE
+
+
+def runs_on(spec: str, kind: str) -> bool:
+    """Whether the method applies to this kind of data (count anchors need counts)."""
+    name, _ = parse_method(spec)
+    return name not in ANCHORS or ANCHORS[name].input == "any" or kind == "counts"
+
+
+def rank(spec: str, data: dict, y: np.ndarray, seed: int, kind: str) -> np.ndarray | None:
+    """The method's gene order (best first) or None when it does not apply to these labels.
+    ``data``: "expression" (what an analysis reads), "counts" (raw counts or None), "embedding"
+    (PCA of the expression for the graph methods, computed on first use)."""
     from ssfs import run_method
     from ssfs.errors import InputError, MethodError, SupervisionError
+    from ssfs.registry import get_method
 
-    kw = dict(params)
-    if emb is not None and _name(label) in GRAPH:
-        kw["embedding"] = emb
+    name, params = parse_method(spec)
+    if name in ANCHORS:
+        X = data["counts"] if ANCHORS[name].input == "counts" else data["expression"]
+        return anchor_order(name, X, y, np.random.default_rng(seed))
+    if not (y >= 0).any() and get_method(name).needs:  # labels, or constraints drawn from them
+        return None
+    kw = {**(SIM_PARAMS.get(name, {}) if kind != "real" else {}), **params}
+    if name in {"cls", "laplacian", "csfs", "sselect"} and "embedding" in data and kind != "real":
+        kw.setdefault("embedding", data["embedding"]())
     try:
-        return run_method(_name(label), X, y, rng=0, **kw).order
-    except (SupervisionError, MethodError, InputError):  # e.g. fisher with one label per class; hvg on scaled data
+        return run_method(name, data["expression"], y, rng=seed, **kw).order
+    except (SupervisionError, MethodError, InputError):  # e.g. fisher with one label per class
         return None
 
 
-def sweep_sim(args, rows):
+# ----------------------------------------------------------------------------- cache
+def _digest(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+class Cache:
+    """One JSON file per (data, labels, method) under ``root``."""
+
+    def __init__(self, root: Path, fresh: bool = False, cached_only: bool = False):
+        self.root, self.fresh, self.cached_only = Path(root), fresh, cached_only
+
+    def path(self, *keys: str) -> Path:
+        return self.root.joinpath(*[re.sub(r"[^\w.=%,+-]", "_", k) for k in keys]).with_suffix(".json")
+
+    def get_or_run(self, keys: tuple[str, ...], compute, *args) -> dict | None:
+        """The cached record, else computed and stored (None with ``cached_only``)."""
+        p = self.path(*keys)
+        if p.exists() and not self.fresh:
+            return json.loads(p.read_text())
+        if self.cached_only:
+            return None
+        t = time.perf_counter()
+        try:
+            value, status = compute(*args), "ok"
+        except Exception as e:  # a crashing tool is a result too: recorded, the sweep goes on
+            value, status = None, f"error: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            traceback.print_exc(limit=2)
+        rec = {"value": value, "seconds": time.perf_counter() - t, "status": status if value is not None
+               or status != "ok" else "n/a"}
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(rec))
+        tmp.replace(p)
+        return rec
+
+
+# ----------------------------------------------------------------------------- simulations
+def _sim_data(sim) -> dict:
     from ssfs.methods._shared.representation import pca_embedding
-    from ssfs.singlecell import few_labels, simulate_singlecell
 
-    one_pct = max(1, round(0.01 * args.cells / args.types))
-    steps = sorted({0, 1, 3, one_pct, 10, 20})
-    for seed in args.seeds:
-        X, sim = simulate_singlecell(args.cells, args.genes, args.types, args.markers, seed, fold_change=args.fold)
-        emb = pca_embedding(X, 50)  # what space="auto" builds
-        mk = sim.markers.ravel()
-        m = mk.size
-        for per in steps:
-            y = few_labels(sim.cell_type, per, seed + 1) if per else np.full(args.cells, -1)
-            for label, params in {**BASE, **SEMI}.items():
-                if (args.methods and _name(label) not in args.methods) or label in SIM_SKIP:
-                    continue
-                t = time.perf_counter()
-                order = _run(label, {**params, **SIM_PARAMS.get(label, {})}, X, y, emb)
-                if order is None:
-                    continue
-                val = np.isin(order[:m], mk).mean()
-                rows.append(("sim", seed, per, label, val, time.perf_counter() - t))
-                print(f"sim seed {seed} {per:3d}/type {label:<18} {val:.2f} ({time.perf_counter() - t:.1f} s)",
-                      flush=True)
+    expr = sim.expression()
+    cache = {}
+
+    def embedding():
+        if "emb" not in cache:
+            cache["emb"] = pca_embedding(expr, 50)  # what the graph methods' space "auto" builds
+        return cache["emb"]
+
+    return {"expression": expr, "counts": sim.X if sim.kind == "counts" else None, "embedding": embedding}
 
 
-def _svm_accuracy(Xtr, ytr, Xte, yte, order, sizes=(1, 2, 5, 10, 20)):
+def sweep_scenarios(args, cache: Cache) -> list[dict]:
+    """Recall of the planted markers for every scenario x seed x budget x method."""
+    from ssfs.simulate import get_scenario
+
+    rows = []
+    for name in args.scenarios:
+        scenario = get_scenario(name)
+        for seed in args.seeds:
+            knobs = scenario.knobs_for(seed, args.quick)
+            data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}"
+            sim, data = None, None
+            for budget in args.budgets:
+                label_key = f"{_digest(scenario.labeling)}-{budget}"
+                for spec in args.methods:
+                    if sim is None:
+                        sim = scenario.simulate(seed, args.quick)
+                        data = _sim_data(sim)
+                    if not runs_on(spec, sim.kind):
+                        continue
+                    lk = label_key if uses_labels(spec) else "label-free"
+                    y = scenario.labels(sim, budget, seed)
+                    rec = cache.get_or_run(("sim", data_key, lk, spec), _recall, spec, data, y, seed, sim)
+                    if rec is None:
+                        continue
+                    rows.append({"scenario": name, "seed": seed, "budget": budget, "method": spec, **rec})
+                    print(f"{name:20s} seed {seed} {budget:>8s} {spec:24s} {_fmt(rec['value'])} "
+                          f"({rec['seconds']:.1f} s) {'' if rec['status'] == 'ok' else rec['status']}", flush=True)
+    return rows
+
+
+def _recall(spec, data, y, seed, sim):
+    order = rank(spec, data, y, seed, sim.kind)
+    return None if order is None else sim.recall(order)
+
+
+def _fmt(v) -> str:
+    return "  —  " if v is None or (isinstance(v, float) and np.isnan(v)) else f"{v:.3f}"
+
+
+# ----------------------------------------------------------------------------- real sets
+def load_real(name: str, data_dir: Path):
+    """(expression, counts or None, classes) of a real set, or None when its file is missing."""
+    if name == "pbmc68k_reduced":
+        import scanpy as sc
+        from scipy import sparse
+
+        a = sc.datasets.pbmc68k_reduced()
+        log = sparse.csr_matrix(a.raw.X, dtype=np.float64)
+        counts = log.copy()  # raw = log1p(counts * 1e4 / n_counts): invert it
+        counts.data = np.round(np.expm1(counts.data) * np.repeat(a.obs["n_counts"].to_numpy() / 1e4,
+                                                                 np.diff(counts.indptr)))
+        _, y = np.unique(a.obs["bulk_labels"].astype(str), return_inverse=True)
+        return log, counts, y
+    path = data_dir / ARRAYS[name]
+    if not path.exists():
+        return None
+    if path.suffix == ".mat":
+        from scipy.io import loadmat
+
+        d = loadmat(path)
+        X, labels = np.asarray(d["X"], dtype=float), np.asarray(d["Y"]).ravel()
+    else:
+        from scipy.io import arff
+
+        d, meta = arff.loadarff(path)
+        X = np.column_stack([d[a] for a in meta.names()[:-1]]).astype(float)
+        labels = np.asarray(d[meta.names()[-1]]).astype(str)
+    if X.max() > 100:  # raw intensities: what an analyst does first
+        X = np.log2(np.maximum(X, 1.0))
+    _, y = np.unique(labels, return_inverse=True)
+    return X, None, y
+
+
+def _svm_accuracy(Xtr, ytr, Xte, yte, order) -> float:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC
 
+    def columns(M, f):
+        return M[:, f].toarray() if hasattr(M, "toarray") else M[:, f]
+
     acc = []
-    for s in sizes:
-        f = order[:s]
-        clf = make_pipeline(StandardScaler(), SVC(kernel="linear", C=1.0)).fit(Xtr[:, f], ytr)
-        acc.append(float((clf.predict(Xte[:, f]) == yte).mean()))
+    for s in SIZES:
+        f = np.asarray(order[:s])
+        clf = make_pipeline(StandardScaler(), SVC(kernel="linear", C=1.0)).fit(columns(Xtr, f), ytr)
+        acc.append(float((clf.predict(columns(Xte, f)) == yte).mean()))
     return float(np.mean(acc))
 
 
-def sweep_arrays(args, rows):
-    from scipy.io import loadmat
+def sweep_real(args, cache: Cache) -> list[dict]:
+    """Mean SVM accuracy on the top 1-20 features, 3 labels per class, per set x rep x method."""
     from sklearn.model_selection import StratifiedShuffleSplit
 
-    sets = {**(ARRAYS if args.part in ("all", "arrays") else {}), **(CELLS if args.part in ("all", "pbmc") else {})}
-    for name, rel in sets.items():
-        if rel is None:  # builtin single-cell set
-            from ssfs.io.builtin import load_builtin
+    from ssfs.simulate import labels_per_class
 
-            a = load_builtin(name)
-            X = np.asarray(a.X, dtype=float)
-            _, y = np.unique(a.obs["label"].astype(str), return_inverse=True)
-        else:
-            path = Path(args.data) / rel
-            if not path.exists():
-                print(f"# {path} missing: skipped", flush=True)
-                continue
-            d = loadmat(path)
-            X = np.asarray(d["X"], dtype=float)
-            _, y = np.unique(np.asarray(d["Y"]).ravel(), return_inverse=True)
-        sss = StratifiedShuffleSplit(n_splits=args.reps, test_size=1 / 3, random_state=0)
-        for rep, (tr, te) in enumerate(sss.split(X, y)):
-            rng = np.random.default_rng(rep)
-            ylab = np.full(tr.size, -1)
-            for c in np.unique(y[tr]):
-                idx = np.flatnonzero(y[tr] == c)
-                pick = rng.choice(idx, size=min(3, idx.size), replace=False)
-                ylab[pick] = c
-            for label, params in {**BASE, **SEMI}.items():
-                if (_name(label).startswith("scanpy") and rel is not None) or (
-                        args.methods and _name(label) not in args.methods):
+    rows = []
+    for name in args.real:
+        loaded = load_real(name, Path(args.data))
+        if loaded is None:
+            print(f"# {name}: missing under {args.data}, skipped", flush=True)
+            continue
+        X, counts, y = loaded
+        kind = "counts" if counts is not None else "microarray"
+        splits = StratifiedShuffleSplit(n_splits=args.reps, test_size=1 / 3, random_state=0).split(
+            np.zeros(y.size), y)
+        for rep, (tr, te) in enumerate(splits):
+            ylab = labels_per_class(y[tr], 3, np.random.default_rng(rep))
+            data = {"expression": X[tr], "counts": None if counts is None else counts[tr]}
+            for spec in args.real_methods:
+                if not runs_on(spec, kind):
                     continue
-                t = time.perf_counter()
-                order = _run(label, params, X[tr], ylab)
-                if order is None:
+                rec = cache.get_or_run(("real", name, f"rep{rep}", spec), _real_value,
+                                       spec, data, ylab, rep, X, y, tr, te)
+                if rec is None:
                     continue
-                val = _svm_accuracy(X[tr], y[tr], X[te], y[te], order)
-                rows.append((name, rep, 3, label, val, time.perf_counter() - t))
-                print(f"{name} rep {rep} {label:<18} {val:.3f} ({time.perf_counter() - t:.1f} s)", flush=True)
+                rows.append({"dataset": name, "rep": rep, "n_train": tr.size, "n_test": te.size,
+                             "method": spec, **rec})
+                print(f"{name:16s} rep {rep} {spec:24s} {_fmt(rec['value'])} ({rec['seconds']:.1f} s)", flush=True)
+    return rows
 
 
-def summary(rows) -> str:
+def _real_value(spec, data, ylab, rep, X, y, tr, te):
+    order = rank(spec, data, ylab, rep, "real")
+    return None if order is None else _svm_accuracy(X[tr], y[tr], X[te], y[te], order)
+
+
+# ----------------------------------------------------------------------------- tables
+def _bold_best(row, cols) -> list[str]:
+    vals = [row[c] for c in cols]
+    finite = [v for v in vals if v is not None and np.isfinite(v)]
+    best = max(finite) if finite else None
+    return [("**" + _fmt(v).strip() + "**") if best is not None and v is not None and np.isfinite(v)
+            and v >= best - 1e-9 else _fmt(v).strip() for v in vals]
+
+
+def _md(header: list[str], lines: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(line) + " |" for line in lines]
+    return "\n".join(out)
+
+
+def _short(spec: str) -> str:
+    return {"label_spreading_f": "LS+F", "label_propagation_f": "LP+F", "rank_genes_groups": "rank_genes",
+            "hvg_seurat": "hvg", "hvg_seurat_v3": "hvg_v3", "hvg_pearson": "pearson"}.get(spec, spec)
+
+
+def sim_tables(rows: list[dict], methods: list[str], budgets: list[str]) -> str:
+    """Recall (mean over seeds) per scenario x budget x method, best anchor / best ssfs, and seconds."""
     import pandas as pd
 
-    df = pd.DataFrame(rows, columns=["data", "rep", "labeled_per_class", "method", "value", "seconds"])
-    tab = df.groupby(["data", "labeled_per_class", "method"])["value"].mean().unstack(["data", "labeled_per_class"])
-    return tab.round(2).to_markdown()
+    df = pd.DataFrame(rows)
+    df["value"] = pd.to_numeric(df["value"], errors="coerce")
+    mean = df.groupby(["scenario", "budget", "method"])["value"].mean()
+    seeds = df.groupby("scenario")["seed"].nunique()
+    anchors = [m for m in methods if parse_method(m)[0] in ANCHORS]
+    ours = [m for m in methods if m not in anchors]
+    lines = []
+    for scen in dict.fromkeys(df["scenario"]):
+        for b in budgets:
+            row = {m: mean.get((scen, b, m), np.nan) for m in methods}
+            best_a = np.nanmax([row[m] for m in anchors] + [-np.inf])
+            best_o = np.nanmax([row[m] for m in ours] + [-np.inf])
+            row["best anchor"], row["best ssfs"] = (v if np.isfinite(v) else np.nan for v in (best_a, best_o))
+            lines.append([scen, b, str(seeds[scen]), *_bold_best(row, methods),
+                          _fmt(row["best anchor"]).strip(), _fmt(row["best ssfs"]).strip()])
+    table = _md(["scenario", "labels", "seeds", *map(_short, methods), "best anchor", "best ssfs"], lines)
+    ok = df[df["status"] == "ok"]
+    sec = ok.groupby(["method", "scenario"])["seconds"].mean().unstack()
+    tl = [[_short(m), *[f"{sec.loc[m, s]:.1f}" if m in sec.index and s in sec.columns and np.isfinite(
+        sec.loc[m, s]) else "—" for s in sec.columns]] for m in methods]
+    return table + "\n\nSeconds per call (mean; one BLAS thread, shared 2-core machine):\n\n" + _md(
+        ["method", *sec.columns], tl)
+
+
+def real_tables(rows: list[dict], methods: list[str], alpha: float = 0.05) -> str:
+    """Mean accuracy per set x method; ▼ = significantly behind the set's best (corrected resampled t-test)."""
+    import pandas as pd
+
+    from ssfs.experiment.stats import corrected_resampled_ttest
+
+    df = pd.DataFrame(rows)
+    df["value"] = pd.to_numeric(df["value"], errors="coerce")
+    lines = []
+    for name, d in df.groupby("dataset", sort=False):
+        wide = d.pivot(index="rep", columns="method", values="value")
+        means = {m: (wide[m].mean() if m in wide and wide[m].notna().all() else np.nan) for m in methods}
+        if not any(np.isfinite(v) for v in means.values()):
+            continue
+        best = max((m for m in methods if np.isfinite(means[m])), key=lambda m: means[m])
+        n_train, n_test = d["n_train"].iloc[0], d["n_test"].iloc[0]
+        cells = _bold_best(means, methods)
+        for i, m in enumerate(methods):
+            if m != best and np.isfinite(means[m]):
+                _, p = corrected_resampled_ttest(wide[m], wide[best], n_train=n_train, n_test=n_test)
+                cells[i] += " ▼" if p < alpha and means[m] < means[best] else ""
+        lines.append([name, str(wide.shape[0]), *cells, _short(best)])
+    table = _md(["set", "reps", *map(_short, methods), "best"], lines)
+    ok = df[df["status"] == "ok"]
+    sec = ok.groupby(["method", "dataset"])["seconds"].mean().unstack()
+    tl = [[_short(m), *[f"{sec.loc[m, s]:.1f}" if m in sec.index and np.isfinite(sec.loc[m, s]) else "—"
+                        for s in sec.columns]] for m in methods]
+    return table + "\n\nSeconds per call (mean):\n\n" + _md(["method", *sec.columns], tl)
+
+
+def write_doc(path: Path, block: str, text: str) -> None:
+    """Replace the page's ``block`` between its markers (appended when new); the rest of the page stays."""
+    begin, end = f"<!-- sweep:{block} -->", f"<!-- /sweep:{block} -->"
+    page = path.read_text() if path.exists() else "# Labels that count: the benchmark\n"
+    new = f"{begin}\n{text.strip()}\n{end}"
+    if begin in page and end in page:
+        page = page[: page.index(begin)] + new + page[page.index(end) + len(end):]
+    else:
+        page = page.rstrip() + "\n\n" + new + "\n"
+    path.write_text(page)
+
+
+# ----------------------------------------------------------------------------- main
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small data, few scenarios and budgets, 1 seed (minutes)")
+    ap.add_argument("--part", choices=("all", "sim", "real"), default="all")
+    ap.add_argument("--scenarios", nargs="+", help="scenario kinds (default: quick or all)")
+    ap.add_argument("--budgets", nargs="+", help="label budgets: 0, k/class, f%%")
+    ap.add_argument("--seeds", type=int, nargs="+")
+    ap.add_argument("--methods", nargs="+", help="ssfs methods (name or name[k=v,...]) and anchors")
+    ap.add_argument("--real", nargs="+", help="real sets (microarray names, pbmc68k_reduced)")
+    ap.add_argument("--reps", type=int, help="repetitions of the real sets")
+    ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data"))
+    ap.add_argument("--cache", default=str(HERE / "results" / "labels_sweep"))
+    ap.add_argument("--fresh", action="store_true", help="recompute cached results")
+    ap.add_argument("--cached-only", action="store_true", help="tables from what is cached, compute nothing")
+    ap.add_argument("--doc", default=str(HERE.parent / "docs" / "benchmark_labels.md"))
+    ap.add_argument("--block", help="the doc page's block to replace (default: quick or full)")
+    ap.add_argument("--no-doc", action="store_true", help="print the tables only")
+    ap.add_argument("--out", help="also write every measurement as TSV")
+    args = ap.parse_args(argv)
+    from ssfs.simulate import SCENARIOS
+
+    mode = QUICK if args.quick else FULL
+    args.scenarios = args.scenarios or mode["scenarios"] or list(SCENARIOS)
+    args.budgets = args.budgets or mode["budgets"]
+    args.seeds = args.seeds if args.seeds is not None else mode["seeds"]
+    args.reps = args.reps or mode["reps"]
+    if not Path(args.data).is_dir():
+        args.data = "/work/shared/data"
+    args.real = args.real or [*(mode["arrays"] or ARRAYS), "pbmc68k_reduced"]
+    anchors = [a for a in ANCHORS if available(a)]
+    missing = [a for a in ANCHORS if not available(a)]
+    if missing:
+        print(f"# anchors not installed (pip install -e '.[anchors]'): {', '.join(missing)}", flush=True)
+    args.real_methods = args.methods or [*ARRAY_METHODS, *anchors]
+    args.methods = args.methods or [*SSFS_METHODS, *anchors]
+    args.block = args.block or ("quick" if args.quick else "full")
+    return args
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", choices=("all", "sim", "arrays", "pbmc"), default="all")
-    ap.add_argument("--cells", type=int, default=3000)
-    ap.add_argument("--genes", type=int, default=1000)
-    ap.add_argument("--types", type=int, default=5)
-    ap.add_argument("--markers", type=int, default=20)
-    ap.add_argument("--fold", type=float, default=3.0, help="marker fold change")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--reps", type=int, default=5, help="microarray repetitions")
-    ap.add_argument("--methods", nargs="*", help="only these registry names")
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[1] / ".." / ".." / "shared" / "data"))
-    ap.add_argument("--label-weights", type=float, nargs="*", default=[],
-                    help="also run cls with these label_weight values (ablation of the default 10)")
-    ap.add_argument("--out", help="TSV of every measurement")
-    args = ap.parse_args(argv)
-    if not Path(args.data).is_dir():
-        args.data = "/work/shared/data"
+    args = parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    for w in args.label_weights:
-        SEMI[f"cls[label_weight={w:g}]"] = {"label_weight": w}
-    rows = []
+    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=args.fresh,
+                  cached_only=args.cached_only)
+    started = time.perf_counter()
+    parts = []
     with threadpool_limits(1):
+        if not args.cached_only:
+            warm_up({*args.methods, *args.real_methods})
         if args.part in ("all", "sim"):
-            sweep_sim(args, rows)
-        if args.part in ("all", "arrays", "pbmc"):
-            sweep_arrays(args, rows)
-    if args.out:
+            parts.append(sim_part(args, cache))
+        if args.part in ("all", "real"):
+            parts.append(real_part(args, cache))
+    cmd = "python benchmarks/bench_labels_sweep.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    stamp = (f"`{cmd.strip()}` — {datetime.date.today().isoformat()}, "
+             f"{(time.perf_counter() - started) / 60:.1f} min for what was not cached.")
+    text = stamp + "\n\n" + "\n\n".join(parts)
+    print(text)
+    if not args.no_doc:
+        write_doc(Path(args.doc), args.block, text)
+    return 0
+
+
+def sim_part(args, cache) -> str:
+    rows = sweep_scenarios(args, cache)
+    _tsv(args.out, "sim", rows)
+    if not rows:
+        return ""
+    return ("Recall of the planted markers in the top m (m = number of markers), mean over seeds; "
+            "**bold** = best of the row.\n\n" + sim_tables(rows, args.methods, args.budgets))
+
+
+def real_part(args, cache) -> str:
+    rows = sweep_real(args, cache)
+    _tsv(args.out, "real", rows)
+    if not rows:
+        return ""
+    return (f"Real sets: mean linear-SVM accuracy on the top {', '.join(map(str, SIZES))} features, 3 labels "
+            f"per class, {args.reps} stratified 2/3 - 1/3 splits; **bold** = best, ▼ = significantly behind "
+            "the best (corrected resampled t-test, p < 0.05).\n\n" + real_tables(rows, args.real_methods))
+
+
+def _tsv(out, part, rows):
+    if out:
         import pandas as pd
 
-        pd.DataFrame(rows, columns=["data", "rep", "labeled_per_class", "method", "value", "seconds"]).to_csv(
-            args.out, sep="\t", index=False)
-    print(summary(rows))
-    return 0
+        pd.DataFrame(rows).to_csv(f"{out}.{part}.tsv", sep="\t", index=False)
 
 
 if __name__ == "__main__":

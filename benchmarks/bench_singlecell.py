@@ -47,12 +47,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from ssfs import run_method
-    from ssfs.singlecell import (
-        few_labels,
-        generate_planted_markers,
-        log_normalize,
-        neighbors_graph,
-    )
+    from ssfs.simulate import few_labels, generate_planted_markers
+    from ssfs.singlecell import log_normalize, neighbors_graph
 
     rng = np.random.default_rng(args.seed)
     rows = []

@@ -24,7 +24,7 @@ from ssfs.methods._shared.graph import (
     pair_weights,
     pairs_matrix,
 )
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 
 def main() -> None:

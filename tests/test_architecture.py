@@ -29,7 +29,7 @@ LAYERS = (
     ("runner", "io"),
     ("experiment",),
     ("selector", "tl", "singlecell"),
-    ("report", "workflow"),
+    ("report", "workflow", "simulate"),
     ("ssfs",),
     ("cli",),
 )

@@ -6,12 +6,8 @@ from scipy import sparse
 
 from ssfs import list_methods, run_method
 from ssfs.errors import InputError, MethodError, SupervisionError
-from ssfs.singlecell import (
-    few_labels,
-    generate_planted_markers,
-    log_normalize,
-    neighbors_graph,
-)
+from ssfs.simulate import few_labels, generate_planted_markers
+from ssfs.singlecell import log_normalize, neighbors_graph
 
 ad = pytest.importorskip("anndata")
 sc = pytest.importorskip("scanpy")
@@ -37,14 +33,14 @@ def test_generated_counts_are_sparse_reproducible_with_planted_markers(sim):
     assert 0.02 < sim.X.nnz / (1200 * 200) < 0.5
     assert np.array_equal(sim.X.data, np.round(sim.X.data)) and sim.X.data.min() >= 1
     again = generate_planted_markers(1200, 200, 4, 8, rng=7)
-    assert (again.X != sim.X).nnz == 0 and np.array_equal(again.markers, sim.markers)
+    assert (again.X != sim.X).nnz == 0 and np.array_equal(again.membership, sim.membership)
     assert (generate_planted_markers(1200, 200, 4, 8, rng=8).X != sim.X).nnz > 0
-    assert sim.markers.shape == (4, 8) and np.unique(sim.markers).size == 32
+    assert sim.membership.shape == (4, 200) and (sim.membership.sum(axis=1) == 8).all() and sim.markers.size == 32
     assert np.array_equal(np.bincount(sim.cell_type), [300] * 4)
     dense = sim.X.toarray()
     for t in range(4):  # each marker's mean count in its type is several-fold its mean elsewhere
-        inside = dense[sim.cell_type == t][:, sim.markers[t]].mean(axis=0)
-        outside = dense[sim.cell_type != t][:, sim.markers[t]].mean(axis=0)
+        inside = dense[sim.cell_type == t][:, sim.markers_of(t)].mean(axis=0)
+        outside = dense[sim.cell_type != t][:, sim.markers_of(t)].mean(axis=0)
         assert np.all(inside > 3 * outside)
     with pytest.raises(InputError, match="n_types \\* n_markers"):
         generate_planted_markers(10, 5, 3, 2)

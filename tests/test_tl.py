@@ -7,7 +7,7 @@ from scipy import sparse
 
 import ssfs
 from ssfs import SupervisionError
-from ssfs.singlecell import few_labels, generate_planted_markers
+from ssfs.simulate import few_labels, generate_planted_markers
 
 ad = pytest.importorskip("anndata")
 

@@ -367,7 +367,7 @@ def test_csfsr_relevance_survives_scattered_shadows(shared_data):
     kept, though every pool feature beat every shadow. Below every shadow now counts as relevant."""
     import scipy.io
 
-    from ssfs.singlecell import few_labels
+    from ssfs.simulate import few_labels
 
     m = scipy.io.loadmat(shared_data / "asu" / "TOX-171.mat")
     X = np.asarray(m["X"], dtype=float)
@@ -385,7 +385,7 @@ def test_csfsr_relevance_with_a_wide_shadow_null(shared_data):
     their own shadow. Below the shadows' 2 % quantile (``relevance_quantile``) keeps the pool."""
     import scipy.io
 
-    from ssfs.singlecell import few_labels
+    from ssfs.simulate import few_labels
 
     m = scipy.io.loadmat(shared_data / "asu" / "TOX-171.mat")
     X = np.asarray(m["X"], dtype=float)

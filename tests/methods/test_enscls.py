@@ -222,7 +222,7 @@ def test_members_share_a_pca_graph_on_single_cells():
     from ssfs.methods._shared.cls import balanced_cls
     from ssfs.methods._shared.graph import heat_kernel_graph
     from ssfs.methods._shared.representation import pca_embedding, single_cell_like
-    from ssfs.singlecell import few_labels, simulate_singlecell
+    from ssfs.simulate import few_labels, simulate_singlecell
 
     X, sim = simulate_singlecell(1500, 300, 3, 10, 0, fold_change=3.0)
     assert single_cell_like(X)

@@ -7,7 +7,7 @@ from scipy import sparse
 from ssfs import run_method
 from ssfs.methods._shared import cls, graph, kernels
 from ssfs.methods._shared.representation import pca_embedding
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 pytest.importorskip("numba")
 

@@ -13,7 +13,7 @@ from ssfs.methods._shared.cls import balanced_cls, label_share_of, mean_partner_
 from ssfs.methods._shared.graph import heat_kernel_graph
 from ssfs.methods._shared.representation import graph_space, pca_embedding, single_cell_like
 from ssfs.methods.constraint_score import ml_cl_sums, pair_sq_sum
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 
 @pytest.fixture
@@ -167,7 +167,8 @@ def _earns_its_labels(seed):
 
 
 def test_negative_binomial_counts_are_overdispersed_and_normalised():
-    from ssfs.singlecell import generate_planted_markers, normalize_log1p
+    from ssfs.simulate import generate_planted_markers
+    from ssfs.singlecell import normalize_log1p
 
     kw = dict(depth_sd=0.0, rate_sd=0.0, mean_expression=2.0)  # every gene and cell alike outside markers
     pois = generate_planted_markers(4000, 60, 2, 5, rng=3, **kw).X.toarray()

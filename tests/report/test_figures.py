@@ -188,3 +188,55 @@ def test_reruns_write_identical_figure_files(tmp_path, tidy):
         F.curve_vs_features(tidy, "accuracy", tmp_path / f"run{k}")
     for ext in (".svg", ".png", ".pdf"):
         assert (tmp_path / f"run0{ext}").read_bytes() == (tmp_path / f"run1{ext}").read_bytes(), ext
+
+
+# ------------------------------------------------------------- selection mode: dot plot, stability path
+def _dot_stats():
+    rows = []
+    for f, means, fracs in (("CD3E", (0.1, 2.0, 0.4), (0.1, 0.9, 0.3)), ("MS4A1", (3.0, 0.0, 1.0), (1.0, 0.0, 0.5))):
+        for g, m, fr in zip(("B", "T", "NK"), means, fracs, strict=True):
+            rows.append(dict(feature=f, group=g, mean=m, fraction=fr))
+    return pd.DataFrame(rows)
+
+
+def test_dotplot_draws_scaled_means_and_fractions(tmp_path):
+    fig = F.dotplot(_dot_stats(), tmp_path / "dots", marks={"CD3E": "T", "MS4A1": "B"}, title="markers")
+    _check_files_small(tmp_path / "dots")
+    ax = fig.axes[0]
+    dots = next(c for c in ax.collections if c.get_gid() == "dots")
+    # rows = features top to bottom, columns = groups: (group position, feature position)
+    np.testing.assert_array_equal(dots.get_offsets(), [[0, 0], [1, 0], [2, 0], [0, 1], [1, 1], [2, 1]])
+    # colour: mean scaled to 0..1 per feature (CD3E: (0.1, 2.0, 0.4) -> (0, 1, 0.3/1.9))
+    np.testing.assert_allclose(dots.get_array(), [0, 1, 0.3 / 1.9, 1, 0, 1 / 3])
+    np.testing.assert_allclose(dots.get_sizes(), 200 * np.array([0.1, 0.9, 0.3, 1.0, 0.0, 0.5]))
+    ring = next(c for c in ax.collections if c.get_gid() == "marks")
+    np.testing.assert_array_equal(ring.get_offsets(), [[1, 0], [0, 1]])  # CD3E marks T, MS4A1 marks B
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["CD3E", "MS4A1"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["B", "T", "NK"]
+    # no fraction column (a microarray): equal squares, a heat map; the order given is kept
+    heat = F.dotplot(_dot_stats().drop(columns="fraction"), features=["MS4A1", "CD3E"], groups=["NK", "B"])
+    d = next(c for c in heat.axes[0].collections if c.get_gid() == "dots")
+    assert len(set(d.get_sizes())) == 1
+    np.testing.assert_allclose(d.get_array(), [0, 1, 1, 0])  # scaled over the groups drawn: MS4A1 (1, 3), CD3E (.4, .1)
+    with pytest.raises(F.InputError, match="dotplot: table lacks column"):
+        F.dotplot(pd.DataFrame({"feature": ["a"], "group": ["b"]}))
+
+
+def _check_files_small(base):
+    for ext in (".png", ".pdf", ".svg"):
+        assert base.with_name(base.name + ext).stat().st_size > 1000
+
+
+def test_stability_path_lines_threshold_and_q(tmp_path):
+    qs = np.arange(1, 6)
+    t = pd.concat([pd.DataFrame({"feature": f, "q": qs, "frequency": fr}) for f, fr in (
+        ("g1", [0.6, 0.9, 1.0, 1.0, 1.0]), ("g2", [0.0, 0.2, 0.5, 0.8, 0.9]), ("g3", [0, 0, 0.1, 0.1, 0.3]))])
+    fig = F.stability_path(t, tmp_path / "path", threshold=0.8, q=4)
+    _check_files_small(tmp_path / "path")
+    lines = {ln.get_gid(): ln for ln in fig.axes[0].get_lines()}
+    assert {"g1", "g2", "other:g3", "threshold", "q"} <= set(lines)  # g1, g2 reach 0.8 at q = 4
+    np.testing.assert_allclose(lines["g2"].get_ydata(), [0.0, 0.2, 0.5, 0.8, 0.9])
+    np.testing.assert_array_equal(lines["g2"].get_xdata(), qs)
+    assert lines["q"].get_xdata()[0] == 4 and lines["threshold"].get_ydata()[0] == 0.8
+    only = F.stability_path(t, selected=["g3"], max_lines=2)  # g3 kept because it is selected
+    assert {ln.get_gid() for ln in only.axes[0].get_lines()} == {"g3", "other:g1", "other:g2"}

@@ -340,13 +340,190 @@ def runtime_bars(df: pd.DataFrame, path, *, time_metric: str = "runtime_s",
     return _save(fig, path)
 
 
+# ------------------------------------------------------ selection mode: the answer
+def _ordered(values) -> list:
+    """Distinct values in order of first appearance (categories in their own order)."""
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        present = set(values.dropna())
+        return [c for c in values.cat.categories if c in present]
+    return list(dict.fromkeys(values))
+
+
+def _dot_values(stats: pd.DataFrame, feats: list, grps: list, standard_scale: bool):
+    """(colour, size, all the same size) matrices, features x groups, of :func:`dotplot`."""
+    sub = stats[stats["feature"].isin(feats) & stats["group"].isin(grps)]
+
+    def wide(col):
+        return sub.pivot_table(index="feature", columns="group", values=col, aggfunc="first",
+                               observed=True).reindex(index=feats, columns=grps).to_numpy(dtype=float)
+
+    colour = wide("mean")
+    if standard_scale:
+        lo, hi = np.nanmin(colour, axis=1, keepdims=True), np.nanmax(colour, axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            colour = np.where(hi > lo, (colour - lo) / (hi - lo), 0.5)
+    if "fraction" not in sub.columns:
+        return colour, np.ones_like(colour), True
+    size = np.clip(wide("fraction"), 0, 1)
+    return colour, size, bool(np.allclose(np.nan_to_num(size, nan=1.0), 1.0))
+
+
+def dotplot(stats: pd.DataFrame, path=None, *, features: Sequence | None = None, groups: Sequence | None = None,
+            standard_scale: bool = True, marks: Mapping | None = None, title: str | None = None,
+            max_features: int = 60) -> Figure:
+    """Dot plot of features by class (scanpy's ``dotplot`` layout, one row per feature).
+
+    Parameters
+    ----------
+    stats : pandas.DataFrame
+        Long table, one row per (feature, group): columns ``feature``, ``group``, ``mean``
+        (the feature's mean in the group) and, optionally, ``fraction`` (share of the group's
+        samples with a non-zero value, 0..1). Without ``fraction`` (or when it is 1
+        everywhere, as for microarrays) every dot has the same size: a heat map.
+    path : str or pathlib.Path, optional
+        Also write ``path`` as .svg, .png and .pdf (a suffix is replaced).
+    features, groups : sequence, optional
+        Rows (top to bottom) and columns (left to right) to draw, in this order; default:
+        as they first appear in ``stats`` (a categorical ``group`` keeps its categories' order).
+    standard_scale : bool
+        Colour = the mean scaled to 0..1 per feature across the groups (scanpy's
+        ``standard_scale="var"``: which group a feature is highest in), else the mean itself.
+    marks : mapping, optional
+        feature -> the group it marks; that dot gets a black ring.
+    title : str, optional
+        Axes title.
+    max_features : int
+        At most this many rows (the first ones); the title says how many were left out.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes (the dots: a ``PathCollection`` with ``gid="dots"``, offsets (group
+        position, feature position)) and a colour bar.
+    """
+    _require(stats, ("feature", "group", "mean"), "dotplot")
+    feats = list(features) if features is not None else _ordered(stats["feature"])
+    cut = max(len(feats) - int(max_features), 0)
+    feats = feats[: int(max_features)]
+    grps = list(groups) if groups is not None else _ordered(stats["group"])
+    colour, size, same = _dot_values(stats, feats, grps, standard_scale)
+    gx, fy = np.meshgrid(np.arange(len(grps)), np.arange(len(feats)))
+    with mpl.rc_context(STYLE):
+        fig = Figure(figsize=(1.6 + 0.42 * max(len(grps), 2) + 1.2, 0.9 + 0.2 * max(len(feats), 3)),
+                     layout="constrained")
+        ax = fig.add_subplot()
+        ax.grid(False)
+        area = 200.0 * (size if not same else np.full_like(size, 0.8))
+        dots = ax.scatter(gx.ravel(), fy.ravel(), s=np.nan_to_num(area.ravel()), c=colour.ravel(), cmap="Reds",
+                          vmin=0 if standard_scale else None, vmax=1 if standard_scale else None,
+                          edgecolors="0.6", linewidths=0.3, marker="o" if not same else "s", gid="dots")
+        if marks:
+            ring = [(grps.index(marks[f]), i) for i, f in enumerate(feats) if marks.get(f) in grps]
+            if ring:
+                rx, ry = zip(*ring, strict=True)
+                ax.scatter(rx, ry, s=230 if not same else 190, facecolors="none", edgecolors="black",
+                           linewidths=1.0, marker="o" if not same else "s", gid="marks")
+        ax.set_xticks(range(len(grps)), [str(g) for g in grps], rotation=45, ha="right")
+        ax.set_yticks(range(len(feats)), [str(f) for f in feats])
+        ax.set_xlim(-0.6, len(grps) - 0.4)
+        ax.set_ylim(len(feats) - 0.5, -0.5)
+        ax.tick_params(length=0)
+        for s in ax.spines.values():
+            s.set_visible(False)
+        fig.colorbar(dots, ax=ax, shrink=min(0.8, 4.0 / max(len(feats), 1) + 0.3), pad=0.02,
+                     label="mean, scaled per feature" if standard_scale else "mean")
+        if not same:
+            handles = [Line2D([], [], ls="", marker="o", markersize=np.sqrt(200.0 * f), color="0.5") for f in
+                       (0.25, 0.5, 1.0)]
+            ax.legend(handles, ["25 %", "50 %", "100 %"], title="fraction\nexpressing", loc="upper left",
+                      bbox_to_anchor=(1.0, -0.02), frameon=False, fontsize=7, title_fontsize=7)
+        text = (title or "") + (f" (first {len(feats)}; {cut} more not shown)" if cut else "")
+        if text:
+            ax.set_title(text.strip())
+    return fig if path is None else _save(fig, path)
+
+
+def stability_path(path_table: pd.DataFrame, path=None, *, threshold: float | None = None, q: int | None = None,
+                   selected: Sequence | None = None, title: str | None = None, max_lines: int = 200) -> Figure:
+    """The stability path: each feature's selection frequency against q, the number of
+    features each resample selects (Meinshausen & Bühlmann 2010, Fig. 1, with q in place of
+    the regularisation).
+
+    Parameters
+    ----------
+    path_table : pandas.DataFrame
+        Long table, one row per (feature, q): columns ``feature``, ``q`` (an integer >= 1) and
+        ``frequency`` (share of the resamples whose top ``q`` holds the feature, 0..1).
+    path : str or pathlib.Path, optional
+        Also write ``path`` as .svg, .png and .pdf (a suffix is replaced).
+    threshold : float, optional
+        The selection threshold: a horizontal line.
+    q : int, optional
+        The q that was used: a vertical line.
+    selected : sequence, optional
+        The selected features: drawn in colour (each a ``Line2D`` with ``gid = feature``),
+        the others thin and grey (``gid = "other:" + feature``). Default: the features whose
+        frequency at ``q`` reaches ``threshold`` (none without both).
+    title : str, optional
+        Axes title.
+    max_lines : int
+        Draw at most this many features (those with the highest largest frequency).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes; x = q, y = selection frequency.
+    """
+    _require(path_table, ("feature", "q", "frequency"), "stability_path")
+    t = path_table.sort_values(["feature", "q"], kind="stable")
+    top = t.groupby("feature", sort=False)["frequency"].max().sort_values(ascending=False, kind="stable")
+    keep = list(top.index[: int(max_lines)])
+    if selected is None:
+        selected = []
+        if threshold is not None and q is not None:
+            at = t[t["q"] == q]
+            selected = list(at.loc[at["frequency"] >= threshold, "feature"])
+    chosen = [f for f in dict.fromkeys(selected) if f in set(t["feature"])]
+    cmap = mpl.colormaps["tab10" if len(chosen) <= 10 else "tab20"]
+    with mpl.rc_context(STYLE):
+        fig = Figure(figsize=(5.6, 3.2), layout="constrained")
+        ax = fig.add_subplot()
+        groups = dict(tuple(t.groupby("feature", sort=False)))
+        for f in keep:
+            if f in chosen:
+                continue
+            g = groups[f]
+            ax.plot(g["q"], g["frequency"], color="0.7", lw=0.6, alpha=0.7, gid=f"other:{f}")
+        for i, f in enumerate(chosen):
+            g = groups[f]
+            ax.plot(g["q"], g["frequency"], color=cmap(i % cmap.N), lw=1.3, gid=str(f),
+                    label=str(f) if i < 12 else None)
+        if threshold is not None:
+            ax.axhline(threshold, color="crimson", ls="--", lw=1, gid="threshold")
+        if q is not None:
+            ax.axvline(q, color="0.2", ls=":", lw=1, gid="q")
+        ax.set_xlabel("q: features each resample selects")
+        ax.set_ylabel("selection frequency")
+        ax.set_ylim(-0.03, 1.03)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if chosen:
+            more = f" (+{len(chosen) - 12})" if len(chosen) > 12 else ""
+            ax.legend(loc="lower right", fontsize=6, ncols=2, frameon=False, title=f"selected{more}",
+                      title_fontsize=7)
+        if title:
+            ax.set_title(title)
+    return fig if path is None else _save(fig, path)
+
+
 __all__ = [
     "STYLE",
     "cd_diagram",
     "curve_vs_features",
     "curve_vs_parameter",
+    "dotplot",
     "method_colors",
     "runtime_bars",
+    "stability_path",
     "stability_vs_features",
     "win_tie_loss_heatmap",
 ]

@@ -1,0 +1,164 @@
+"""Partial labels drawn from the true classes: how many, which classes, how many wrong.
+
+Every scheme returns integer codes with -1 for unlabeled samples (the library's convention)
+and applies to any simulation (or any true labels). :func:`make_labels` composes them:
+
+* a budget: ``k`` labeled samples per class (``3`` or ``"3/class"``) or a share of all
+  samples (``"1%"`` or ``0.01``); 0 = no labels;
+* ``hidden``: classes never labeled (a type nobody annotated);
+* ``imbalance``: class budgets falling geometrically from the first shown class to the
+  last, the last getting 1/``imbalance`` of the first;
+* ``wrong``: that share of the labeled samples gets another class.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .planting import largest_remainder
+from .truth import as_generator
+
+
+def labels_per_class(classes, k: int | Sequence[int] | Mapping[int, int], rng=0) -> np.ndarray:
+    """``k`` randomly chosen labeled samples of each class (all of a class smaller than ``k``).
+
+    Parameters
+    ----------
+    classes : array of int
+        True class of every sample.
+    k : int, sequence (one per class present, in sorted order) or mapping class -> count
+        Labels to draw per class; classes missing from a mapping get none.
+    rng : int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        Int64 codes, -1 for unlabeled samples.
+    """
+    rng = as_generator(rng)
+    classes = np.asarray(classes)
+    present = np.unique(classes)
+    if isinstance(k, Mapping):
+        budget = {int(c): int(k.get(int(c), 0)) for c in present}
+    elif np.ndim(k) == 0:
+        budget = {int(c): int(k) for c in present}
+    else:
+        if len(k) != present.size:
+            raise InputError(f"one label count per class ({present.size}) expected, got {len(k)}")
+        budget = {int(c): int(n) for c, n in zip(present, k, strict=True)}
+    y = np.full(classes.shape, -1, dtype=np.int64)
+    for c in present:  # loop over classes
+        if budget[int(c)] <= 0:
+            continue
+        idx = np.flatnonzero(classes == c)
+        y[rng.choice(idx, size=min(budget[int(c)], idx.size), replace=False)] = c
+    return y
+
+
+#: the older name (``few_labels(cell_type, per_type, rng)``)
+few_labels = labels_per_class
+
+
+def labels_fraction(classes, fraction: float, rng=0, *, among=None) -> np.ndarray:
+    """``round(fraction * n)`` labeled samples drawn uniformly (not stratified: a rare class
+    may get none), from the samples where ``among`` is true when given."""
+    if not 0 <= fraction <= 1:
+        raise InputError(f"a label fraction must be in [0, 1], got {fraction}")
+    rng = as_generator(rng)
+    classes = np.asarray(classes)
+    pool = np.arange(classes.size) if among is None else np.flatnonzero(among)
+    n_lab = min(int(round(fraction * classes.size)), pool.size)
+    y = np.full(classes.shape, -1, dtype=np.int64)
+    pick = rng.choice(pool, size=n_lab, replace=False)
+    y[pick] = classes[pick]
+    return y
+
+
+def flip_labels(y, fraction: float, rng=0, *, n_classes: int | None = None) -> np.ndarray:
+    """A copy of ``y`` where ``round(fraction * n_labeled)`` labeled samples, chosen at random,
+    carry another class drawn uniformly from ``0 .. n_classes - 1`` (default: the largest
+    code + 1)."""
+    if not 0 <= fraction <= 1:
+        raise InputError(f"a wrong-label fraction must be in [0, 1], got {fraction}")
+    rng = as_generator(rng)
+    y = np.array(y, dtype=np.int64)
+    lab = np.flatnonzero(y >= 0)
+    n_classes = int(y.max()) + 1 if n_classes is None else int(n_classes)
+    n_wrong = int(round(fraction * lab.size))
+    if n_wrong == 0:
+        return y
+    if n_classes < 2:
+        raise InputError("wrong labels need at least 2 classes")
+    pick = rng.choice(lab, size=n_wrong, replace=False)
+    y[pick] = (y[pick] + rng.integers(1, n_classes, size=n_wrong)) % n_classes
+    return y
+
+
+def imbalanced_budget(total: float, n_classes: int, imbalance: float) -> np.ndarray:
+    """Per-class weights (or counts when ``total`` is a count per class) falling geometrically:
+    class 0 gets ``total``, the last ``total / imbalance``; counts are rounded, at least 1."""
+    if imbalance < 1:
+        raise InputError(f"imbalance must be >= 1 (first class / last class), got {imbalance}")
+    steps = np.arange(n_classes) / max(n_classes - 1, 1)
+    return total * float(imbalance) ** (-steps)
+
+
+def parse_budget(budget) -> tuple[str, float]:
+    """``("per_class", k)`` or ``("fraction", f)`` from 3, "3/class", "1%", 0.01 or 0."""
+    if isinstance(budget, str):
+        s = budget.strip().replace(" ", "")
+        if m := re.fullmatch(r"(\d+)(/class|pc)?", s):
+            return "per_class", int(m.group(1))
+        if m := re.fullmatch(r"(\d+(?:\.\d*)?)%", s):
+            return "fraction", float(m.group(1)) / 100
+        raise InputError(f"a label budget is 'k/class' or 'f%' (e.g. '3/class', '1%'), got {budget!r}")
+    if isinstance(budget, (int, np.integer)) or float(budget).is_integer():
+        return "per_class", int(budget)
+    if 0 < budget < 1:
+        return "fraction", float(budget)
+    raise InputError(f"a label budget is a count per class or a fraction in (0, 1), got {budget!r}")
+
+
+def make_labels(classes, budget, rng=0, *, hidden: Sequence[int] = (), wrong: float = 0.0,
+                imbalance: float = 1.0) -> np.ndarray:
+    """Partial labels from true ``classes`` under one labeling scheme (module docstring).
+
+    Parameters
+    ----------
+    classes : array of int
+        True class of every sample (codes 0 .. K-1).
+    budget : int, float or str
+        ``k`` / ``"k/class"`` per class, ``"f%"`` / ``f`` in (0, 1) of all samples, 0 none.
+    rng : int or numpy.random.Generator
+    hidden : sequence of int
+        Classes never labeled; a fraction budget is drawn among the other classes' samples.
+    wrong : float
+        Share of the labeled samples given another class (of all K).
+    imbalance : float
+        Ratio of the first shown class's budget to the last's (1: balanced).
+
+    Returns
+    -------
+    numpy.ndarray
+        Int64 codes, -1 for unlabeled samples.
+    """
+    rng = as_generator(rng)
+    classes = np.asarray(classes, dtype=np.int64)
+    kind, amount = parse_budget(budget)
+    present = np.unique(classes)
+    shown = present[~np.isin(present, np.asarray(hidden, dtype=np.int64))]
+    if kind == "per_class":
+        ks = np.maximum(np.round(imbalanced_budget(amount, shown.size, imbalance)), 1) if amount else 0 * shown
+        y = labels_per_class(classes, dict(zip(shown.tolist(), ks.astype(int).tolist(), strict=True)), rng)
+    elif imbalance == 1:
+        y = labels_fraction(classes, amount, rng, among=np.isin(classes, shown))
+    else:
+        sizes = np.array([(classes == c).sum() for c in shown])
+        quota = imbalanced_budget(1.0, shown.size, imbalance) * sizes
+        ks = np.minimum(largest_remainder(quota / quota.sum() * round(amount * classes.size)), sizes)
+        y = labels_per_class(classes, dict(zip(shown.tolist(), ks.tolist(), strict=True)), rng)
+    return flip_labels(y, wrong, rng, n_classes=int(classes.max()) + 1)
