@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import ssfs
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 
 @pytest.fixture(scope="module")

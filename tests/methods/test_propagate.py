@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.singlecell import few_labels, simulate_singlecell
+from ssfs.simulate import few_labels, simulate_singlecell
 
 
 @pytest.fixture(scope="module")

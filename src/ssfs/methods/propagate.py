@@ -173,19 +173,22 @@ def _chain_agreement(c: Candidate, X, y, K, start_graph, m, opts, prop, pos) -> 
     return c
 
 
-def reliability(accuracy: float, chance: float, n_labeled: int, z: float = 1.0) -> float:
+#: prior strength, in held-out labels, of the belief that the graph carries the classes
+PRIOR_LABELS = 5.0
+
+
+def reliability(accuracy: float, chance: float, n_labeled: int) -> float:
     """Weight of the propagated (unlabeled) samples: how far the graph's held-out agreement is
-    above chance, (a - chance) / (1 - chance) in [0, 1], with a = the Wilson lower bound (``z``
-    standard errors) of the agreement over ``n_labeled`` held-out labels, so that 7 of 9 counts
-    less than 70 of 90. A graph that predicts held-out labels perfectly lets every sample count
-    fully; one at chance leaves the labeled samples alone."""
-    if not np.isfinite(accuracy) or chance >= 1.0:  # nothing could be held out: nothing to doubt the graph with
+    above chance, r = (accuracy - chance) / (1 - chance) in [0, 1], shrunk towards 1 by a prior
+    worth :data:`PRIOR_LABELS` held-out labels, (m r + 5) / (m + 5) for m held-out labels: with a
+    handful of labels (some perhaps wrong) their disagreement is weak evidence against a graph;
+    with many, a graph at chance leaves the labeled samples nearly alone. 1 when nothing could be
+    held out."""
+    if not np.isfinite(accuracy) or chance >= 1.0:
         return 1.0
-    if n_labeled < 1:
-        return 0.0
-    m, a = float(n_labeled), float(accuracy)
-    low = (a + z * z / (2 * m) - z * np.sqrt(a * (1 - a) / m + z * z / (4 * m * m))) / (1 + z * z / m)
-    return float(np.clip((low - chance) / (1.0 - chance), 0.0, 1.0))
+    r = float(np.clip((accuracy - chance) / (1.0 - chance), 0.0, 1.0))
+    m = max(int(n_labeled), 0)
+    return (m * r + PRIOR_LABELS) / (m + PRIOR_LABELS)
 
 
 def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
