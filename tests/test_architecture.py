@@ -20,6 +20,7 @@ MAX_FUNCTION_LINES = 80
 #: methods import it to register, it imports none of them.
 LAYERS = (
     ("errors",),
+    ("_jit", "_outputs"),
     ("seeding", "_sort_kernels", "_threads", "_progress"),
     ("labels", "params"),
     ("_validation", "ranking", "constraints"),

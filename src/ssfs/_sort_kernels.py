@@ -12,8 +12,11 @@ numba on first use (imported only from there) and cached on disk.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from ._jit import numba_module
+
+numba = numba_module()
 
 _SIGN = np.uint64(1 << 63)
 

@@ -13,20 +13,27 @@ from .labels import encode_labels
 DENSE_LIMIT_BYTES = 4 * 1024**3
 
 
+def _check_real(dtype, where: str) -> None:
+    """Real numbers only: text, objects, booleans and complex numbers are refused (casting a
+    complex matrix to float would silently drop the imaginary parts)."""
+    if dtype == np.dtype(object) or not np.issubdtype(dtype, np.number):
+        raise InputError(f"{where} is not numeric (dtype {dtype})")
+    if np.issubdtype(dtype, np.complexfloating):
+        raise InputError(f"{where} holds complex numbers (dtype {dtype}); give real values (e.g. np.abs(X) or X.real)")
+
+
 def check_matrix(X, *, where: str = "X", return_extremes: bool = False):
     """Float matrix without NaN/inf, with at least 2 samples and 1 feature; with
     ``return_extremes`` also its :func:`column_extremes` (dense input: computed for the
     check anyway; None for sparse input)."""
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
-        if not np.issubdtype(X.dtype, np.number):
-            raise InputError(f"{where} is not numeric (dtype {X.dtype})")
+        _check_real(X.dtype, where)
         X = X.astype(np.float64)
         vals = X.data
     else:
         X = np.asarray(X)
-        if X.dtype == object or not np.issubdtype(X.dtype, np.number):
-            raise InputError(f"{where} is not numeric (dtype {X.dtype})")
+        _check_real(X.dtype, where)
         X = X.astype(np.float64, copy=False)
         vals = X
     if X.ndim != 2:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from ._outputs import check_destination, os_cause, output_error
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
@@ -67,6 +68,11 @@ def _int_or_word(text: str, minimum: int, words: dict, expected: str):
     return n
 
 
+def _seed(text: str) -> int:
+    """``--seed``: an integer >= 0 (argparse prints the error)."""
+    return _int_or_word(text, 0, {}, "an integer >= 0")
+
+
 def _labeled_per_class(text: str):
     """``--labeled-per-class``: a positive integer or 'all' (argparse prints the error)."""
     return _int_or_word(text, 1, {"all": "all"}, "a positive integer or 'all'")
@@ -98,23 +104,29 @@ def methods_markdown() -> str:
 
 
 def cmd_methods(args) -> int:
+    _stdout(lambda: print(methods_text(args), end=""))
+    return 0
+
+
+def methods_text(args) -> str:
+    """What ``ssfs methods`` prints (a text table, ``--markdown`` or ``--json``)."""
     rows = method_rows()
     if args.json:
-        print(json.dumps(rows, indent=1, default=repr))
-        return 0
+        return json.dumps(rows, indent=1, default=repr) + "\n"
     if args.markdown:
-        print(methods_markdown(), end="")
-        return 0
+        return methods_markdown()
     cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
     table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
     width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
+    lines = []
     for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
         head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
-        print(head + "  " + "  ".join(cells[5:]))
-    print("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from the\n"
-          "labels when none are given); cannot-link = at least one cannot-link pair. splittable: the ensemble can be\n"
-          "spread over jobs (execution.member_chunks). --markdown / --json for other formats.")
-    return 0
+        lines.append(head + "  " + "  ".join(cells[5:]) + "\n")
+    lines.append("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from "
+                 "the\nlabels when none are given); cannot-link = at least one cannot-link pair. splittable: the "
+                 "ensemble can be\nspread over jobs (execution.member_chunks). --markdown / --json for other "
+                 "formats.\n")
+    return "".join(lines)
 
 
 def _rank_output(args):
@@ -194,14 +206,55 @@ def _named(y: np.ndarray, classes):
     return pd.Categorical.from_codes(y, categories=pd.Index(list(classes), dtype=object))
 
 
+def _check_output_file(output: str) -> None:
+    """``-o`` of ``ssfs rank``, checked before any data is read: its folder exists, and it is
+    not a directory or a device (:func:`ssfs._outputs.check_destination`; a link is followed)."""
+    target = check_destination(output, what="-o")
+    folder = target.parent
+    if not folder.is_dir():
+        kind = "is not a folder" if folder.exists() else "does not exist"
+        raise SSFSError(f"output folder {str(folder)!r} of -o {output} {kind}; create it first")
+
+
+def _check_output_folder(output: str) -> None:
+    """``-o`` of ``ssfs select``: a folder (created), not an existing file or device."""
+    import os
+    from pathlib import Path
+
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise SSFSError(f"-o {output}: it exists and is not a folder; ssfs select writes a folder of results "
+                        "(consensus.tsv, summary.json, stability_path.png)")
+    if not out.exists():
+        parent = Path(os.path.abspath(out)).parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise SSFSError(f"-o {output}: cannot create the folder: {parent} is a file, not a folder")
+
+
+class _StdoutError(SSFSError):
+    """Standard output failed (disk full, closed pipe ...)."""
+
+
+def _stdout(write) -> None:
+    """Call ``write()`` (which writes to standard output) and flush; an operating-system
+    error becomes one line naming standard output and the cause."""
+    try:
+        write()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise _StdoutError(f"cannot write to standard output: {os_cause(e)}") from None
+
+
 def cmd_rank(args) -> int:
     from .io.atomic import write_tsv  # lazy: loads pandas and anndata (about 0.7 s)
 
     params = check_params(get_method(args.method), _parse_params(args.param))  # before reading data
     if args.output != "-":
-        folder = Path(args.output).parent
-        if not folder.is_dir():
-            raise SSFSError(f"output folder {str(folder)!r} of -o {args.output} does not exist; create it first")
+        _check_output_file(args.output)
     log = _rank_output(args)
     adata, y, classes, rng = _read_input(args, log)
     X = adata.X
@@ -223,11 +276,11 @@ def cmd_rank(args) -> int:
         table = ranking_table(adata.var_names, ranked.scores, ranked.order,
                               selected_only=ranked.result.selected is not None)
         if args.output == "-":
-            table.to_csv(sys.stdout, sep="\t", index=False)
+            _stdout(lambda: table.to_csv(sys.stdout, sep="\t", index=False))
             return 0
-        write_tsv(table, args.output)
+        write_tsv(table, args.output, what="-o")
         info.update(_write_markers(ranked, adata.var_names, args.output, write_tsv))
-    print(json.dumps(info))
+    _stdout(lambda: print(json.dumps(info)))
     return 0
 
 
@@ -278,6 +331,7 @@ def cmd_select(args) -> int:
     from .workflow.pipeline import _symbol_column, write_json
 
     methods, sel = _select_settings(args)  # before reading data
+    _check_output_folder(args.output)
     log = _rank_output(args)
     adata, y, classes, _ = _read_input(args, log)
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
@@ -288,15 +342,32 @@ def cmd_select(args) -> int:
                                       names=np.asarray(adata.var_names), classes=classes,
                                       symbols=_symbol_column(adata))
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    write_tsv(table, out / "consensus.tsv")
-    write_json(summary, out / "summary.json")
-    stability_path_figure(table, sel["threshold"], sel["top"], out / "stability_path.png")
+    _write_all(out, [lambda p: write_tsv(table, p), lambda p: write_json(summary, p),
+                     lambda p: stability_path_figure(table, sel["threshold"], sel["top"], p)],
+               ["consensus.tsv", "summary.json", "stability_path.png"])
     if summary["note"]:
         print(f"ssfs select: {summary['note']}", file=sys.stderr)
-    print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
-                      "stability": summary["stability"]["value"], "output": str(out)}))
+    _stdout(lambda: print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
+                                      "stability": summary["stability"]["value"], "output": str(out)})))
     return 0
+
+
+def _write_all(folder, writers, names) -> None:
+    """Each ``writers[i](folder / names[i])`` (atomic); when one fails, the files this call
+    already wrote are removed again, so the folder never holds part of a result."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise output_error(folder, e, "-o") from None
+    done = []
+    try:
+        for write, name in zip(writers, names, strict=True):
+            write(folder / name)
+            done.append(folder / name)
+    except BaseException:
+        for path in done:
+            path.unlink(missing_ok=True)
+        raise
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -335,7 +406,7 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)
     adata.uns[args.method] = uns
-    write_prepared(adata, args.output)
+    write_prepared(adata, args.output, what="-o")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -380,7 +451,7 @@ def _add_input_arguments(r) -> None:
     r.add_argument("--constraints", metavar="TSV",
                    help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
                         "added to the pairs of the given labels")
-    r.add_argument("--seed", type=int, default=0, help="the one seed of every random choice")
+    r.add_argument("--seed", type=_seed, default=0, help="the one seed of every random choice")
     r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
                    help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
                         "column 0, refused when it looks like data")
@@ -421,18 +492,49 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"ssfs: warning: {message}", file=sys.stderr)
 
 
+def _detach_stdout() -> None:
+    """Point standard output at the null device, so the interpreter's last flush at exit does
+    not fail again (a closed pipe, a full disk) and print a traceback."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # no real file descriptor (captured output)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv=None) -> int:
+    """The ``ssfs`` command: every failure ends as one ``ssfs: error: ...`` line and exit
+    status 1 (2: a usage error, from argparse), never a traceback (docs/errors.md)."""
     import warnings
 
     args = build_parser().parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
-        return args.func(args)
+        return _stdout_flushed(args.func(args))
     except BrokenPipeError:  # e.g. piped into `head`
+        _detach_stdout()
         return 0
     except SSFSError as e:
+        if isinstance(e, _StdoutError):
+            _detach_stdout()
         print(f"ssfs: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # an operating-system error no reader or writer named more precisely
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"ssfs: error: {where}{os_cause(e)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("ssfs: error: out of memory; use a machine with more memory, fewer features (top_variable) or a "
+              "sparse matrix", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("ssfs: interrupted", file=sys.stderr)
+        return 130
+
+
+def _stdout_flushed(rc: int) -> int:
+    _stdout(lambda: None)
+    return rc
 
 
 if __name__ == "__main__":  # pragma: no cover

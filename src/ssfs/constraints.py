@@ -262,12 +262,16 @@ def read_sample_constraints(path, sample_ids, *, where: str = "constraints") -> 
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{where}: constraints file not found: {path}")
+    import csv
+
     try:
+        if not path.read_text(errors="replace").strip():
+            raise pd.errors.EmptyDataError
         df = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"{where}: constraints file {path} is empty (expected columns sample_a, sample_b, kind)") \
             from None
-    except pd.errors.ParserError as e:
+    except (pd.errors.ParserError, csv.Error) as e:
         raise InputError(f"{where}: cannot parse constraints file {path}: {str(e).strip()}") from None
     df.columns = [str(c).strip() for c in df.columns]
     missing = [c for c in ("sample_a", "sample_b", "kind") if c not in df.columns]

@@ -23,3 +23,14 @@ class SupervisionError(SSFSError, ValueError):
 
 class MethodError(SSFSError, ValueError):
     """A method cannot run on this input (unknown name, missing optional package ...)."""
+
+
+class OutputError(SSFSError, OSError):
+    """A result cannot be written (disk full, file-size limit, no permission, a directory or
+    a device where a file should go ...): the message names the path and the cause."""
+
+
+class IncompleteResultError(InputError):
+    """An intermediate result is cut short or changed after it was written (its end-of-table
+    line, row count or checksum does not match): the message names the file and how to
+    regenerate it."""

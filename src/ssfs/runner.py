@@ -19,6 +19,7 @@ from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
 from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint, member_chunks, stack_parts
+from .seeding import as_generator
 
 
 def pinned_threads(threads: int | None = None):
@@ -94,11 +95,32 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
         raise SupervisionError(f"method {name!r} needs pairwise constraints but none were given")
     if "cannot_link" in spec.needs and constraints.n_cl == 0:
         raise SupervisionError(f"method {name!r} needs cannot-link constraints but none were given")
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes,
            "extremes": extremes if scale == 1.0 else None}
     return spec, X, y, constraints, rng, ctx
+
+
+#: parameters a method clips to what the data allow: name -> (bound, what the bound is), from (n, p)
+CLIPPED = {
+    "k": (lambda n, p: n - 1, "n - 1 (the other samples)", "at most {b} neighbours are used"),
+    "n_pcs": (lambda n, p: min(n - 1, p), "min(n - 1, p)", "{b} principal components are used"),
+    "n_components": (lambda n, p: min(n - 1, p), "min(n - 1, p)", "{b} components are used"),
+}
+
+
+def clipped_parameters(name: str, params: dict, shape) -> list[str]:
+    """One note per parameter the caller gave (defaults are not noted) that exceeds what the
+    data allow and is therefore clipped by the method (``k=1e9`` neighbours on 20 samples)."""
+    n, p = shape
+    notes = []
+    for key, (bound, what, effect) in CLIPPED.items():
+        v = params.get(key)
+        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and v > bound(n, p):
+            b = max(1, bound(n, p))
+            notes.append(f"method {name!r}: {key}={v} exceeds {what} = {bound(n, p)} of this data "
+                         f"({n} samples x {p} features); {effect.format(b=b)}")
+    return notes
 
 
 def check_labeled_classes(name: str, y: np.ndarray, classes=None, *, min_per_class: int = 1) -> None:
@@ -142,6 +164,8 @@ def run_method(
     BLAS/OpenMP pools are pinned to :func:`job_threads` while the method runs.
     """
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
+    for note in clipped_parameters(name, params, X.shape):
+        warnings.warn(note, UserWarning, stacklevel=2)
     with warnings.catch_warnings(), using_class_names(ctx["classes"]), pinned_threads():
         warnings.simplefilter("ignore", RuntimeWarning)  # 0/0 handled in _ranked
         out = spec.fn(X, y, constraints, rng, **params)

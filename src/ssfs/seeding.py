@@ -12,12 +12,25 @@ import hashlib
 
 import numpy as np
 
+from .errors import MethodError
+
 
 def _key_to_int(key) -> int:
     if isinstance(key, (int, np.integer)):
         return int(key)
     digest = hashlib.sha256(str(key).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "little")
+
+
+def as_generator(seed, *, name: str = "rng") -> np.random.Generator:
+    """A generator from ``seed``: an integer >= 0, a :class:`numpy.random.Generator` (used as
+    is) or None (fresh entropy); anything else is one-line :class:`~ssfs.errors.MethodError`
+    naming ``name``."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
+        return np.random.default_rng(seed)
+    raise MethodError(f"{name} must be an integer >= 0 (a seed), a numpy Generator or None, got {seed!r}")
 
 
 def derive_rng(seed: int, *keys) -> np.random.Generator:

@@ -77,15 +77,15 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
             return p
         if isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)):
             if k < 1:
-                raise ValueError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k}")
+                raise MethodError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k}")
             return min(int(k), p)
         if isinstance(k, numbers.Real) and not isinstance(k, (bool, np.bool_)):
             if not 0.0 < float(k) <= 1.0:
-                raise ValueError(
+                raise MethodError(
                     f"n_features as a float is a fraction of the features and must be in (0, 1]; got {k}"
                 )
             return max(1, int(round(float(k) * p)))
-        raise ValueError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k!r}")
+        raise MethodError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k!r}")
 
     def fit(self, X, y=None, constraints: Constraints | None = None):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
@@ -102,9 +102,12 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
             if not hasattr(y, "cat") and not hasattr(y, "categories") and not hasattr(y, "iloc"):
                 y = np.asarray(y)
             codes, classes = encode_labels(y, self.unlabeled_values, n=n)
-        ranked = run_method(self.method, X, codes, constraints, rng=self.random_state, **(self.params or {}))
+        params = self.params or {}
+        if not isinstance(params, dict):
+            raise MethodError(f"params must be a mapping of parameter names to values (a dict), got {params!r}")
+        ranked = run_method(self.method, X, codes, constraints, rng=self.random_state, **params)
         if ranked.kind == "extraction":
-            raise ValueError(f"{self.method!r} extracts components; it cannot select features")
+            raise MethodError(f"{self.method!r} extracts components; it cannot select features")
         self.order_ = ranked.order
         self.scores_ = ranked.scores
         self.higher_is_better_ = ranked.higher_is_better

@@ -29,12 +29,13 @@ import pandas as pd
 from scipy import sparse
 
 from .constraints import Constraints
-from .errors import InputError, SupervisionError
+from .errors import InputError, MethodError, SupervisionError
 from .experiment.stable_selection import method_settings, selection_options, stable_selection
 from .labels import class_counts, encode_labels
 from .ranking import ranks_from_order
 from .registry import get_method
 from .runner import run_method
+from .seeding import as_generator
 
 __all__ = ["markers_df", "rank_features", "select_stable"]
 
@@ -93,6 +94,7 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
     ``var[f"{key}_score"]``, ``var[f"{key}_rank"]`` and ``uns[key]``; returns the
     AnnData when ``copy`` else None.
     """
+    as_generator(random_state, name="random_state")
     if copy:
         adata = adata.copy()
     spec = get_method(method)
@@ -195,6 +197,8 @@ def select_stable(adata, methods=("propagate",), *, groupby: str | None = None,
     rank, 1 = best), ``var[f"{key}_selected"]`` (frequency >= ``threshold``) and ``uns[key]``
     (summary.json's content: features, stability, error bound; with nothing selected, its
     ``note`` is also warned); returns the AnnData when ``copy`` else None."""
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
+        raise MethodError(f"random_state must be an integer >= 0 (a seed), got {random_state!r}")
     settings = method_settings(methods, params)
     sel = selection_options(resamples=resamples, top=top, threshold=threshold, scheme=scheme,
                             aggregation=aggregation)

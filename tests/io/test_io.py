@@ -14,7 +14,7 @@ import pytest
 import scipy.io
 from scipy import sparse
 
-from ssfs.errors import ConfigError, InputError, SupervisionError
+from ssfs.errors import ConfigError, InputError, OutputError, SupervisionError
 from ssfs.io import guess_format, prepare_dataset, read_dataset, write_prepared
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -419,12 +419,14 @@ def test_write_prepared_roundtrip_and_atomic(tmp_path, monkeypatch):
     assert list(b.obs["label"]) == ["A", "B", "A"] and b.uns["ssfs_prepare"]["label_column"] == "cls"
     assert os.listdir(out.parent) == ["toy.h5ad"]
     # a write failing half-way leaves neither the target nor the partial temp file behind
-    def partial_write(self, filename, **kw):
-        Path(filename).write_bytes(b"\x89HDF\r\n partial")
-        raise RuntimeError("disk full")
+    real = Path.write_bytes
 
-    monkeypatch.setattr(anndata.AnnData, "write_h5ad", partial_write)
-    with pytest.raises(RuntimeError, match="disk full"):
+    def partial_write(self, data):
+        real(self, data[:100])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", partial_write)
+    with pytest.raises(OutputError, match="bad.h5ad: no space left on the device"):
         write_prepared(a, tmp_path / "out" / "bad.h5ad")
     assert os.listdir(out.parent) == ["toy.h5ad"]
 

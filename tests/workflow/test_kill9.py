@@ -55,7 +55,19 @@ def test_lock_of_a_live_owner_is_kept(tmp_path, monkeypatch):
     try:
         ct = psutil.Process(live.pid).create_time()
         sdir = _locks(tmp_path / ".snakemake", {"host": socket.gethostname(), "pid": live.pid, "create_time": ct})
-        assert clear_stale_locks(sdir) is None
+        import snakemake.exceptions as sx
+
+        original = sx.LockException
+        try:
+            assert clear_stale_locks(sdir) is None
+            # Snakemake's lock error (raised when the runs share files) now names the live run and
+            # says not to --unlock, instead of suggesting --unlock
+            message = str(sx.LockException())
+            assert isinstance(sx.LockException(), original)
+        finally:
+            sx.LockException = original
+        assert f"Snakemake process {live.pid}" in message and "do not use --unlock while it runs" in message
+        assert "It can be removed with the --unlock argument" not in message
         assert sorted(p.name for p in (sdir / "locks").iterdir()) == ["0.input.lock", "0.output.lock"]
     finally:
         live.kill()

@@ -245,9 +245,18 @@ def summary(table: pd.DataFrame, Z: np.ndarray, names, *, top: int, threshold: f
                       "ci_high": fin(nog.upper), "alpha": alpha,
                       "of": f"the top {top} of the aggregated ranking over the {B} resamples"},
         "error_bound": error_bound(min(top, p), p, threshold, B, scheme),
-        "note": None if len(sel) else nothing_selected(table, names, top=top, threshold=threshold, resamples=B,
-                                                       stability=fin(nog.stability)),
+        "note": (top_covers_all(top, p) if top >= p else None if len(sel) else
+                 nothing_selected(table, names, top=top, threshold=threshold, resamples=B,
+                                  stability=fin(nog.stability))),
     }
+
+
+def top_covers_all(top: int, p: int) -> str:
+    """The note when ``top`` (q) is not below the number of features: every feature is in the
+    top q of every resample, so all are 'selected' and the list says nothing."""
+    return (f"top = {top} is not below the {p} features: every feature is in the top {top} of every resample, so "
+            f"all {p} are selected and the selection frequencies carry no information; set top below {p} "
+            "(e.g. a tenth of the features)")
 
 
 def nothing_selected(table: pd.DataFrame, names, *, top: int, threshold: float, resamples: int,

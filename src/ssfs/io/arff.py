@@ -18,10 +18,39 @@ from ..errors import InputError
 from .common import examples, make_adata
 
 
+def _check_text(path: Path, where: str) -> None:
+    """An ARFF header (``@relation``, ``@attribute`` lines, ``@data``) and data rows with one
+    value per attribute (scipy's reader silently drops extra values), else an InputError."""
+    import csv
+
+    try:
+        with open(path, encoding="utf-8", errors="strict") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: {path} is not an ARFF file: it is not UTF-8 text (a binary file?)") from None
+    lines = [ln.strip() for ln in text.splitlines()]
+    content = [ln for ln in lines if ln and not ln.startswith("%")]
+    if not content:
+        raise InputError(f"{where}: ARFF file {path} is empty")
+    heads = [ln.split(None, 1)[0].lower() for ln in content]
+    if heads[0] != "@relation" or "@data" not in heads:
+        first = content[0][:40]
+        raise InputError(
+            f"{where}: {path} is not an ARFF file (it starts with {first!r}; an ARFF file starts with "
+            "@relation, then @attribute lines and @data); for a comma-separated table set format: csv")
+    n_attr = heads.count("@attribute")
+    rows = content[heads.index("@data") + 1:]
+    for i, row in enumerate(csv.reader(rows, quotechar="'", skipinitialspace=True)):
+        if row and not rows[i].startswith("{") and len(row) != n_attr:
+            raise InputError(f"{where}: ARFF file {path}: data row {i + 1} ({rows[i][:40]!r}) has {len(row)} "
+                             f"value(s) for {n_attr} attribute(s)")
+
+
 def read_arff_file(path: Path, *, where: str) -> AnnData:
+    _check_text(path, where)
     try:
         data, meta = arff.loadarff(path)
-    except (arff.ArffError, NotImplementedError, ValueError, UnicodeDecodeError) as e:
+    except (arff.ArffError, NotImplementedError, ValueError, UnicodeDecodeError, StopIteration) as e:
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"{where}: cannot read ARFF file {path}: {msg}") from None
     names, types = meta.names(), meta.types()

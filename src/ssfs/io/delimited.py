@@ -12,6 +12,7 @@ Cells reading as ``NA_TOKENS`` are missing values (handled later by ``missing:``
 from __future__ import annotations
 
 import gzip
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,12 @@ def _read_table(path: Path, sep: str, index_col, where: str) -> pd.DataFrame:
         msg = str(e).strip().splitlines()[-1]
         raise InputError(f"{where}: cannot parse {path}: {msg} (rows of unequal length?)") from None
     except UnicodeDecodeError as e:
-        raise InputError(f"{where}: {path} is not a text file ({e.reason})") from None
+        raise InputError(f"{where}: {path} is not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8 "
+                         "(a binary file, or another encoding such as Latin-1 or UTF-16?)") from None
+    except (EOFError, OSError, zlib.error) as e:  # a gzip file cut short or damaged
+        if not is_gzip(path):
+            raise
+        raise InputError(f"{where}: the compressed file {path} is truncated or corrupt ({e})") from None
     # pandas renames duplicated header names (g1, g1.1); check the raw header instead
     names = header.iloc[0].tolist()
     if index_col is not None:
@@ -128,7 +134,9 @@ def read_labels_file(path: Path, sample_ids: pd.Index, column: str | None, where
     sample id is taken as the header.
     """
     if not path.is_file():
-        raise InputError(f"{where}: labels file not found: {path}")
+        what = "is a directory, not a file" if path.is_dir() else "not found"
+        raise InputError(f"{where}: labels file {path} {what}" if path.is_dir() else
+                         f"{where}: labels file not found: {path}")
     sep = _sniff(path)
     try:
         t = pd.read_csv(

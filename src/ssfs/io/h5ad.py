@@ -13,7 +13,7 @@ import numpy as np
 from anndata import AnnData
 
 from ..errors import InputError, SupervisionError
-from .atomic import atomic_path
+from .atomic import atomic_write_bytes
 from .common import examples, make_adata
 
 
@@ -50,12 +50,31 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_
     )
 
 
-def write_prepared(adata: AnnData, path) -> Path:
-    """Write ``adata`` to ``path`` (h5ad) atomically: temp file in the same folder, then ``os.replace``."""
+def write_prepared(adata: AnnData, path, *, what: str = "") -> Path:
+    """Write ``adata`` to ``path`` (h5ad) atomically: temp file in the same folder, then ``os.replace``.
+
+    The file is built in memory (:func:`h5ad_bytes`) and written with ordinary file writes:
+    HDF5 meeting a full disk or the file-size limit in the middle of a file can crash the
+    process (a segmentation fault in h5py's clean-up), while a plain write fails with one
+    :class:`~ssfs.errors.OutputError` naming ``path`` and the cause."""
     path = Path(path)
-    with atomic_path(path) as tmp:
-        adata.write_h5ad(tmp)
+    atomic_write_bytes(path, h5ad_bytes(adata), what=what)
     return path
+
+
+def h5ad_bytes(adata: AnnData) -> bytes:
+    """The ``.h5ad`` file of ``adata`` as bytes (string columns stored as categoricals, as
+    :meth:`anndata.AnnData.write_h5ad` does; the same bytes on every call)."""
+    import io
+
+    import h5py
+    from anndata.io import write_elem
+
+    adata.strings_to_categoricals()
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        write_elem(f, "/", adata)
+    return buf.getvalue()
 
 
 def read_prepared(path):

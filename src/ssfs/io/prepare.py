@@ -101,6 +101,9 @@ def _resolve(entry: dict, name: str, data_dir) -> tuple[str, dict]:
     path = Path(str(entry["path"])).expanduser()
     if not path.is_absolute():
         path = Path(data_dir) / path
+    if path.is_dir():
+        raise InputError(f"{where}: {path} is a directory, not a data file; give the file inside it (a 10x "
+                         "matrix folder: read it with scanpy.read_10x_mtx and save it as .h5ad)")
     fmt = entry.get("format", "auto")
     if fmt not in FORMATS:
         raise ConfigError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")

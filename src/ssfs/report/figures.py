@@ -28,6 +28,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ..errors import InputError
 from ..experiment.stats import nemenyi_groups, per_rep_values
+from ..io.atomic import atomic_path
 
 DPI = 250  # one 3.6-inch panel -> 900 px
 STYLE = {
@@ -70,11 +71,11 @@ def _paths(path) -> tuple[Path, Path, Path]:
 
 def _save(fig: Figure, path) -> Figure:
     png, pdf, svg = _paths(path)
-    png.parent.mkdir(parents=True, exist_ok=True)
     with mpl.rc_context(STYLE):
-        fig.savefig(png, dpi=DPI)
-        fig.savefig(pdf, metadata={"CreationDate": None})  # reruns write identical files
-        fig.savefig(svg, metadata={"Date": None})
+        for path, kw in ((png, {"dpi": DPI}), (pdf, {"metadata": {"CreationDate": None}}),  # reruns: same bytes
+                         (svg, {"metadata": {"Date": None}})):
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, format=path.suffix[1:], **kw)
     return fig
 
 

@@ -10,6 +10,7 @@ cannot run. ``sweeps`` expand into variants in :mod:`ssfs.experiment.variants`.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import jsonschema
@@ -185,9 +186,18 @@ def _check_label_free(cfg: dict) -> None:
             )
 
 
+_YAML11_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
+def yaml_number(value):
+    """A number written without a decimal point in exponent form (``k: 1e9``) is text for
+    YAML 1.1 (PyYAML, Snakemake): read it as the number the user wrote."""
+    return float(value) if isinstance(value, str) and _YAML11_FLOAT.match(value.strip()) else value
+
+
 def method_entry(label: str, entry) -> dict:
     """``{"method": registered name, "params": {...}}`` for a config method entry."""
-    params = dict(entry or {})
+    params = {k: yaml_number(v) for k, v in dict(entry or {}).items()}
     name = params.pop("method", label)
     try:
         spec = get_method(name)

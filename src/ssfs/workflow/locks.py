@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -92,7 +93,8 @@ def clear_stale_locks(snakemake_dir: Path | str = ".snakemake") -> str | None:
         owner_alive = owner is not None and _alive(owner.get("pid", -1), owner.get("create_time"))
         others = other_snakemakes(sdir.parent)
         if owner_alive or others:
-            return None  # a live run: Snakemake's own LockException applies
+            live_lock_message(owner if owner_alive else None, others)
+            return None  # a live run: Snakemake's LockException applies, with the message naming that run
         for f in locks.iterdir():
             f.unlink()
         who = f"process {owner['pid']}" if owner else "a Snakemake process"
@@ -105,6 +107,38 @@ def clear_stale_locks(snakemake_dir: Path | str = ".snakemake") -> str | None:
     os.replace(tmp, owner_path)
     os.environ[PARENT_ENV] = f"{socket.gethostname()} {me.pid} {me.create_time()!r}"
     return note
+
+
+def live_lock_message(owner: dict | None, others: list[int]) -> str:
+    """Make Snakemake's lock error name the run that holds the lock and say not to ``--unlock``.
+
+    Snakemake's own message suggests ``--unlock`` even while the first run is alive, and two
+    runs writing the same files corrupt them. Snakemake raises
+    ``snakemake.exceptions.LockException()`` (looked up when raised) only if the runs share
+    files; this replaces that class, in this process, by a subclass with this message."""
+    psutil = _psutil()
+    pids = ([int(owner["pid"])] if owner else []) + [p for p in others if not owner or p != int(owner["pid"])]
+    started = ""
+    with contextlib.suppress(psutil.Error, KeyError, ValueError):
+        started = time.strftime(" since %H:%M:%S", time.localtime(psutil.Process(pids[0]).create_time()))
+    who = (f"Snakemake process {pids[0]}{started}" if len(pids) == 1 else
+           f"Snakemake processes {', '.join(map(str, pids))}")
+    text = (f"ssfs: this folder is locked by a run that is still going ({who}, working in {os.getcwd()}); wait "
+            f"for it to finish or stop it (kill {pids[0]}; it can resume later), and do not use --unlock while it "
+            "runs: two runs writing the same files corrupt them")
+    sx = sys.modules.get("snakemake.exceptions")  # loaded: this runs in Snakemake's own process
+    if sx is None:  # outside a workflow
+        return text
+    base = getattr(sx.LockException, "ssfs_original", sx.LockException)
+
+    class LockException(base):  # the same name in Snakemake's error header
+        ssfs_original = base
+
+        def __init__(self):
+            sx.WorkflowError.__init__(self, text)
+
+    sx.LockException = LockException
+    return text
 
 
 def _snakemake_ancestor():

@@ -21,7 +21,7 @@ from ..experiment.constrained import compare_constrained
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import consensus_result, full_ranking, resample_ranks, selection_resamples
 from ..io import prepare_dataset, write_prepared
-from ..io.atomic import atomic_path, write_tsv
+from ..io.atomic import atomic_path, atomic_write_text, write_tsv
 from ..io.h5ad import read_prepared
 from ..ranking import ranking_table
 from ..registry import get_method
@@ -330,4 +330,4 @@ def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
         pub = "" if pd.isna(r.published) else f"{r.published:.2f}"
         sd = "" if pd.isna(r.sd) else f" ± {r.sd:.2f}"
         lines.append(f"| {r.dataset} | {r.algorithm} | {r.setting} | {r.mean:.2f}{sd} | {pub} |")
-    Path(markdown).write_text("\n".join(lines) + "\n")
+    atomic_write_text(markdown, "\n".join(lines) + "\n")

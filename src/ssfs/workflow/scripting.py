@@ -15,6 +15,7 @@ import sys
 import time
 import warnings
 
+from .._outputs import os_cause
 from .._progress import fmt_seconds
 from ..errors import SSFSError
 from ..runner import THREADS_ENV
@@ -100,11 +101,23 @@ def run_step(main, snakemake) -> None:
     t0 = time.perf_counter()
     try:
         main(snakemake)
-    except SSFSError as e:
-        log.error("ERROR: %s", e)
+    except (SSFSError, OSError, MemoryError) as e:
+        log.error("ERROR: %s", one_line_error(e))
         log.info("ssfs %s: failed after %s", what, fmt_seconds(time.perf_counter() - t0))
         sys.exit(1)
     log.info("ssfs %s: done in %s", what, fmt_seconds(time.perf_counter() - t0))
+
+
+def one_line_error(e: BaseException) -> str:
+    """The one-line message of a failed step: an :class:`SSFSError`'s own text; an
+    operating-system error no reader or writer named more precisely as ``path: cause``."""
+    if isinstance(e, SSFSError):
+        return str(e)
+    if isinstance(e, MemoryError):
+        return ("out of memory; raise the rule's memory (resources: <method>: mem_mb) or reduce the data "
+                "(top_variable)")
+    where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+    return f"{where}{os_cause(e)}"
 
 
 def rule_arguments(snakemake, fn, extra: dict | None = None) -> dict:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..._jit import numba_module
 from ..._threads import job_threads
 
 #: below this many (pairs x mean stored entries per row) the scipy expressions run instead
@@ -43,8 +44,7 @@ def _numba():
     """The compiled kernels (compiled or loaded from numba's cache on first use)."""
     if _compiled:
         return _compiled
-    import numba
-
+    numba = numba_module()  # imports numba (about 1 s) on first use only
     _compiled.update(pair=_pair_kernel(numba), cross=_cross_kernel(numba), **_product_kernels(numba))
     return _compiled
 

@@ -24,10 +24,12 @@ importing ssfs never imports numba.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ..._jit import numba_module
 from ...ranking import stable_argsort
+
+numba = numba_module()
 
 INT64_MAX = np.iinfo(np.int64).max
 #: two classes: the first cut of every (feature, resample) from a table of (A + 1)(B + 1) cut

@@ -1,0 +1,131 @@
+"""Intermediate results that prove they are whole, and readers that check it.
+
+A workflow result cut short or changed after it was written (an interrupted copy, a disk that
+filled up outside ssfs, an edit) must not be trusted by the steps that read it: the stability
+table would silently lose rows. Every intermediate result carries what its reader needs:
+
+* tables (``.tsv``): a last line ``# ssfs end of table: rows=N sha256=H`` written last, H the
+  SHA-256 of every byte above it (:func:`write_checked_tsv`, :func:`read_checked_tsv`);
+* JSON documents: a complete document (:func:`read_checked_json`);
+* ``.npy`` arrays: the header, the full size and the expected shape (:func:`load_checked_npy`);
+* ``.npz`` archives: the zip directory and every member's CRC (:func:`load_checked_npz`).
+
+A reader that finds a result incomplete raises :class:`~ssfs.errors.IncompleteResultError`:
+one line naming the file, what is wrong, and the command that regenerates it (delete it and
+run the same Snakemake command again: the step that writes it runs again). Checking costs one
+read and one hash of the file, which the reader reads anyway; nothing is checked while
+Snakemake plans the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import IncompleteResultError
+from .atomic import atomic_write_bytes
+
+#: the start of the last line of a checked table
+END = "# ssfs end of table:"
+_END_LINE = re.compile(rb"# ssfs end of table: rows=(\d+) sha256=([0-9a-f]{64})\n\Z")
+
+
+def incomplete(path, why: str) -> IncompleteResultError:
+    """The one-line error of an intermediate result that cannot be trusted."""
+    return IncompleteResultError(
+        f"{path} is incomplete: {why}; delete it and run the same snakemake command again to recompute it: "
+        f"rm '{path}'")
+
+
+def table_bytes(df) -> bytes:
+    """A table's tab-separated text (floats in full precision, byte-stable) and its end line."""
+    body = df.to_csv(sep="\t", index=False, float_format="%.10g", lineterminator="\n").encode()
+    return body + f"{END} rows={len(df)} sha256={hashlib.sha256(body).hexdigest()}\n".encode()
+
+
+def write_checked_tsv(df, path) -> None:
+    """Write ``df`` atomically with its end-of-table line (read it with :func:`read_checked_tsv`)."""
+    atomic_write_bytes(path, table_bytes(df))
+
+
+def checked_body(path) -> bytes:
+    """The bytes of a checked table above its end line, after checking line, row count and checksum."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise incomplete(path, "the file is missing") from None
+    cut = data.rfind(b"\n", 0, len(data) - 1) + 1
+    m = _END_LINE.match(data, cut)
+    if m is None:
+        return _missing_end(path, data)
+    body = data[:cut]
+    if hashlib.sha256(body).hexdigest() != m.group(2).decode():
+        rows = max(body.count(b"\n") - 1, 0)
+        raise incomplete(path, f"its content does not match the checksum written with it ({rows} rows, "
+                               f"{int(m.group(1))} written; changed after it was written?)")
+    return body
+
+
+def _missing_end(path: Path, data: bytes):
+    if not data:
+        raise incomplete(path, "the file is empty")
+    if END.encode() in data:
+        raise incomplete(path, "its end-of-table line is damaged")
+    raise incomplete(path, "its end-of-table line is missing (cut short, or written by another program or an "
+                           "older ssfs?)")
+
+
+def read_checked_tsv(path, **read_csv):
+    """A table written by :func:`write_checked_tsv`, checked whole (else one-line
+    :class:`~ssfs.errors.IncompleteResultError`); ``read_csv``: options of :func:`pandas.read_csv`."""
+    import pandas as pd
+
+    return pd.read_csv(io.BytesIO(checked_body(path)), sep="\t", **read_csv)
+
+
+def read_checked_json(path):
+    """A JSON document, refused as incomplete when it does not parse (a file cut short)."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise incomplete(path, "the file is missing") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise incomplete(path, f"it is not a complete JSON document ({e})") from None
+
+
+def load_checked_npy(path, shape: tuple | None = None) -> np.ndarray:
+    """A ``.npy`` array read whole (a file cut short fails numpy's size check), of ``shape``
+    when given (None entries: any length)."""
+    path = Path(path)
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise incomplete(path, "the file is missing") from None
+    except (ValueError, EOFError, OSError) as e:
+        raise incomplete(path, f"numpy cannot read it whole ({str(e).splitlines()[0] if str(e) else e!r})") from None
+    if shape is not None and (len(shape) != arr.ndim or any(s is not None and s != a
+                                                            for s, a in zip(shape, arr.shape, strict=True))):
+        want = " x ".join("any" if s is None else str(s) for s in shape)
+        raise incomplete(path, f"it holds an array of shape {' x '.join(map(str, arr.shape))}, expected {want}")
+    return arr
+
+
+def load_checked_npz(path) -> dict[str, np.ndarray]:
+    """Every array of a ``.npz`` archive, each member's CRC checked as it is read."""
+    import zipfile
+
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise incomplete(path, "the file is missing") from None
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as e:
+        raise incomplete(path, f"the archive is damaged ({str(e).splitlines()[0] if str(e) else e!r})") from None
