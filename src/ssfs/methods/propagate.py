@@ -173,22 +173,36 @@ def _chain_agreement(c: Candidate, X, y, K, start_graph, m, opts, prop, pos) -> 
     return c
 
 
-#: prior strength, in held-out labels, of the belief that the graph carries the classes
+#: prior strength, in held-out labels, of the graph's own evidence (its coherence)
 PRIOR_LABELS = 5.0
 
 
-def reliability(accuracy: float, chance: float, n_labeled: int) -> float:
-    """Weight of the propagated (unlabeled) samples: how far the graph's held-out agreement is
-    above chance, r = (accuracy - chance) / (1 - chance) in [0, 1], shrunk towards 1 by a prior
-    worth :data:`PRIOR_LABELS` held-out labels, (m r + 5) / (m + 5) for m held-out labels: with a
-    handful of labels (some perhaps wrong) their disagreement is weak evidence against a graph;
-    with many, a graph at chance leaves the labeled samples nearly alone. 1 when nothing could be
-    held out."""
+def coherence(W, groups: np.ndarray) -> float:
+    """How much the graph's edges keep within the groups beyond chance, in [0, 1]: (e - c) / (1 - c)
+    with e the share of edge weight joining samples of one group and c = sum_g (n_g / n)^2 its
+    value for groups drawn at random. Near 1 for groups that are the graph's clusters, near 0 for
+    groups the graph does not see."""
+    C = sparse.coo_matrix(W)
+    total = float(C.data.sum())
+    if total <= 0:
+        return 0.0
+    within = float(C.data[groups[C.row] == groups[C.col]].sum()) / total
+    chance = float(((np.bincount(groups) / groups.size) ** 2).sum())
+    return float(np.clip((within - chance) / (1.0 - chance), 0.0, 1.0)) if chance < 1 else 0.0
+
+
+def reliability(accuracy: float, chance: float, n_labeled: int, prior: float = 1.0) -> float:
+    """Weight of the propagated (unlabeled) samples: the graph's held-out agreement above chance,
+    r = (accuracy - chance) / (1 - chance) in [0, 1], shrunk towards ``prior`` (the graph's
+    :func:`coherence` with its groups) by a weight of :data:`PRIOR_LABELS` held-out labels:
+    (m r + 5 prior) / (m + 5) for m held-out labels. A few (perhaps wrong) labels barely move a
+    graph whose groups are its clusters; many labels decide. ``prior`` when nothing could be held
+    out."""
     if not np.isfinite(accuracy) or chance >= 1.0:
-        return 1.0
+        return float(prior)
     r = float(np.clip((accuracy - chance) / (1.0 - chance), 0.0, 1.0))
     m = max(int(n_labeled), 0)
-    return (m * r + PRIOR_LABELS) / (m + PRIOR_LABELS)
+    return (m * r + PRIOR_LABELS * prior) / (m + PRIOR_LABELS)
 
 
 def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
@@ -262,7 +276,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         floor = np.full(K, np.inf)
         np.minimum.at(floor, y[lab], held_reach)
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
-    weight = np.where(lab, seed, reliability(acc, chance, int((pred >= 0).sum())))
+    prior = coherence(chosen.graph, groups)
+    weight = np.where(lab, seed, reliability(acc, chance, int((pred >= 0).sum()), prior))
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
