@@ -127,3 +127,21 @@ def test_given_graph_and_embedding_are_used(cells):
     np.testing.assert_allclose(a.scores, b.scores)
     with pytest.raises(Exception, match="graph must be"):
         run_method("propagate", X, y, graph=knn_graph(Z[:10], 3))
+
+
+def test_coherence_and_reliability_by_hand():
+    from scipy import sparse
+
+    from ssfs.methods.propagate import coherence, reliability
+
+    # two triangles joined by one edge: 6 of 7 edges within the groups, chance 1/2
+    rows = [0, 0, 1, 3, 3, 4, 2]
+    cols = [1, 2, 2, 4, 5, 5, 3]
+    W = sparse.coo_matrix((np.ones(7), (rows, cols)), shape=(6, 6))
+    W = (W + W.T).tocsr()
+    g = np.array([0, 0, 0, 1, 1, 1])
+    assert coherence(W, g) == pytest.approx((6 / 7 - 0.5) / 0.5)
+    assert coherence(W, np.array([0, 1, 0, 1, 0, 1])) == 0.0  # fewer edges within than chance
+    assert reliability(1.0, 0.5, 10, prior=0.2) == pytest.approx((10 * 1.0 + 5 * 0.2) / 15)
+    assert reliability(0.5, 0.5, 10, prior=0.8) == pytest.approx(5 * 0.8 / 15)
+    assert reliability(float("nan"), float("nan"), 0, prior=0.3) == 0.3
