@@ -24,7 +24,8 @@ set by the corrected resampled t-test (Nadeau & Bengio 2003; ``ssfs.experiment.s
 
 Methods: ssfs registry names with parameters (``cls``, ``"cls[label_weight=1,weights=literal]"``)
 or anchor names. Every (data, labels, method) result is cached as JSON under ``--cache``
-(default benchmarks/results/labels_sweep/), so an interrupted run resumes; ``--fresh`` recomputes.
+(default benchmarks/results/labels_sweep/), so an interrupted run resumes; ``--fresh`` recomputes
+(``--fresh m1 m2``: those methods' results only).
 Label-free methods are computed once per data set and reused for every budget.
 """
 
@@ -50,8 +51,9 @@ SSFS_METHODS = ["variance", "laplacian", "fisher", "cls", "csfs", "sselect"]
 ARRAY_METHODS = [*SSFS_METHODS, "efsis"]
 #: ssfs methods that ignore labels (computed once per data set)
 LABEL_FREE = {"variance", "laplacian", "pca", "scanpy_hvg", "ssdr", "wckm", "l2gfs"}
-#: on thousands of cells csfs's adaptive (Ward, all pairs) neighbourhood takes minutes per call
-SIM_PARAMS = {"csfs": {"neighbourhood": "knn"}}
+#: parameters set for simulated counts: on thousands of cells csfs's adaptive (Ward, all pairs)
+#: neighbourhood takes minutes per call (with the kNN one and balanced weights it scores as cls)
+COUNTS_PARAMS = {"csfs": {"neighbourhood": "knn"}}
 QUICK = dict(scenarios=["counts", "counts_nuisance", "rare", "unlabeled_type", "wrong_labels", "microarray"],
              budgets=["0", "3/class", "1%"], seeds=[0], reps=2, arrays=["GLIOMA", "TOX-171"])
 FULL = dict(scenarios=None, budgets=["0", "2/class", "3/class", "1%", "10/class", "20/class"], seeds=[0, 1, 2],
@@ -76,6 +78,15 @@ def parse_method(spec: str) -> tuple[str, dict]:
         key, _, value = item.partition("=")
         params[key.strip()] = yaml.safe_load(value)
     return m.group(1), params
+
+
+def cache_name(spec: str, kind: str) -> str:
+    """The method's name in the cache: its spec, with the parameters this kind of data sets."""
+    name, params = parse_method(spec)
+    extra = COUNTS_PARAMS.get(name, {}) if kind == "counts" else {}
+    if not extra:
+        return spec
+    return f"{name}[{','.join(f'{k}={v}' for k, v in {**extra, **params}.items())}]"
 
 
 def uses_labels(spec: str) -> bool:
@@ -103,8 +114,8 @@ def rank(spec: str, data: dict, y: np.ndarray, seed: int, kind: str) -> np.ndarr
         return anchor_order(name, X, y, np.random.default_rng(seed))
     if not (y >= 0).any() and get_method(name).needs:  # labels, or constraints drawn from them
         return None
-    kw = {**(SIM_PARAMS.get(name, {}) if kind != "real" else {}), **params}
-    if name in {"cls", "laplacian", "csfs", "sselect"} and "embedding" in data and kind != "real":
+    kw = {**(COUNTS_PARAMS.get(name, {}) if kind == "counts" else {}), **params}
+    if name in {"cls", "laplacian", "csfs", "sselect"} and "embedding" in data:
         kw.setdefault("embedding", data["embedding"]())
     try:
         return run_method(name, data["expression"], y, rng=seed, **kw).order
@@ -120,7 +131,8 @@ def _digest(obj) -> str:
 class Cache:
     """One JSON file per (data, labels, method) under ``root``."""
 
-    def __init__(self, root: Path, fresh: bool = False, cached_only: bool = False):
+    def __init__(self, root: Path, fresh=(), cached_only: bool = False):
+        """``fresh``: True (recompute everything) or the method specs to recompute."""
         self.root, self.fresh, self.cached_only = Path(root), fresh, cached_only
 
     def path(self, *keys: str) -> Path:
@@ -129,7 +141,8 @@ class Cache:
     def get_or_run(self, keys: tuple[str, ...], compute, *args) -> dict | None:
         """The cached record, else computed and stored (None with ``cached_only``)."""
         p = self.path(*keys)
-        if p.exists() and not self.fresh:
+        if p.exists() and not (self.fresh is True or parse_method(keys[-1])[0] in self.fresh
+                               or keys[-1] in self.fresh):
             return json.loads(p.read_text())
         if self.cached_only:
             return None
@@ -150,17 +163,23 @@ class Cache:
 
 # ----------------------------------------------------------------------------- simulations
 def _sim_data(sim) -> dict:
-    from ssfs.methods._shared.representation import pca_embedding
+    """What the methods read; the PCA the graph methods would build ("auto" space on
+    single-cell-like input) computed once and passed as ``embedding=`` (the same matrix: this
+    only saves time; dense microarrays keep their raw-feature graph)."""
+    from ssfs.methods._shared.representation import pca_embedding, single_cell_like
 
     expr = sim.expression()
-    cache = {}
+    data = {"expression": expr, "counts": sim.X if sim.kind == "counts" else None}
+    if single_cell_like(expr):
+        cache = {}
 
-    def embedding():
-        if "emb" not in cache:
-            cache["emb"] = pca_embedding(expr, 50)  # what the graph methods' space "auto" builds
-        return cache["emb"]
+        def embedding():
+            if "emb" not in cache:
+                cache["emb"] = pca_embedding(expr, 50)
+            return cache["emb"]
 
-    return {"expression": expr, "counts": sim.X if sim.kind == "counts" else None, "embedding": embedding}
+        data["embedding"] = embedding
+    return data
 
 
 def sweep_scenarios(args, cache: Cache) -> list[dict]:
@@ -168,28 +187,33 @@ def sweep_scenarios(args, cache: Cache) -> list[dict]:
     from ssfs.simulate import get_scenario
 
     rows = []
-    for name in args.scenarios:
-        scenario = get_scenario(name)
-        for seed in args.seeds:
-            knobs = scenario.knobs_for(seed, args.quick)
-            data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}"
-            sim, data = None, None
-            for budget in args.budgets:
-                label_key = f"{_digest(scenario.labeling)}-{budget}"
-                for spec in args.methods:
-                    if sim is None:
-                        sim = scenario.simulate(seed, args.quick)
-                        data = _sim_data(sim)
-                    if not runs_on(spec, sim.kind):
-                        continue
-                    lk = label_key if uses_labels(spec) else "label-free"
-                    y = scenario.labels(sim, budget, seed)
-                    rec = cache.get_or_run(("sim", data_key, lk, spec), _recall, spec, data, y, seed, sim)
-                    if rec is None:
-                        continue
-                    rows.append({"scenario": name, "seed": seed, "budget": budget, "method": spec, **rec})
-                    print(f"{name:20s} seed {seed} {budget:>8s} {spec:24s} {_fmt(rec['value'])} "
-                          f"({rec['seconds']:.1f} s) {'' if rec['status'] == 'ok' else rec['status']}", flush=True)
+    for seed in args.seeds:  # seed-major: an interrupted run has every scenario at the first seeds
+        for name in args.scenarios:
+            rows += _sweep_one(args, cache, get_scenario(name), seed)
+    return rows
+
+
+def _sweep_one(args, cache: Cache, scenario, seed: int) -> list[dict]:
+    """Every budget x method on one scenario's data for one seed."""
+    knobs = scenario.knobs_for(seed, args.quick)
+    data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}"
+    sim = scenario.simulate(seed, args.quick)
+    data = _sim_data(sim)
+    rows = []
+    for budget in args.budgets:
+        label_key = f"{_digest(scenario.labeling)}-{budget}"
+        y = scenario.labels(sim, budget, seed)
+        for spec in args.methods:
+            if not runs_on(spec, sim.kind):
+                continue
+            lk = label_key if uses_labels(spec) else "label-free"
+            rec = cache.get_or_run(("sim", data_key, lk, cache_name(spec, sim.kind)), _recall, spec, data, y, seed,
+                                   sim)
+            if rec is None:
+                continue
+            rows.append({"scenario": scenario.name, "seed": seed, "budget": budget, "method": spec, **rec})
+            print(f"{scenario.name:20s} seed {seed} {budget:>8s} {spec:24s} {_fmt(rec['value'])} "
+                  f"({rec['seconds']:.1f} s) {'' if rec['status'] == 'ok' else rec['status']}", flush=True)
     return rows
 
 
@@ -392,7 +416,7 @@ def parse_args(argv=None):
     ap.add_argument("--reps", type=int, help="repetitions of the real sets")
     ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data"))
     ap.add_argument("--cache", default=str(HERE / "results" / "labels_sweep"))
-    ap.add_argument("--fresh", action="store_true", help="recompute cached results")
+    ap.add_argument("--fresh", nargs="*", help="recompute the cached results (of these methods only)")
     ap.add_argument("--cached-only", action="store_true", help="tables from what is cached, compute nothing")
     ap.add_argument("--doc", default=str(HERE.parent / "docs" / "benchmark_labels.md"))
     ap.add_argument("--block", help="the doc page's block to replace (default: quick or full)")
@@ -423,7 +447,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=args.fresh,
+    fresh = True if args.fresh == [] else set(args.fresh or ())
+    cache = Cache(Path(args.cache) / ("quick" if args.quick else "full"), fresh=fresh,
                   cached_only=args.cached_only)
     started = time.perf_counter()
     parts = []

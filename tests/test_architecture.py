@@ -19,7 +19,7 @@ MAX_FUNCTION_LINES = 80
 #: methods by name at run time (plugin discovery, :data:`ssfs.registry.METHODS_PACKAGE`): the
 #: methods import it to register, it imports none of them.
 LAYERS = (
-    ("errors",),
+    ("errors", "_docs"),
     ("_jit", "_outputs"),
     ("seeding", "_sort_kernels", "_threads", "_progress"),
     ("labels", "params"),
@@ -31,6 +31,7 @@ LAYERS = (
     ("experiment",),
     ("selector", "tl", "singlecell"),
     ("report", "workflow", "simulate"),
+    ("pl",),
     ("ssfs",),
     ("cli",),
 )

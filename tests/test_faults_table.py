@@ -42,6 +42,7 @@ from ssfs.errors import (
     InputError,
     OutputError,
     SSFSError,
+    SupervisionError,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -354,7 +355,14 @@ ARFF = ("@relation r\n" + "".join(f"@attribute {f} numeric\n" for f in FEATS) + 
         + "".join(",".join(f"{v:.6f}" for v in row) + f",{lab}\n" for row, lab in zip(XP, LAB, strict=True)))
 TENX = {"tenx/matrix.mtx": "%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 3\n",
         "tenx/barcodes.tsv": "c1\nc2\n", "tenx/features.tsv": "g1\tg1\tGene Expression\ng2\tg2\tGene Expression\n"}
+#: a Cell Ranger 2 matrix folder: 2 genes x 3 cells
+TENX2 = {"t2/matrix.mtx": "%%MatrixMarket matrix coordinate integer general\n2 3 3\n1 1 3\n2 3 5\n1 2 1\n",
+         "t2/barcodes.tsv": "c1\nc2\nc3\n", "t2/genes.tsv": "e1\tg1\ne2\tg2\n"}
 RANK = ("rank", "d.csv", "--label-column", "label")
+
+
+def _without(files: dict, name: str) -> dict:
+    return {k: v for k, v in files.items() if k != name}
 
 
 def _arff_first_value(text: str) -> str:
@@ -416,10 +424,33 @@ FILE_CASES = [
     Case("arff binary garbage", prep({"path": "b.arff"}, {"b.arff": b"\x00\xff\xfe\x01" * 20}),
          Err("is not an ARFF file", "not UTF-8 text", kind=InputError)),
     Case("directory as the data file", cli("rank", "dir.csv", files={"dir.csv/x": "1"}),
-         Err("dir.csv is a directory, not a data file")),
+         Err("dir.csv holds no matrix.mtx(.gz), so it is not a 10x matrix folder (it holds: 'x')")),
     Case("directory without suffix", prep({"path": "adir"}, {"adir/x": "1"}),
-         Err("adir is a directory, not a data file", kind=InputError)),
-    Case("10x matrix folder", prep({"path": "tenx"}, TENX), Err("tenx is a directory", "read_10x_mtx")),
+         Err("adir holds no matrix.mtx(.gz)", kind=InputError)),
+    Case("directory given a csv format", prep({"path": "adir", "format": "csv"}, {"adir/x": "1"}),
+         Err("adir is a directory, not a csv file", kind=InputError)),
+    Case("10x folder of Cell Ranger 3 files gunzipped", prep({"path": "tenx"}, TENX),
+         Err("tenx holds Cell Ranger 3+ files uncompressed (matrix.mtx, barcodes.tsv, features.tsv): gzip them",
+             kind=InputError)),
+    Case("10x folder, Cell Ranger 2", prep({"path": "t2"}, TENX2), Ok(prepared_shape(3, 2, ["g1", "g2"]))),
+    Case("10x folder, labels of some cells",
+         prep({"path": "t2", "labels_file": "l.csv"}, {**TENX2, "l.csv": "c1,a\nc3,b\n"}),
+         Ok(prepared_shape(3, 2, ["g1", "g2"], ["a", None, "b"]))),
+    Case("10x folder without barcodes", prep({"path": "t2"}, _without(TENX2, "t2/barcodes.tsv")),
+         Err("t2 has no barcodes.tsv (a Cell Ranger 2 matrix folder holds matrix.mtx, barcodes.tsv, genes.tsv",
+             kind=InputError)),
+    Case("10x folder without barcodes (ssfs select)", cli("select", "t2", files=_without(TENX2, "t2/barcodes.tsv")),
+         Err("t2 has no barcodes.tsv")),
+    Case("10x barcodes fewer than the matrix's cells", prep({"path": "t2"}, {**TENX2, "t2/barcodes.tsv": "c1\nc2\n"}),
+         Err("matrix.mtx has 3 columns (cells) but barcodes.tsv lists 2", kind=InputError)),
+    Case("10x genes more than the matrix's rows",
+         prep({"path": "t2"}, {**TENX2, "t2/genes.tsv": "e1\tg1\ne2\tg2\ne3\tg3\n"}),
+         Err("matrix.mtx has 2 rows (features) but genes.tsv lists 3", kind=InputError)),
+    Case("10x labels matching no barcode",
+         prep({"path": "t2", "labels_file": "l.csv"}, {**TENX2, "l.csv": "x1,a\nx2,b\n"}),
+         Err("no barcode of the 10x matrix is in labels file", kind=SupervisionError)),
+    Case("10x .h5 that is no HDF5 file", prep({"path": "m.h5"}, {"m.h5": b"not hdf5" * 4}),
+         Err("cannot read", "as a 10x Genomics .h5", "not an HDF5 file", kind=InputError)),
     Case("a lone .mtx file", prep({"path": "tenx/matrix.mtx"}, TENX), Err("cannot tell the format of matrix.mtx")),
     Case("an Excel file", prep({"path": "d.xlsx"}, {"d.xlsx": b"PK\x03\x04"}), Err("cannot tell the format")),
     Case("csv with a byte-order mark", prep({"path": "b.csv", "label_column": "label"}, {"b.csv": _bom}),
@@ -848,8 +879,8 @@ DATA_CASES = [
     Case("tl: NaN in X", tl("rank_features", _adata(X=X_NAN), "variance"), Err("missing or infinite", "sample")),
     Case("tl: every label NaN for fisher", tl("rank_features", _adata(labels=[np.nan] * N), "fisher",
                                               groupby="cell_type"), Err("fisher", "label")),
-    Case("tl: an unused category", tl("rank_features", _with(_adata(), obs_cols={"cell_type": UNUSED_CAT}),
-                                      "fisher", groupby="cell_type"), Err("class 'c' has 0 labeled sample(s)")),
+    Case("tl: an unused category (no class)", tl("rank_features", _with(_adata(), obs_cols={"cell_type": UNUSED_CAT}),
+                                      "fisher", groupby="cell_type"), Ok(planted)),
     Case("tl: integer counts", tl("rank_features", _adata(X=np.rint(np.abs(XP) * 10).astype(np.int32)), "variance"),
          Ok(lambda o: o.value.var["variance_rank"].min() == 1)),
     Case("tl: float32 X", tl("rank_features", _adata(X=XP.astype(np.float32)), "fisher", groupby="cell_type"),

@@ -7,7 +7,7 @@ from partial_labels import PLANTED, planted, top
 
 from ssfs import InputError, SupervisionError, run_method
 from ssfs.experiment.splits import check_classes, draw_labeled
-from ssfs.labels import class_counts, decode, encode_labels
+from ssfs.labels import Labels, class_counts, decode, encode_labels
 
 
 @pytest.mark.parametrize(("values", "extra", "codes", "classes"), [
@@ -15,8 +15,11 @@ from ssfs.labels import class_counts, decode, encode_labels
     (np.array([0, 2, -1]), (), [0, 1, -1], [0, 2]),                      # codes re-encoded, names = values
     (np.array([0.0, 2.0, np.nan, -1.0]), (), [0, 1, -1, -1], [0, 2]),    # NaN and -1 unlabeled
     (["1", "10", "2", "-1"], ["-1"], [0, 2, 1, -1], ["1", "2", "10"]),   # numeric text sorted as numbers
-    (pd.Categorical(["a", None, "b"], categories=["b", "a", "c"]), (), [1, -1, 0], ["b", "a", "c"]),
-    (pd.Series(["x", "?", " y "]), ["?"], [0, -1, 1], ["x", "y"]),       # stripped, extra value unlabeled
+    (pd.Categorical(["a", None, "b"], categories=["b", "a", "c"]), (), [0, -1, 1], ["a", "b"]),  # natural order
+    (pd.Categorical(["a", None, "b"], categories=["b", "a", "c"], ordered=True), (), [1, -1, 0], ["b", "a"]),
+    (pd.Categorical(["1", "10", "2"]), (), [0, 2, 1], ["1", "2", "10"]),  # pandas' categories are '1', '10', '2'
+    (["type10", "type2", "Type1"], (), [2, 1, 0], ["Type1", "type2", "type10"]),  # digit runs as numbers
+    (pd.Series(["x", "?", " y ", "NA", "unknown"]), ["unknown"], [0, -1, 1, -1, -1], ["x", "y"]),  # NA, ? missing
     ([b"T", b"B", b""], (), [1, 0, -1], ["B", "T"]),                     # bytes (ARFF) decoded
 ])
 def test_encode_labels(values, extra, codes, classes):
@@ -37,8 +40,18 @@ def test_encode_labels_refuses():
 
 def test_counts_and_decode_keep_names():
     codes, classes = encode_labels(pd.Categorical(["EWS", None, "NB"], categories=["EWS", "NB", "RMS"]))
-    assert class_counts(codes, classes) == {"EWS": 1, "NB": 1, "RMS": 0}
+    assert class_counts(codes, classes) == {"EWS": 1, "NB": 1}  # a category without a sample is no class
     assert decode(codes, classes).tolist() == ["EWS", None, "NB"]
+    assert class_counts(np.array([0, -1, 0]), ["EWS", "NB"]) == {"EWS": 2, "NB": 0}
+
+
+def test_labels_pass_through_with_their_names():
+    labels = Labels(np.array([1, -1, 1]), np.array(["EWS", "MLL"], dtype=object))
+    assert encode_labels(labels) is not None and encode_labels(labels).classes is labels.classes
+    codes, classes = encode_labels(labels)  # unpacks as a pair
+    np.testing.assert_array_equal(codes, [1, -1, 1])
+    with pytest.raises(SupervisionError, match="label code 2 has no class name"):
+        run_method("fisher", np.ones((3, 2)), Labels(np.array([2, 0, 1]), np.array(["a", "b"])))
 
 
 @pytest.mark.parametrize("method", ["fisher", "cls", "laplacian"])
@@ -62,9 +75,10 @@ def test_errors_name_the_classes():
     with pytest.raises(SupervisionError, match=r"^method 'fisher' needs labeled samples of at least 2 classes, "
                                                r"got 1 \(class 'EWS' with 4 labeled sample\(s\)\)$"):
         run_method("fisher", X, one)
-    cat = pd.Categorical(labels, categories=["EWS", "NB", "RMS", "BL", "MLL"])
+    codes, classes = encode_labels(labels)
+    named = Labels(codes, np.append(classes, "MLL"))  # a class whose samples are all unlabeled (a split's)
     with pytest.raises(SupervisionError, match="^method 'fisher': class 'MLL' has 0 labeled sample"):
-        run_method("fisher", X, cat)
+        run_method("fisher", X, named)
     with pytest.raises(SupervisionError, match="^method 'fisher' needs labels but no sample is labeled$"):
         run_method("fisher", X, [None] * X.shape[0])
     # a label-free method runs without labels

@@ -9,15 +9,17 @@ from .runner import run_method
 __version__ = "0.1.0"
 
 
-def __getattr__(name):  # lazy: the selector imports scikit-learn, tl the runner's AnnData helpers
-    if name == "SemiSupervisedSelector":
-        from .selector import SemiSupervisedSelector  # lazy: scikit-learn (about 0.5 s)
+#: the scikit-learn door's names (loaded on first use: scikit-learn takes about 0.5 s)
+_SKLEARN_NAMES = ("SemiSupervisedSelector", "labeled_scorer", "LabeledOnly")
 
-        return SemiSupervisedSelector
-    if name == "tl":
-        import importlib
 
-        return importlib.import_module(".tl", __name__)
+def __getattr__(name):  # lazy: the selector imports scikit-learn, tl and pl anndata and matplotlib
+    import importlib
+
+    if name in _SKLEARN_NAMES:
+        return getattr(importlib.import_module(".selector", __name__), name)
+    if name in ("tl", "pl"):
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ssfs' has no attribute {name!r}")
 
 __all__ = [
@@ -31,10 +33,13 @@ __all__ = [
     "SupervisionError",
     "SelectionResult",
     "SemiSupervisedSelector",
+    "LabeledOnly",
+    "labeled_scorer",
     "get_method",
     "list_methods",
     "register",
     "run_method",
     "tl",
+    "pl",
     "__version__",
 ]

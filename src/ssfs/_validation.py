@@ -7,7 +7,7 @@ import numpy as np
 from scipy import sparse
 
 from .errors import InputError, SupervisionError
-from .labels import encode_labels
+from .labels import Labels, encode_labels
 
 #: a dense copy of a sparse matrix larger than this is refused (bytes)
 DENSE_LIMIT_BYTES = 4 * 1024**3
@@ -71,19 +71,30 @@ def check_labels(y, n: int) -> np.ndarray:
 
 def check_labels_named(y, n: int):
     """``(codes, classes)``: integer codes are kept as given (``classes`` None: the codes
-    are the names); anything else (strings, NaN, None, categoricals) is encoded by
-    :func:`ssfs.labels.encode_labels`."""
+    are the names), :class:`ssfs.labels.Labels` keep their names; anything else (strings,
+    NaN, None, categoricals) is encoded by :func:`ssfs.labels.encode_labels`."""
     if y is None:
         return np.full(n, -1, dtype=np.int64), None
+    if isinstance(y, Labels):
+        return _checked_codes(y.codes, n, y.classes), y.classes
     arr = y if hasattr(y, "dtype") and not hasattr(y, "cat") else np.asarray(y)
     if isinstance(arr, np.ndarray) and arr.dtype.kind in "iu":
-        if arr.shape != (n,):
-            raise SupervisionError(f"labels have shape {arr.shape}, expected ({n},): one label per sample")
-        if (arr < -1).any():
-            raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
-        return arr.astype(np.int64), None
-
+        return _checked_codes(arr, n), None
     return encode_labels(y, n=n)
+
+
+def _checked_codes(codes, n: int, classes=None) -> np.ndarray:
+    """int64 class codes of length ``n``, each -1 (unlabeled) or a class (< ``len(classes)``)."""
+    arr = np.asarray(codes)
+    if arr.shape != (n,):
+        raise SupervisionError(f"labels have shape {arr.shape}, expected ({n},): one label per sample")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise SupervisionError(f"label codes must be integers, got {arr.dtype}")
+    if (arr < -1).any():
+        raise SupervisionError("labels must be >= 0, or -1 for unlabeled samples")
+    if classes is not None and arr.size and arr.max() >= len(classes):
+        raise SupervisionError(f"label code {int(arr.max())} has no class name ({len(classes)} classes)")
+    return arr.astype(np.int64)
 
 
 def dense(X, *, method: str = "this method"):

@@ -20,11 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from ._docs import cli_help
 from ._outputs import check_destination, os_cause, output_error
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
-from .labels import class_counts
+from .labels import Labels, class_counts, encode_labels
 from .params import parse_text
 from .ranking import ranking_table
 from .registry import PIP_NAMES, check_params, get_method, list_methods
@@ -169,15 +170,17 @@ def _read_input(args, log):
     # lazy: the readers load pandas and anndata (about 0.7 s), which `ssfs methods` and --help do not need
     from .experiment.splits import draw_labeled
     from .io import prepare_dataset
-    from .io.h5ad import prepared_labels
 
     t0 = time.perf_counter()
     name = Path(args.input).name
     entry = {"path": args.input}
-    for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic"):
+    for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic",
+                "layer"):
         val = getattr(args, key)
         if val is not None:
             entry[key] = val
+    if args.use_raw:
+        entry["use_raw"] = True
     if args.index_column != "auto":
         entry["index_col"] = args.index_column
     if args.unlabeled_value:
@@ -185,7 +188,7 @@ def _read_input(args, log):
     adata = prepare_dataset(name, entry, ".")
     log.debug("ssfs %s: read %s: %d samples x %d features in %s", args.cmd, args.input, *adata.X.shape,
               fmt_seconds(time.perf_counter() - t0))
-    y, classes = prepared_labels(adata.obs["label"])
+    y, classes = encode_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
         lab = draw_labeled(y, np.flatnonzero(y >= 0), int(args.labeled_per_class), rng, dataset=name,
@@ -194,16 +197,6 @@ def _read_input(args, log):
         hidden[lab] = y[lab]
         y = hidden
     return adata, y, classes, rng
-
-
-def _named(y: np.ndarray, classes):
-    """The label codes as a categorical of their class names (in the classes' order), so that
-    messages and per-class outputs name the classes; the codes when there are no names."""
-    if classes is None or not len(classes):
-        return y
-    import pandas as pd  # lazy: already loaded by the readers
-
-    return pd.Categorical.from_codes(y, categories=pd.Index(list(classes), dtype=object))
 
 
 def _check_output_file(output: str) -> None:
@@ -260,7 +253,7 @@ def cmd_rank(args) -> int:
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, _named(y, classes), cons, rng=rng, **params)  # names reach outputs
+    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **params)
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
@@ -394,14 +387,12 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
 
     # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
-    from .tl import store, store_markers
+    from .tl._anndata import store
+    from .tl._markers import store_markers
 
-    adata, idx = prepared, None
-    if str(args.input).endswith(".h5ad"):
-        adata = anndata.read_h5ad(args.input)
-        idx = adata.var_names.get_indexer(prepared.var_names)
-    store(adata, args.method, ranked, idx)
-    store_markers(adata, args.method, ranked, idx)
+    adata = anndata.read_h5ad(args.input) if str(args.input).endswith(".h5ad") else prepared
+    store(adata, args.method, ranked, prepared.var_names)
+    store_markers(adata, args.method, ranked, prepared.var_names)
     uns = {k: v for k, v in info.items() if k != "output"}
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)
@@ -428,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
                     "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(r)
-    r.add_argument("--method", default="cls", help="registered method (ssfs methods)")
+    r.add_argument("--method", default="cls", help=cli_help("method"))
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("-o", "--output", default="-",
                    help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
@@ -442,23 +433,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_input_arguments(r) -> None:
     """The data file and how to read its labels (shared by ``rank`` and ``select``)."""
-    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix)")
+    r.add_argument("input", help="data file (.h5ad, .csv, .tsv, .arff, .mat, GEO series matrix), or 10x Genomics "
+                                 "output: a Cell Ranger matrix folder (matrix.mtx.gz, barcodes.tsv.gz, "
+                                 "features.tsv.gz) or a feature-barcode .h5 (labels: --labels-file barcode,label "
+                                 "listing the labeled cells)")
     r.add_argument("--labeled-per-class", default=None, type=_labeled_per_class, metavar="N",
                    help="an experiment: keep N random labels per class and hide the others "
                         "(default: every given label is used)")
     r.add_argument("--unlabeled-value", action="append", metavar="VALUE",
-                   help="label value meaning 'no label' (repeatable); blank and NA cells always mean unlabeled")
+                   help=cli_help("unlabeled_values") + " Repeatable.")
     r.add_argument("--constraints", metavar="TSV",
                    help="must-link / cannot-link pairs by sample id: columns sample_a, sample_b, kind (ML or CL); "
                         "added to the pairs of the given labels")
-    r.add_argument("--seed", type=_seed, default=0, help="the one seed of every random choice")
+    r.add_argument("--seed", type=_seed, default=0, help=cli_help("random_state"))
     r.add_argument("--index-column", type=_index_column, default="auto", metavar="N|none|auto",
                    help="CSV/TSV: column number of the row ids, 'none' when the file has none; 'auto': "
                         "column 0, refused when it looks like data")
     r.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
-                "geo-characteristic"):
+                "geo-characteristic", "layer"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")
+    r.add_argument("--use-raw", action="store_true",
+                   help="h5ad: read .raw.X (the file's X otherwise; ssfs.tl reads .raw when present, as scanpy)")
 
 
 def _add_select_parser(sub) -> None:

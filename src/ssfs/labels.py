@@ -2,27 +2,47 @@
 
 Inside the library ``y`` holds integer codes with ``-1`` for unlabeled samples
 (scikit-learn's semi-supervised convention). :func:`encode_labels` turns whatever a
-user gives into those codes plus the class names, so names survive into outputs and
-error messages. A value is *unlabeled* when it is
+user gives into a :class:`Labels` record (those codes plus the class names), so names
+survive into outputs and error messages; the readers of :mod:`ssfs.io`, the prepared
+data of the workflow, ``ssfs.tl``, the selector and the CLI all go through it, so one
+file gives one encoding whatever the door. A value is *unlabeled* when it is
 
-* missing: ``None``, NaN, a missing category, blank text (after stripping);
+* missing: ``None``, NaN, a missing category, blank text (after stripping), or text in
+  :data:`MISSING_TEXT` (``NA``, ``nan``, ``NULL``, ``#N/A``, ARFF's ``?`` ...);
 * ``-1`` in a numeric array (scikit-learn's convention);
 * equal to one of ``unlabeled_values`` (compared as text, so ``-1``, ``"unknown"``
-  or ``"?"`` given on the command line match the cells of a file).
+  given on the command line match the cells of a file).
 
-Class names: the categories of a categorical (in their order, minus unlabeled
-values), else the sorted distinct labeled values (numbers sorted numerically).
+Classes are the distinct labeled values (a category without a labeled sample is no
+class), in natural order (:func:`natural_order`: ``'1', '2', '10'``; ``'type2'`` before
+``'type10'``), or in the declared order of an *ordered* categorical.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import sys
+from typing import NamedTuple
 
 import numpy as np
 
 from .errors import SupervisionError
+
+#: text meaning a missing value in a matrix cell (:mod:`ssfs.io` readers) and in a label cell
+NA_TOKENS = ("", "NA", "N/A", "NaN", "nan", "-nan", "NULL", "null", "#N/A", "na")
+#: text meaning "no label": the missing-value spellings plus ARFF's ``?``
+MISSING_TEXT = frozenset(NA_TOKENS) | {"?"}
+
+
+class Labels(NamedTuple):
+    """Class codes (int64, -1 = unlabeled) and the class names (``classes[c]`` names code
+    ``c``; None when the codes are the names). What :func:`encode_labels` returns and what
+    :func:`ssfs.run_method` takes as ``y`` to keep the names (unpacks as ``codes, classes``)."""
+
+    codes: np.ndarray
+    classes: np.ndarray | None
 
 
 def _text(v) -> str:
@@ -45,7 +65,7 @@ def _missing(v) -> bool:
         return True
     if isinstance(v, (float, np.floating)) and np.isnan(v):
         return True
-    return isinstance(v, (str, bytes)) and _text(v) == ""
+    return isinstance(v, (str, bytes)) and _text(v) in MISSING_TEXT
 
 
 def _check_unlabeled_values(unlabeled_values) -> set[str]:
@@ -56,26 +76,22 @@ def _check_unlabeled_values(unlabeled_values) -> set[str]:
     return {_text(u) for u in unlabeled_values}
 
 
-def encode_labels(values, unlabeled_values=(), *, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, classes)``: int64 codes with -1 for unlabeled samples, and the class names.
+def encode_labels(values, unlabeled_values=(), *, n: int | None = None) -> Labels:
+    """:class:`Labels` ``(codes, classes)``: int64 codes with -1 for unlabeled samples, and the
+    class names in natural order (see the module doc).
 
-    ``values``: a sequence, array, pandas Series or Categorical (strings, numbers, bools).
-    ``unlabeled_values``: extra values meaning "no label" (compared as text).
-    ``n``: expected length (a SupervisionError otherwise). ``classes[c]`` is the name
-    of code ``c``; classes with no labeled sample stay in ``classes`` only when they are
-    categories of a categorical.
+    ``values``: a sequence, array, pandas Series or Categorical (strings, numbers, bools), or
+    :class:`Labels` (returned as they are). ``unlabeled_values``: extra values meaning "no label"
+    (compared as text). ``n``: expected length (a SupervisionError otherwise).
     """
+    if isinstance(values, Labels):
+        return Labels(_checked_length(np.asarray(values.codes, dtype=np.int64), n), values.classes)
     extra = _check_unlabeled_values(unlabeled_values)
     pd = _pandas()
     if pd is not None and isinstance(values, pd.Series):
         values = values.array if isinstance(values.dtype, pd.CategoricalDtype) else values.to_numpy(dtype=object)
     if pd is not None and isinstance(values, pd.Categorical):
-        cats = [c for c in values.categories if not _missing(c) and _text(c) not in extra]
-        keep = np.asarray(cats, dtype=object)
-        pos = {c: i for i, c in enumerate(cats)}
-        codes = np.array([pos.get(v, -1) if not _missing(v) else -1 for v in np.asarray(values, dtype=object)],
-                         dtype=np.int64)
-        return _checked_length(codes, n), _names(keep)
+        return _encode_categorical(values, extra, n)
     arr = np.asarray(values)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
@@ -85,10 +101,40 @@ def encode_labels(values, unlabeled_values=(), *, n: int | None = None) -> tuple
     if arr.dtype.kind == "c":
         raise SupervisionError("labels must be class names or codes, not complex numbers")
     if arr.dtype.kind in "iub":
-        return _encode_integers(arr, extra)
+        return Labels(*_encode_integers(arr, extra))
     if arr.dtype.kind == "f":
-        return _encode_floats(arr, extra)
-    return _encode_objects(arr, extra)
+        return Labels(*_encode_floats(arr, extra))
+    return Labels(*_encode_objects(arr, extra))
+
+
+def natural_order(names) -> list[str]:
+    """``names`` (text) sorted as a reader expects: by value when every name is a number
+    (``'1', '2', '10'``), else by text with runs of digits compared as numbers
+    (``'type2'`` before ``'type10'``)."""
+    names = sorted(names)
+    with contextlib.suppress(ValueError):
+        return sorted(names, key=float)
+    return sorted(names, key=lambda t: [(0, int(part), "") if part.isdigit() else (1, 0, part)
+                                        for part in re.split(r"(\d+)", t)])
+
+
+def _encode_categorical(values, extra: set, n: int | None) -> Labels:
+    """A categorical's codes mapped to classes: its categories read as text (missing ones and
+    ``extra`` unlabeled), those with a labeled sample in natural order, or in the declared
+    order when the categorical is ordered. Vectorized over samples."""
+    texts = np.array([_text(c) for c in values.categories], dtype=object)
+    usable = np.array([not _missing(c) and t not in extra for c, t in zip(values.categories, texts, strict=True)],
+                      dtype=bool)
+    cat = np.asarray(values.codes, dtype=np.int64)
+    lab = cat >= 0
+    lab[lab] = usable[cat[lab]]
+    present = dict.fromkeys(texts[np.unique(cat[lab])].tolist())
+    names = [t for t in dict.fromkeys(texts.tolist()) if t in present] if values.ordered else natural_order(present)
+    pos = {t: i for i, t in enumerate(names)}
+    to_class = np.array([pos.get(t, -1) for t in texts.tolist()], dtype=np.int64)
+    codes = np.full(cat.size, -1, dtype=np.int64)
+    codes[lab] = to_class[cat[lab]]
+    return Labels(_checked_length(codes, n), np.asarray(names, dtype=object))
 
 
 def _encode_integers(arr: np.ndarray, extra: set) -> tuple[np.ndarray, np.ndarray]:
@@ -133,9 +179,7 @@ def _encode_objects(arr: np.ndarray, extra: set) -> tuple[np.ndarray, np.ndarray
         t = _text(v)
         if t not in extra:
             texts[i], lab[i] = t, True
-    present = sorted(set(texts[lab].tolist()))
-    with contextlib.suppress(ValueError):
-        present = sorted(present, key=float)
+    present = natural_order(set(texts[lab].tolist()))
     pos = {c: i for i, c in enumerate(present)}
     codes = np.array([pos[t] if ok else -1 for t, ok in zip(texts, lab, strict=True)], dtype=np.int64)
     return codes, _names(np.asarray(present, dtype=object))

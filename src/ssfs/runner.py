@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._docs import doc_params
 from ._threads import THREADS_ENV, job_threads, limit_threads  # noqa: F401 - re-exported here, where the docs point
 from ._validation import check_labels_named, check_matrix, column_variance, constant_features, safe_scale
 from .constraints import Constraints
@@ -146,6 +147,7 @@ def check_labeled_classes(name: str, y: np.ndarray, classes=None, *, min_per_cla
             )
 
 
+@doc_params
 def run_method(
     name: str,
     X,
@@ -154,14 +156,48 @@ def run_method(
     rng: np.random.Generator | int | None = 0,
     **params,
 ) -> Ranked:
-    """Validate input, run method ``name`` and derive its ranking.
+    """Validate the input, run method ``name`` and derive its ranking: the one entry point of
+    the command line, the workflow, ``ssfs.tl`` and the scikit-learn selector.
 
-    ``y``: integer codes with -1 for unlabeled samples, or class names (strings,
-    categoricals; None / NaN / -1 = unlabeled, :func:`ssfs.labels.encode_labels`);
-    error messages name the classes.
+    Parameters
+    ----------
+    {method=name}
+    X
+        The samples x features matrix (numpy array or scipy.sparse; an AnnData is refused:
+        use :func:`ssfs.tl.rank_features`). Finite values only.
+    {y}
+        Also a :class:`ssfs.labels.Labels` record (codes and names).
+    {constraints}
+    rng
+        The seed (or a numpy Generator) of every random choice of the method and of the
+        tie-breaking among equal scores; the same seed gives the same ranking.
+    {method_params}
 
-    Missing constraints are derived from the labeled samples (all pairs, as CLS does).
-    BLAS/OpenMP pools are pinned to :func:`job_threads` while the method runs.
+    Returns
+    -------
+    Ranked
+        ``order`` (feature indices, best first; subset methods: the selected ones),
+        ``scores`` (per feature; undefined scores are the worst value, so they rank last),
+        ``higher_is_better``, ``ties`` (per feature, how many share its score) and
+        ``result``, the method's :class:`~ssfs.registry.SelectionResult`.
+
+    Raises
+    ------
+    SSFSError
+        One line naming the problem: an unknown method or parameter
+        (:class:`~ssfs.errors.MethodError`), an unusable matrix
+        (:class:`~ssfs.errors.InputError`), labels or constraints the method cannot use
+        (:class:`~ssfs.errors.SupervisionError`).
+
+    Notes
+    -----
+    Equal scores are ordered by variance, then by a permutation drawn from ``rng``, never by
+    column. BLAS/OpenMP pools are pinned to :func:`job_threads` while the method runs.
+
+    Examples
+    --------
+    >>> ranked = run_method("cls", X, ["EWS", None, "NB", None, "RMS"], k=10)
+    >>> ranked.order[:10]          # the ten best features
     """
     spec, X, y, constraints, rng, ctx = _validated(name, X, y, constraints, rng, params)
     for note in clipped_parameters(name, params, X.shape):

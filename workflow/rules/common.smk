@@ -72,7 +72,8 @@ def dataset_inputs(wildcards):
     for key in ("path", "labels_file", "constraints_file"):
         if key in entry:
             p = Path(entry[key])
-            files.append(str(p if p.is_absolute() else DATA_DIR / p))
+            p = p if p.is_absolute() else DATA_DIR / p
+            files += sorted(str(f) for f in p.iterdir() if f.is_file()) if p.is_dir() else [str(p)]  # 10x folder
     return files
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._validation import check_labels_named
 from ..errors import ConfigError
+from ..labels import Labels
 from ..registry import check_params, get_method
 from ..runner import run_method
 from ..seeding import derive_rng
@@ -61,7 +63,8 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
 
 
 def full_ranking(X, y, cons, settings: dict, *, seed: int, dataset: str, label: str):
-    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples."""
+    """Method ``settings`` (``{"method", "params"}``) of config label ``label`` on all samples
+    (``y``: codes or :class:`ssfs.labels.Labels`, whose class names reach the method's messages)."""
     return run_method(settings["method"], X, y, cons, rng=derive_rng(seed, dataset, "selection", label, "full"),
                       **settings["params"])
 
@@ -76,12 +79,14 @@ def full_ranks(ranked, p: int) -> np.ndarray:
 
 def resample_ranks(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, dataset: str,
                    label: str) -> np.ndarray:
-    """Ranks of every feature (int32, len(chunk) x p) on the resamples ``chunk`` of ``subs``."""
+    """Ranks of every feature (int32, len(chunk) x p) on the resamples ``chunk`` of ``subs``
+    (``y`` as in :func:`full_ranking`)."""
     p = X.shape[1]
+    codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
     for i, b in enumerate(chunk):
         idx = subs[b]
-        ranked = run_method(settings["method"], X[idx], y[idx], cons.subset(idx),
+        ranked = run_method(settings["method"], X[idx], Labels(codes[idx], classes), cons.subset(idx),
                             rng=derive_rng(seed, dataset, "selection", label, b), **settings["params"])
         out[i] = ranks_from_order(ranked.order, p)
     return out
@@ -114,9 +119,10 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     full, res = {}, {}
+    labels = Labels(y, classes)
     for label, settings in methods.items():
-        full[label] = full_ranks(full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=label), p)
-        res[label] = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset,
+        full[label] = full_ranks(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=label), p)
+        res[label] = resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
                                     label=label).astype(np.float64)
     return consensus_result(full, res, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
                             symbols=symbols)

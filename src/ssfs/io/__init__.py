@@ -2,8 +2,9 @@
 
 Every reader returns an :class:`anndata.AnnData` with ``X`` = samples x features
 (float64 ndarray, or CSR when the input is sparse), ``obs['label']`` the class
-label as a categorical of strings (categories in numeric order when all labels
-are numbers), ``obs_names`` the sample ids and ``var_names`` the feature names.
+label as a categorical of the class names, encoded by :func:`ssfs.labels.encode_labels`
+(missing cells NaN; categories in natural order: ``'1', '2', '10'``), ``obs_names``
+the sample ids and ``var_names`` the feature names.
 Names absent from the input are generated (``s1..sn``, ``f1..fp``); duplicated
 names in the input are an InputError naming an example.
 

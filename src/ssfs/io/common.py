@@ -8,9 +8,7 @@ from anndata import AnnData
 from scipy import sparse
 
 from ..errors import InputError
-
-#: cell texts read as a missing value by the delimited and GEO readers
-NA_TOKENS = ("", "NA", "N/A", "NaN", "nan", "-nan", "NULL", "null", "#N/A", "na")
+from ..labels import encode_labels
 
 
 def examples(values, k: int = 3) -> str:
@@ -37,43 +35,15 @@ def generated_names(prefix: str, n: int) -> pd.Index:
     return pd.Index([f"{prefix}{i + 1}" for i in range(n)], dtype=object)
 
 
-def _is_missing_label(v) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, float) and np.isnan(v):
-        return True
-    return isinstance(v, str) and v.strip() in ("", "?", "nan", "NaN", "NA")
-
-
-def label_strings(values) -> np.ndarray:
-    """Labels as an object array of strings, ``None`` where missing.
-
-    Bytes are decoded (ARFF); integral numbers print without a decimal point
-    (``1.0`` -> ``"1"``); NaN, empty text and ``?`` mean missing.
-    """
-    out = []
-    for v in np.asarray(values, dtype=object).ravel():
-        if isinstance(v, bytes):
-            v = v.decode("utf-8", errors="replace")
-        if isinstance(v, (np.generic,)):
-            v = v.item()
-        if _is_missing_label(v):
-            out.append(None)
-        elif isinstance(v, float) and v == int(v):
-            out.append(str(int(v)))
-        else:
-            out.append(str(v).strip())
-    return np.array(out, dtype=object)
-
-
-def label_categorical(labels: np.ndarray) -> pd.Categorical:
-    """Categorical of string labels; categories in numeric order when all look like numbers."""
-    present = sorted({v for v in labels if v is not None})
-    try:
-        cats = sorted(present, key=float)
-    except ValueError:
-        cats = present
-    return pd.Categorical(list(labels), categories=cats)
+def labels_categorical(values, unlabeled_values=()) -> pd.Categorical:
+    """``obs['label']`` of a reader or of the prepared data: the labels encoded by
+    :func:`ssfs.labels.encode_labels` (bytes decoded, missing and ``unlabeled_values`` cells
+    NaN, classes in natural order or an ordered categorical's order) as a categorical of
+    the class names (text), so that encoding it again gives the same codes and names."""
+    ordered = isinstance(getattr(values, "dtype", None), pd.CategoricalDtype) and bool(values.dtype.ordered)
+    codes, classes = encode_labels(values, unlabeled_values)
+    return pd.Categorical.from_codes(codes, categories=pd.Index([str(c) for c in classes], dtype=object),
+                                     ordered=ordered)
 
 
 def as_matrix(X):
@@ -111,10 +81,9 @@ def make_adata(
     obs = pd.DataFrame(index=obs_idx) if obs is None else obs.set_axis(obs_idx, axis=0).copy()
     var = pd.DataFrame(index=var_idx) if var is None else var.set_axis(var_idx, axis=0).copy()
     if labels is not None:
-        labels = label_strings(labels)
-        if labels.size != n:
-            raise InputError(f"{where}: {labels.size} labels for {n} samples")
-        obs["label"] = label_categorical(labels)
+        if len(labels) != n:
+            raise InputError(f"{where}: {len(labels)} labels for {n} samples")
+        obs["label"] = labels_categorical(labels)
     return AnnData(X=X, obs=obs, var=var)
 
 

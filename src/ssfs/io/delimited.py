@@ -6,7 +6,7 @@ The first line is a header (feature names, or sample names when
 unless it looks like data (numbers that are not distinct integers, under a non-empty
 header): a file without an id column would otherwise silently lose its first feature, so
 that is an InputError asking for ``index_col: null`` (or an explicit ``index_col: 0``).
-Cells reading as ``NA_TOKENS`` are missing values (handled later by ``missing:``).
+Cells reading as :data:`ssfs.labels.NA_TOKENS` are missing values (handled later by ``missing:``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import pandas as pd
 from anndata import AnnData
 
 from ..errors import ConfigError, InputError, SupervisionError
-from .common import NA_TOKENS, check_unique, examples, make_adata, parse_numeric_frame
+from ..labels import NA_TOKENS
+from .common import check_unique, examples, make_adata, parse_numeric_frame
 
 ORIENTATIONS = ("samples_as_rows", "features_as_rows")
 _DELIMS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}
@@ -126,8 +127,8 @@ def _sniff(path: Path) -> str:
     return r"\s+"
 
 
-def read_labels_file(path: Path, sample_ids: pd.Index, column: str | None, where: str) -> np.ndarray:
-    """Labels for ``sample_ids`` from a table ``sample_id -> label`` (header optional).
+def labels_table(path: Path, sample_ids: pd.Index, column: str | None, where: str) -> pd.Series:
+    """The table ``sample_id -> label`` of a labels file (header optional), as a Series.
 
     With ``column`` the table must have a header and the label is taken from that column;
     otherwise it must have exactly two columns and a first line whose id is not a
@@ -165,7 +166,14 @@ def read_labels_file(path: Path, sample_ids: pd.Index, column: str | None, where
             t = t.iloc[1:]  # header line
         ids, lab = t.iloc[:, 0], t.iloc[:, 1]
     ids = check_unique(ids.tolist(), what="labels-file sample", where=where)
-    table = pd.Series(lab.to_numpy(dtype=object), index=ids)
+    return pd.Series(lab.to_numpy(dtype=object), index=ids)
+
+
+def read_labels_file(path: Path, sample_ids: pd.Index, column: str | None, where: str) -> np.ndarray:
+    """Labels for ``sample_ids`` from a labels file (:func:`labels_table`); every sample of the
+    matrix must be in it (blank label cells: unlabeled), else a SupervisionError."""
+    table = labels_table(path, sample_ids, column, where)
+    ids = table.index
     missing = sample_ids[~sample_ids.isin(ids)]
     if missing.size:
         extra = ids[~ids.isin(sample_ids)]

@@ -20,7 +20,8 @@ import pandas as pd
 from anndata import AnnData
 
 from ..errors import InputError, SupervisionError
-from .common import NA_TOKENS, examples, make_adata, parse_numeric_frame
+from ..labels import NA_TOKENS
+from .common import examples, make_adata, parse_numeric_frame
 from .delimited import is_gzip, open_text
 
 BEGIN, END = "!series_matrix_table_begin", "!series_matrix_table_end"

@@ -12,14 +12,17 @@ import anndata
 import numpy as np
 from anndata import AnnData
 
-from ..errors import InputError, SupervisionError
+from ..errors import ConfigError, InputError, SupervisionError
+from ..labels import encode_labels
 from .atomic import atomic_write_bytes
 from .common import examples, make_adata
 
 
-def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_raw: bool = False) -> AnnData:
+def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_raw: bool = False,
+                   layer: str | None = None) -> AnnData:
     """``label_key``: obs column of the labels (NaN = unlabeled); None: ``label`` when
-    present, else no labels (a label-free dataset)."""
+    present, else no labels (a label-free dataset). ``use_raw``: read ``.raw.X``; ``layer``:
+    read ``layers[layer]`` (not both)."""
     try:
         src = anndata.read_h5ad(path)
     except Exception as e:  # noqa: BLE001 - h5py/anndata raise OSError, KeyError, ValueError ... on damaged files
@@ -33,21 +36,32 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_
             f"{where}: label_key {label_key!r} is not an obs column of {path}; "
             f"available obs columns: {examples(cols, 20) if cols else 'none'}"
         )
-    if use_raw:
-        if src.raw is None:
-            raise InputError(f"{where}: use_raw is true but {path} has no .raw")
-        X, var = src.raw.X, src.raw.var
-    else:
-        X, var = src.X, src.var
+    X, var = _matrix_of(src, path, where, use_raw=use_raw, layer=layer)
     if X is None:
         raise InputError(f"{where}: {path} has no X matrix")
     if not hasattr(X, "dtype") or not np.issubdtype(X.dtype, np.number):
         raise InputError(f"{where}: X of {path} is not numeric")
-    labels = None if label_key is None else src.obs[str(label_key)].to_numpy(dtype=object)
+    labels = None if label_key is None else src.obs[str(label_key)]  # a categorical keeps its declared order
     obs = src.obs.drop(columns=[c for c in (label_key, "label") if c is not None], errors="ignore")
     return make_adata(
         X, where=where, labels=labels, obs_names=src.obs_names, var_names=var.index, obs=obs, var=var.copy()
     )
+
+
+def _matrix_of(src: AnnData, path: Path, where: str, *, use_raw: bool, layer: str | None):
+    """(matrix, var) of the h5ad ``src``: ``X``, ``.raw.X`` or ``layers[layer]``."""
+    if use_raw and layer is not None:
+        raise ConfigError(f"{where}: use_raw and layer name two matrices of {path}; give one")
+    if layer is not None:
+        if str(layer) not in src.layers:
+            have = examples(list(src.layers), 10) or "none"
+            raise InputError(f"{where}: layer {layer!r} is not in {path} (layers: {have})")
+        return src.layers[str(layer)], src.var
+    if use_raw:
+        if src.raw is None:
+            raise InputError(f"{where}: use_raw is true but {path} has no .raw")
+        return src.raw.X, src.raw.var
+    return src.X, src.var
 
 
 def write_prepared(adata: AnnData, path, *, what: str = "") -> Path:
@@ -87,18 +101,8 @@ def read_prepared(path):
         raise InputError(f"cannot read prepared data {path}: {e}") from None
     if "label" not in adata.obs:
         raise InputError(f"{path} has no obs['label'] column")
-    y, classes = prepared_labels(adata.obs["label"])
+    y, classes = encode_labels(adata.obs["label"])
     return adata.X, y, classes, np.asarray(adata.var_names), adata
-
-
-def prepared_labels(label) -> tuple[np.ndarray, np.ndarray]:
-    """(codes with -1 for unlabeled (NaN), class names sorted as text) of ``obs['label']``."""
-    known = label.notna().to_numpy()
-    text = label.astype(object).to_numpy()
-    classes, codes = np.unique(np.asarray([str(v) for v in text[known]], dtype=object), return_inverse=True)
-    y = np.full(known.size, -1, dtype=np.int64)
-    y[known] = codes
-    return y, classes.astype(str)
 
 
 def dataset_summary(prepared) -> dict:

@@ -14,22 +14,25 @@ from ..constraints import read_sample_constraints
 from ..errors import ConfigError, InputError, SupervisionError
 from .arff import read_arff_file
 from .builtin import load_builtin
+from .common import labels_categorical
 from .delimited import read_delimited
 from .geo import read_geo_file
 from .h5ad import read_h5ad_file
 from .mat import read_mat_file
+from .tenx import is_10x_dir, read_10x
 
 SOURCES = ("file", "builtin")
 #: class names that probably mean "no label" (a warning suggests unlabeled_values)
 SUSPECT_UNLABELED = frozenset({"unknown", "unlabeled", "unlabelled", "none", "-1", "?", "missing", "n/a", "na"})
-FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo")
+FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo", "10x")
 _DELIMITED = {"orientation": "samples_as_rows", "index_col": "auto", "label_column": None, "labels_file": None,
               "labels_file_column": None}
 #: format-specific keys and their defaults
 FORMAT_KEYS: dict[str, dict] = {
     "csv": _DELIMITED,
     "tsv": _DELIMITED,
-    "h5ad": {"label_key": None, "use_raw": False},
+    "h5ad": {"label_key": None, "use_raw": False, "layer": None},
+    "10x": {"labels_file": None, "labels_file_column": None},
     "geo": {"geo_characteristic": None},
     "arff": {},
     "mat": {},
@@ -43,12 +46,15 @@ ENTRY_KEYS = frozenset(
      *(k for keys in FORMAT_KEYS.values() for k in keys)]
 )
 _SUFFIX_FORMAT = {".h5ad": "h5ad", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv",
-                  ".arff": "arff", ".mat": "mat"}
+                  ".arff": "arff", ".mat": "mat", ".h5": "10x"}
 _GEO_NAME = re.compile(r"_series_matrix\.txt(\.gz)?$", re.IGNORECASE)
 
 
 def guess_format(path: Path) -> str | None:
-    """Format from the file name: ``*_series_matrix.txt[.gz]`` -> geo, else by suffix (``.gz`` ignored)."""
+    """Format from the file name: a folder holding ``matrix.mtx[.gz]`` or a ``.h5`` file -> 10x,
+    ``*_series_matrix.txt[.gz]`` -> geo, else by suffix (``.gz`` ignored)."""
+    if is_10x_dir(path):
+        return "10x"
     name = path.name
     if _GEO_NAME.search(name):
         return "geo"
@@ -101,14 +107,14 @@ def _resolve(entry: dict, name: str, data_dir) -> tuple[str, dict]:
     path = Path(str(entry["path"])).expanduser()
     if not path.is_absolute():
         path = Path(data_dir) / path
-    if path.is_dir():
-        raise InputError(f"{where}: {path} is a directory, not a data file; give the file inside it (a 10x "
-                         "matrix folder: read it with scanpy.read_10x_mtx and save it as .h5ad)")
     fmt = entry.get("format", "auto")
     if fmt not in FORMATS:
         raise ConfigError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if path.is_dir() and fmt not in ("auto", "10x"):
+        raise InputError(f"{where}: {path} is a directory, not a {fmt} file; give the file inside it (a 10x "
+                         "matrix folder: format 10x or auto)")
     if fmt == "auto":
-        fmt = guess_format(path)
+        fmt = "10x" if path.is_dir() else guess_format(path)  # a folder: 10x (its reader says what is missing)
         if fmt is None:
             raise ConfigError(
                 f"{where}: cannot tell the format of {path.name} from its name; "
@@ -128,6 +134,9 @@ def _read(name: str, source: str, opts: dict) -> AnnData:
     if source == "builtin":
         return load_builtin(opts["name"], opts["params"], opts["seed"], where=where)
     path, fmt = opts["path"], opts["format"]
+    if fmt == "10x" and path.exists():
+        return read_10x(path, where=where, labels_file=opts["labels_file"],
+                        labels_file_column=opts["labels_file_column"])
     if not path.is_file():
         raise InputError(f"{where}: file not found: {path}")
     if fmt in ("csv", "tsv"):
@@ -136,7 +145,8 @@ def _read(name: str, source: str, opts: dict) -> AnnData:
     if fmt == "h5ad":
         if not isinstance(opts["use_raw"], bool):
             raise ConfigError(f"{where}: use_raw must be true or false, got {opts['use_raw']!r}")
-        return read_h5ad_file(path, where=where, label_key=opts["label_key"], use_raw=opts["use_raw"])
+        return read_h5ad_file(path, where=where, label_key=opts["label_key"], use_raw=opts["use_raw"],
+                              layer=opts["layer"])
     if fmt == "arff":
         return read_arff_file(path, where=where)
     if fmt == "mat":
@@ -161,6 +171,8 @@ def has_label_source(entry: dict) -> bool:
         fmt = guess_format(Path(str(entry.get("path", ""))))
     if fmt in ("csv", "tsv"):
         return entry.get("label_column") is not None or entry.get("labels_file") is not None
+    if fmt in ("10x", None):  # None: a name without suffix, a 10x folder
+        return entry.get("labels_file") is not None
     if fmt == "geo":
         return entry.get("geo_characteristic") is not None
     return True
@@ -168,7 +180,8 @@ def has_label_source(entry: dict) -> bool:
 
 def apply_unlabeled_values(adata: AnnData, unlabeled_values, name: str) -> AnnData:
     """``obs['label']`` with the values of ``unlabeled_values`` (compared as text) made
-    missing (NaN = unlabeled), as a categorical of strings; no label column -> all NaN."""
+    missing (NaN = unlabeled), as a categorical of the class names
+    (:func:`ssfs.io.common.labels_categorical`); no label column -> all NaN."""
     where = f"dataset {name!r}"
     if unlabeled_values is None:
         unlabeled_values = ()
@@ -179,13 +192,7 @@ def apply_unlabeled_values(adata: AnnData, unlabeled_values, name: str) -> AnnDa
     if "label" not in adata.obs.columns:
         adata.obs["label"] = pd.Categorical([None] * adata.n_obs, categories=[])
         return adata
-    drop = {str(v).strip() for v in unlabeled_values}
-    lab = adata.obs["label"]
-    if drop:
-        cats = [c for c in lab.cat.categories if str(c) in drop]
-        if cats:
-            lab = lab.cat.remove_categories(cats)
-    adata.obs["label"] = lab.cat.remove_unused_categories()
+    adata.obs["label"] = labels_categorical(adata.obs["label"], unlabeled_values)
     return adata
 
 

@@ -65,7 +65,23 @@ few_labels = labels_per_class
 
 def labels_fraction(classes, fraction: float, rng=0, *, among=None) -> np.ndarray:
     """``round(fraction * n)`` labeled samples drawn uniformly (not stratified: a rare class
-    may get none), from the samples where ``among`` is true when given."""
+    may get none).
+
+    Parameters
+    ----------
+    classes : array of int
+        True class of every sample (n of them).
+    fraction : float
+        Share of all n samples to label, in [0, 1].
+    rng : int or numpy.random.Generator
+    among : array of bool, optional
+        Draw only from these samples (at most all of them).
+
+    Returns
+    -------
+    numpy.ndarray
+        Int64 codes, -1 for unlabeled samples.
+    """
     if not 0 <= fraction <= 1:
         raise InputError(f"a label fraction must be in [0, 1], got {fraction}")
     rng = as_generator(rng)
@@ -79,9 +95,24 @@ def labels_fraction(classes, fraction: float, rng=0, *, among=None) -> np.ndarra
 
 
 def flip_labels(y, fraction: float, rng=0, *, n_classes: int | None = None) -> np.ndarray:
-    """A copy of ``y`` where ``round(fraction * n_labeled)`` labeled samples, chosen at random,
-    carry another class drawn uniformly from ``0 .. n_classes - 1`` (default: the largest
-    code + 1)."""
+    """Wrong labels: a copy of ``y`` where ``round(fraction * n_labeled)`` labeled samples,
+    chosen at random, carry another class drawn uniformly.
+
+    Parameters
+    ----------
+    y : array of int
+        Partial labels, -1 for unlabeled samples.
+    fraction : float
+        Share of the labeled samples to change, in [0, 1].
+    rng : int or numpy.random.Generator
+    n_classes : int, optional
+        The wrong class is drawn from ``0 .. n_classes - 1`` (default: the largest code + 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Int64 codes, -1 for unlabeled samples.
+    """
     if not 0 <= fraction <= 1:
         raise InputError(f"a wrong-label fraction must be in [0, 1], got {fraction}")
     rng = as_generator(rng)

@@ -133,6 +133,10 @@ def _scenarios() -> dict[str, Scenario]:
                  about="microarrays whose shape, effects and nuisance are drawn anew for every seed"),
         Scenario("microarray_unlabeled", simulate_microarray, _ARRAY, {"hidden": "last"}, quick=_QUICK_ARRAY,
                  about="microarray, one class never labeled"),
+        Scenario("microarray_plain", simulate_microarray, dict(
+            n_samples=300, n_genes=2000, n_classes=4, n_markers=10, effect=1.5, down_fraction=0.0,
+            shared_markers=0, module_fraction=0.0, nuisance_factors=0, sd_spread=0.0),
+                 about="independent Gaussian genes of one sd, 300 x 2,000, 4 classes x 10 markers at +1.5 sd"),
     ]
     return {s.name: s for s in table}
 

@@ -23,6 +23,7 @@ from ..experiment.stable_selection import consensus_result, full_ranking, resamp
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, write_tsv
 from ..io.h5ad import read_prepared
+from ..labels import Labels
 from ..ranking import ranking_table
 from ..registry import get_method
 from ..runner import combine_member_chunks, run_method
@@ -143,16 +144,17 @@ def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list
 
 
 def _training(prepared, split_path, constraints_path):
-    """(X, training X, partial training labels, training constraints, feature names) of one repetition."""
-    X, y, _, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
+    """(X, training X, partial training labels with the class names, training constraints, feature
+    names) of one repetition."""
+    X, y, classes, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
     cons = Constraints.from_tsv(constraints_path).subset(train)
-    return X, X[train], partial_labels(y, split), cons, names
+    return X, X[train], Labels(partial_labels(y, split), classes), cons, names
 
 
-def _check_supervision(name: str, ytr, dataset: str, label: str) -> None:
-    if "labels" in get_method(name).needs and not (np.asarray(ytr) >= 0).any():
+def _check_supervision(name: str, ytr: Labels, dataset: str, label: str) -> None:
+    if "labels" in get_method(name).needs and not (ytr.codes >= 0).any():
         raise SupervisionError(
             f"dataset {dataset!r} has no labeled sample: method {label!r} needs labels; "
             "run label-free methods on it (variance, laplacian, pca, scanpy_hvg, ...) or give labels"
@@ -254,10 +256,13 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
     X, y, classes, names, _ = _selection_data(prepared)
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
+    labels = Labels(y, classes)
     if full is not None:
-        _write_ranked(full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=method), X, names, full)
+        _write_ranked(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=method), X, names,
+                      full)
     subs = selection_resamples(y, sel, seed, dataset, classes)
-    save_npy(resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method), ranks)
+    save_npy(resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method),
+             ranks)
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
