@@ -7,7 +7,8 @@ import pytest
 
 from ssfs.constraints import Constraints
 from ssfs.errors import InputError
-from ssfs.experiment.selection import aggregate, consensus, error_bound, ranks_from_order, resamples
+from ssfs.experiment.error_bound import error_bound
+from ssfs.experiment.selection import aggregate, consensus, ranks_from_order, resamples
 from ssfs.runner import run_method
 
 
@@ -81,7 +82,8 @@ def test_planted_markers_consensus(labeled):
         full[meth] = ranks_from_order(run_method(meth, X, y, cons, rng=np.random.default_rng(0)).order, p)
         res[meth] = np.stack([ranks_from_order(run_method(meth, X[s], y[s], cons.subset(s),
                                                           rng=np.random.default_rng(0)).order, p) for s in subs])
-    table, Z = consensus(full, res, top)
+    c = consensus(full, res, top)
+    table, Z = c.table, c.selected
     assert sorted(table["index"][:m]) == list(range(m))
     assert table["consensus_rank"][:m].tolist() == [1, 2, 3, 4]
     assert (table["frequency"][:m] >= 0.9).all()
@@ -151,9 +153,9 @@ def test_tl_select_stable_finds_the_planted_markers_and_matches_the_library():
     assert sorted(ad.uns["planted"]["features"]) == sel and ad.uns["planted"]["labeled_per_class"] == {"a": 6, "b": 6}
     assert ad.var["planted_rank"].min() == 1 and sorted(ad.var["planted_rank"]) == list(range(1, 31))
     y = np.where(ad.obs["cell_type"].isna(), -1, ad.obs["cell_type"].cat.codes).astype(np.int64)
-    table, _ = stable_selection(ad.X, y, Constraints.from_labels(y), method_settings(["cls", "laplacian"]),
-                                selection_options(resamples=10, top=4, threshold=0.8), seed=3, dataset="planted",
-                                names=np.asarray(ad.var_names), classes=["a", "b"])
+    table = stable_selection(ad.X, y, Constraints.from_labels(y), method_settings(["cls", "laplacian"]),
+                             selection_options(resamples=10, top=4, threshold=0.8), seed=3, dataset="planted",
+                             names=np.asarray(ad.var_names), classes=["a", "b"]).table
     np.testing.assert_array_equal(ad.var["planted_frequency"].to_numpy()[table["index"]], table["frequency"])
 
 
@@ -187,7 +189,7 @@ def test_r_concave_bound_is_the_tightest_and_follows_stabs_rules():
     """Shah & Samworth (2013): under r-concavity the bound is below the unimodal one, itself below
     Meinshausen & Buhlmann's; stabs' D is 1 below the tail's start (so the bound is at most p) and
     undefined when theta is too large."""
-    from ssfs.experiment.selection import _r_concave_tail, r_concave_bound
+    from ssfs.experiment.error_bound import _r_concave_tail, r_concave_bound
 
     for q, p, pi, n in [(10, 40, 0.8, 20), (10, 765, 0.8, 20), (5, 100, 0.9, 100), (5, 100, 0.7, 20)]:
         b = error_bound(q, p, pi, n, "cpss")
@@ -221,7 +223,7 @@ def test_cpss_bounds_equal_stabs_saved_output(q):
 
 def test_r_concave_bound_stabs_edge_cases():
     """stabs' saved outputs (p = 100, B = 50) at other thresholds and q, and its refusals."""
-    from ssfs.experiment.selection import r_concave_bound
+    from ssfs.experiment.error_bound import r_concave_bound
 
     assert r_concave_bound(30, 100, 0.6, 50) == pytest.approx(16.24975, rel=1e-6)
     assert r_concave_bound(10, 100, 0.62, 50) == pytest.approx(0.8971682, rel=1e-5)
@@ -232,7 +234,7 @@ def test_r_concave_bound_stabs_edge_cases():
     assert r_concave_bound(10, 100, 0.1, 50) is None  # threshold <= q/p
     b = error_bound(10, 100, 0.37, 100, "cpss")
     assert b["meinshausen_buhlmann"] is None and b["cpss_unimodal"] is None
-    assert b["cpss_r_concave"] == pytest.approx(4.988848, rel=1e-5) and "4.989" in b["statement"]
+    assert b["cpss_r_concave"] == pytest.approx(4.988848, rel=1e-5) and "at most 4.99 if" in b["statement"]
     # pi = 1: the maximum is at an end point; stabs stops short of it (0.005184816), we take it
     assert 0.005184816 < r_concave_bound(10, 100, 1.0, 50) == pytest.approx(0.0054906, rel=1e-4)
     # stabs' maxQ(100, 50) = 49: no bound above it
@@ -259,7 +261,8 @@ def test_ssfs_select_partial_labels_constraints_and_the_selection_only_report(tm
     out = tmp_path / "results" / "planted" / "selection"
     assert main(["select", str(tmp_path / "data.csv"), "--label-column", "label", "--unlabeled-value", "unknown",
                  "--constraints", str(tmp_path / "pairs.tsv"), "--methods", "cls,fisher", "--resamples", "6",
-                 "--top", "3", "--threshold", "0.8", "--name", "planted", "-o", str(out), "--no-progress"]) == 0
+                 "--top", "3", "--threshold", "0.8", "--name", "planted", "-o", str(out), "--no-progress",
+                 "--json"]) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert sorted(printed["features"]) == ["g0", "g1", "g2"]
     s = json.loads((out / "summary.json").read_text())
@@ -296,7 +299,7 @@ def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
     assert main(["select", str(tmp_path / "noise.csv"), "--label-column", "label", "--methods", "fisher,laplacian",
                  "--resamples", "6", "--top", "3", "--threshold", "0.9", "--name", "noise", "-o", str(out),
                  "--no-progress"]) == 0
-    err = capsys.readouterr().err
+    printed, err = capsys.readouterr()
     s = json.loads((out / "summary.json").read_text())
     t = pd.read_csv(out / "consensus.tsv", sep="\t")
     assert s["n_selected"] == 0 and t["frequency"].max() < 0.9
@@ -304,11 +307,12 @@ def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
     assert s["note"].startswith(f"no feature reached selection frequency 0.9: the most frequent, {first}, was in "
                                 f"the top 3 in a share {t['frequency'].max():.2f} of the 6 resamples; each method "
                                 f"alone reaches at most fisher {t['frequency_fisher'].max():.2f}")
-    assert f"ssfs select: {s['note']}" in err
+    assert s["verdict"].startswith("No feature reached selection frequency 0.9: the most frequent")
+    assert s["note"][1:] in " ".join(printed.split()) and f"ssfs select: {s['note']}" in err
     cfg = {"report": {"title": "sel"}, "datasets": {"noise": {}},
            "supervision": {"constraints": {"mode": "all_pairs"}}, "selection": {"top": 3, "threshold": 0.9}}
     run_selection_report(tmp_path / "results" / "report.html", cfg)
-    assert "<b>Nothing selected.</b> No feature reached selection frequency 0.9" in (
+    assert "<b>Answer.</b> No feature reached selection frequency 0.9" in (
         tmp_path / "results" / "report.html").read_text()
     with pytest.warns(UserWarning, match="select_stable: no feature reached selection frequency 0.9"):
         select_stable(ad, ("fisher", "laplacian"), groupby="cell_type", resamples=6, top=3, threshold=0.9)

@@ -25,6 +25,7 @@ from ._outputs import check_destination, os_cause, output_error
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
+from .experiment.selection_defaults import SELECTION_DEFAULTS
 from .labels import Labels, class_counts, encode_labels
 from .params import parse_text
 from .ranking import ranking_table
@@ -311,16 +312,22 @@ def _select_settings(args) -> tuple[dict, dict]:
         if not (eq and dot and name.strip() and method.strip()):
             raise SSFSError(f"--param expects METHOD.NAME=VALUE, got {item!r}")
         params.setdefault(method.strip(), {}).update(_parse_params([f"{name}={value}"]))
-    sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold, scheme=args.scheme,
+    sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold,
+                            max_false=args.max_false, assumption=args.assumption, scheme=args.scheme,
                             aggregation=args.aggregation, where="--")
     return method_settings(labels, params), {**sel, "methods": labels}
+
+
+def _top(text: str):
+    """``--top``: 'auto' or an integer (checked with the other options: one line naming it)."""
+    return _int_or_word(text, -(2**62), {"auto": "auto"}, "'auto' or an integer")
 
 
 def cmd_select(args) -> int:
     # lazy: pandas, anndata and the workflow's steps (about 1.3 s), which --help does not need
     from .experiment.stable_selection import stable_selection
     from .io.atomic import write_tsv
-    from .report.selection import stability_path_figure
+    from .report.selection import draw_selection_figures
     from .workflow.pipeline import _symbol_column, write_json
 
     methods, sel = _select_settings(args)  # before reading data
@@ -330,19 +337,48 @@ def cmd_select(args) -> int:
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
         cons = Constraints.empty()
-    table, summary = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed,
-                                      dataset=args.name or Path(args.input).name,
-                                      names=np.asarray(adata.var_names), classes=classes,
-                                      symbols=_symbol_column(adata))
+    res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
+                           names=np.asarray(adata.var_names), classes=classes, symbols=_symbol_column(adata))
     out = Path(args.output)
-    _write_all(out, [lambda p: write_tsv(table, p), lambda p: write_json(summary, p),
-                     lambda p: stability_path_figure(table, sel["threshold"], sel["top"], p)],
-               ["consensus.tsv", "summary.json", "stability_path.png"])
-    if summary["note"]:
-        print(f"ssfs select: {summary['note']}", file=sys.stderr)
-    _stdout(lambda: print(json.dumps({"n_selected": summary["n_selected"], "features": summary["features"],
-                                      "stability": summary["stability"]["value"], "output": str(out)})))
+    files = {k: out / f for k, f in SELECT_FILES.items()}
+    inputs = {k: files[k] for k in ("summary", "path", "consensus")}
+    _write_all(out, [lambda p: write_tsv(res.table, p), lambda p: write_json(res.summary, p),
+                     lambda p: write_tsv(res.path, p), lambda p: draw_selection_figures(**inputs, figure=p),
+                     lambda p: draw_selection_figures(**inputs, dotplot=p)], list(SELECT_FILES.values()))
+    if res.summary["note"]:
+        print(f"ssfs select: {res.summary['note']}", file=sys.stderr)
+    if args.json:
+        _stdout(lambda: print(json.dumps({
+            "n_selected": res.summary["n_selected"], "features": res.summary["features"],
+            "stability": res.summary["stability"]["value"], "top": res.summary["top"],
+            "error_bound": res.summary["error_bound"]["bound"], "verdict": res.summary["verdict"],
+            "output": str(out)})))
+    else:
+        _stdout(lambda: print(selection_text(res.table, res.summary, out)))
     return 0
+
+
+#: ``ssfs select``'s files in --output (the names the workflow writes)
+SELECT_FILES = {"consensus": "consensus.tsv", "summary": "summary.json", "path": "stability_path.tsv",
+                "figure": "stability_path.svg", "dotplot": "dotplot.svg"}
+
+
+def selection_text(table, summary: dict, out: Path, max_rows: int = 25) -> str:
+    """What ``ssfs select`` prints: the verdict, the selected features with the class each marks,
+    and where the files are."""
+    import textwrap
+
+    lines = textwrap.wrap(summary["verdict"], 100) + [""]
+    shown = table[table["selected"]].head(max_rows)
+    cols = [c for c in ("feature", "symbol", "frequency", "marks", "direction", "log_fold_change") if c in shown]
+    if len(shown):
+        lines.append(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+        if summary["n_selected"] > max_rows:
+            lines.append(f"... {summary['n_selected'] - max_rows} more in consensus.tsv")
+        lines.append("")
+    lines.append(f"Files in {out}/: consensus.tsv (every feature, the selected ones marked), summary.json, "
+                 "stability_path.tsv/.svg, dotplot.svg (--json: one JSON line instead of this text)")
+    return "\n".join(lines)
 
 
 def _write_all(folder, writers, names) -> None:
@@ -463,24 +499,35 @@ def _add_select_parser(sub) -> None:
         description="Every method on the data and on resamples of it (complementary pairs of half-samples by "
                     "default), rank aggregation across methods, and the features selected in at least "
                     "--threshold of the resamples, with their stability and an error bound: the workflow's "
-                    "selection mode (config/README.md) for one file. Writes consensus.tsv, summary.json and "
-                    "stability_path.png to --output.\n\n" + RANK_LABELS_HELP)
+                    "selection mode (config/README.md) for one file. Prints the answer in words; writes consensus.tsv, "
+                    "summary.json, stability_path.tsv/.svg and dotplot.svg to --output.\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(s)
     s.add_argument("--methods", default="propagate",
                    help="comma-separated registered methods (default: propagate, the semi-supervised score that "
                         "led every scenario of docs/labels_that_count.md; it runs label-free without labels)")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
                    help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
-    s.add_argument("--resamples", type=int, default=20, help="number of resamples (cpss: even)")
-    s.add_argument("--top", type=int, default=10, help="q: features selected per resample")
-    s.add_argument("--threshold", type=float, default=0.6,
-                   help="selection frequency at or above which a feature is selected")
-    s.add_argument("--scheme", choices=["cpss", "bootstrap"], default="cpss", help="resampling scheme")
-    s.add_argument("--aggregation", choices=["mean_rank", "rank_product", "median_rank"], default="mean_rank",
-                   help="rank aggregation across methods")
+    d = SELECTION_DEFAULTS
+    s.add_argument("--resamples", type=int, default=d["resamples"], help="number of resamples (cpss: even)")
+    s.add_argument("--top", type=_top, default=d["top"], metavar="auto|Q",
+                   help="q: features selected per resample; auto: the largest q whose error bound at --threshold "
+                        "is at most --max-false")
+    s.add_argument("--threshold", type=float, default=d["threshold"],
+                   help="selection frequency at or above which a feature is selected (as the workflow's default)")
+    s.add_argument("--max-false", type=float, default=d["max_false"],
+                   help="expected number of false selections that --top auto allows")
+    s.add_argument("--assumption", choices=["r_concave", "unimodal", "none"], default=d["assumption"],
+                   help="the error bound that chooses --top auto and that the verdict states (Shah & Samworth 2013)")
+    s.add_argument("--scheme", choices=["cpss", "bootstrap"], default=d["scheme"], help="resampling scheme")
+    s.add_argument("--aggregation", choices=["stability_weighted", "mean_rank", "rank_product", "median_rank"],
+                   default=d["aggregation"],
+                   help="rank aggregation across methods (stability_weighted: each method weighted by its own "
+                        "stability over the resamples)")
     s.add_argument("--name", help="dataset name in summary.json and in the seed derivation (default: the file "
                                   "name; the workflow's dataset key gives its byte-identical list)")
     s.add_argument("-o", "--output", default="selection", help="output folder (created)")
+    s.add_argument("--json", action="store_true", help="print one JSON line (n_selected, features, stability, "
+                                                       "top, error_bound, verdict, output) instead of the text")
     s.set_defaults(func=cmd_select)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from html_check import check_page
 
 from ssfs.report.build import (
     mean_sd_table,
@@ -21,7 +22,7 @@ from ssfs.report.stability import read_orders, stability_at_one_size, stability_
 from ssfs.report.statistics import statistics
 
 REPO = Path(__file__).resolve().parents[2]
-PAPERS = REPO / "resources" / "papers"
+PAPERS = REPO / "src" / "ssfs" / "report" / "published"
 
 
 def _scores(methods=("a", "b", "c"), datasets=("d1", "d2", "d3"), reps=3, sizes=(1, 2), metric="accuracy",
@@ -229,7 +230,8 @@ def _workdir(tmp_path):
                 rank_paths.append(rp)
                 tp = res / ds / "base" / "timing" / m / f"{r}.tsv"
                 tp.parent.mkdir(parents=True, exist_ok=True)
-                pd.DataFrame({"rep": [r], "seconds": [0.1 + r], "peak_mb": [2.0]}).to_csv(tp, sep="\t", index=False)
+                pd.DataFrame({"dataset": [ds], "variant": ["base"], "method": [m], "rep": [r], "seconds": [0.1 + r],
+                              "peak_mb": [2.0]}).to_csv(tp, sep="\t", index=False)  # the file carries its keys
                 bench.append(tp)
     return res, score_paths, bench, prepared, rank_paths
 
@@ -267,6 +269,9 @@ def test_aggregate_and_report_html(tmp_path):
                     "No published table"):
         assert section in doc
     assert "<!--figure:" not in doc
+    (res / "figures").mkdir(exist_ok=True)
+    seen = check_page(out)  # an HTML5 parser reads it; every anchor, link and image resolves
+    assert seen["images"] == len(index) and seen["tables"] >= 5
 
 
 def test_per_size_table_marks_best_and_significantly_worse():
@@ -313,3 +318,40 @@ def test_compare_best_and_upto_specs():
     # red best = min: size 1 of every rep
     assert num(out.iloc[2]["ours"])[0] == pytest.approx((0.901 + 0.911 + 0.921) / 3, abs=6e-4)
     assert out.iloc[3]["ours"] == out.iloc[0]["ours"] and out.iloc[0]["n_runs"] == 3
+
+
+def test_identical_curves_are_named_and_first_call_signs_read_well():
+    from ssfs.report.build import _signed, identical_methods
+
+    d = pd.DataFrame({"method": ["cs1", "cs2", "fisher", "cls"] * 4, "rep": [0] * 8 + [1] * 8,
+                      "n_features": ([1] * 4 + [2] * 4) * 2,
+                      "value": [.5, .5, .5, .4, .6, .6, .6, .6, .7, .7, .7, .1, .8, .8, .8, .8]})
+    assert identical_methods(d) == [["cs1", "cs2", "fisher"]]  # cls differs in one repetition
+    assert identical_methods(d[d["method"] != "cs2"].assign(value=lambda t: t["value"] + (t["method"] == "cs1"))) == []
+    assert [_signed(v) for v in (0.41, -0.0026, 0.0)] == ["+0.41", "\u22120.0026", "+0"]  # never "+-"
+
+
+def test_tests_against_the_control_over_repetitions_are_decided_by_the_corrected_test(tmp_path):
+    """Within one dataset the repetitions share training samples: the Wilcoxon-Holm p over them can
+    fall below alpha where the corrected resampled t-test does not; the corrected test decides."""
+    from ssfs.experiment import stats as st
+    from ssfs.report.statistics import statistics
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for rep in range(10):
+        base = 0.8 + 0.01 * rng.normal()
+        for m, shift in (("ctrl", 0.0), ("other", 0.01 + 0.008 * rng.normal())):
+            rows.append(dict(dataset="d", variant="base", method=m, rep=rep, n_features=1, metric="accuracy",
+                             value=base + shift))
+    scores = pd.DataFrame(rows)
+    cfg = _cfg()
+    cfg["report"]["control"] = "ctrl"
+    tables, _, _ = statistics(scores, cfg, tmp_path, n_samples={"d": 60})
+    w = tables["wilcoxon"].iloc[0]
+    assert w["p_holm"] < 0.05 and w["decided_by"] == "corrected resampled t-test"  # plain test: "significant"
+    a = scores[scores.method == "other"]["value"].to_numpy()
+    b = scores[scores.method == "ctrl"]["value"].to_numpy()
+    n_train, n_test = 40.0, 20.0  # holdout 2/3 : 1/3 of 60
+    assert w["p_corrected"] == pytest.approx(st.corrected_resampled_ttest(a, b, n_train=n_train, n_test=n_test)[1])
+    assert w["p_corrected_holm"] > 0.3 and not w["reject"]  # the corrected test: no difference shown

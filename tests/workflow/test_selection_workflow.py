@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from html_check import check_page
 from workflow_helpers import snakemake
 
 M, P = 4, 30
@@ -51,7 +52,8 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     snakemake(wd, sel_config(data), cores=2)
     sel = wd / "results" / "planted" / "selection"
     t = pd.read_csv(sel / "consensus.tsv", sep="\t")
-    assert list(t.columns[:3]) == ["feature", "consensus_rank", "frequency"]
+    assert list(t.columns[:4]) == ["feature", "selected", "consensus_rank", "frequency"]
+    assert t["selected"].tolist() == (t["frequency"] >= 0.8).tolist()  # the stable rows marked
     assert {"rank_cls", "rank_laplacian", "frequency_cls", "frequency_laplacian"} <= set(t.columns)
     assert sorted(t["feature"][:M]) == [f"g{j}" for j in range(M)]
     assert (t["frequency"][:M] >= 0.9).all() and t["frequency"][M:].max() <= 0.3
@@ -61,11 +63,18 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     assert s["labeled_per_class"] == {"a": k, "b": k} and s["n_unlabeled"] == 60 - 2 * k
     # the bound by hand: q = 4, p = 30, pi = 0.8 -> 16 / (0.6 * 30)
     assert s["error_bound"]["meinshausen_buhlmann"] == pytest.approx(16 / 18)
+    # per-class attribution of every feature: the markers are up in class b (labeled samples)
+    assert (t["marks"][:M] == "b").all() and (t["direction"][:M] == "up").all()
+    assert s["attribution"]["samples"] == "labeled" and s["attribution"]["classes"] == ["a", "b"]
+    assert s["verdict"].startswith(f"{M} features selected; ")
     assert not (wd / "results" / "tables").exists()  # selection only: no benchmark ran
     html = (wd / "results" / "report.html").read_text()
     first = re.search(r"<(section|h2)[^>]*>", html)
     assert first.group(0).startswith("<section id='summary'")
-    assert "<table id='top-features'>" in html and "g0" in html
+    assert "<table id='top-features' class='sortable filterable'>" in html and "g0" in html
+    assert html.count("<tr class='stable'>") == M  # the selected rows marked
+    seen = check_page(wd / "results" / "report.html")
+    assert seen["images"] == 2 and seen["links"] >= 6  # dot plot, stability path; the selection's files
     assert f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>{k}:{k}</td>" in html  # Datasets
     # same seed, other cores and chunking: byte-identical list
     wd2 = tmp_path / "run2"
@@ -81,4 +90,5 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
                  "--resamples", "10", "--top", str(M), "--threshold", "0.8", "--name", "planted",
                  "-o", str(out), "--no-progress"]) == 0
     assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(wd)
-    assert (out / "stability_path.png").stat().st_size > 1000
+    for f in ("stability_path.svg", "dotplot.svg"):
+        assert (out / f).read_bytes() == (sel / f).read_bytes()  # the same figures, drawn once each

@@ -4,7 +4,7 @@ import re
 import sys
 
 from ssfs.experiment.variants import supervision_for, variants
-from ssfs.workflow.config import run_parts, validate_config, load_schema
+from ssfs.workflow.config import PAPERS_DIR, run_parts, validate_config, load_schema
 from ssfs.errors import SSFSError
 
 try:

@@ -2,9 +2,7 @@
 # constrained clusterings, without feature selection, on the labeled samples of every repetition.
 CC = CFG.get("constrained_clustering")
 CC_TABLES = expand(f"{RESULTS}/tables/constrained_clustering.{{ext}}", ext=["tsv", "md"]) if CC else []
-CC_PAPER = (
-    [str(Path(workflow.basedir) / "resources" / "papers" / f"{CC['paper']}.tsv")] if CC and CC.get("paper") else []
-)
+CC_PAPER = [str(PAPERS_DIR / f"{CC['paper']}.tsv")] if CC and CC.get("paper") else []
 
 
 rule constrained_clustering:

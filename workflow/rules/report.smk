@@ -18,7 +18,6 @@ ALL_RANKINGS = expand(
 PREPARED = expand(f"{RESULTS}/{{dataset}}/prepared.h5ad", dataset=DATASETS)
 FIGURES = f"{RESULTS}/figures"
 TABLES = f"{RESULTS}/tables"
-PAPERS_DIR = Path(workflow.basedir) / "resources" / "papers"
 PAPER = CFG["report"].get("paper")
 PAPER_TSV = [str(PAPERS_DIR / f"{PAPER}.tsv")] if PAPER and (PAPERS_DIR / f"{PAPER}.tsv").exists() else []
 STATS_TABLES = expand(

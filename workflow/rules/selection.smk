@@ -8,10 +8,9 @@ SEL_RESAMPLES = list(range(SEL["resamples"])) if SEL else []
 _SRPJ = CFG["execution"]["reps_per_job"] or max(1, len(SEL_RESAMPLES))
 SEL_CHUNKS = [SEL_RESAMPLES[i : i + _SRPJ] for i in range(0, len(SEL_RESAMPLES), _SRPJ)]
 SEL_METHODS = SEL["methods"] if SEL else []
+SELECTION_FILES = ["consensus.tsv", "summary.json", "stability_path.tsv", "stability_path.svg", "dotplot.svg"]
 SELECTION_OUTPUTS = (
-    expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=["consensus.tsv", "summary.json"])
-    if SEL
-    else []
+    expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=SELECTION_FILES) if SEL else []
 )
 
 
@@ -21,7 +20,9 @@ _SEL_FUSED = FUSE_STEPS and len(SEL_CHUNKS) == 1 and len(method_batches(SEL_METH
 _CONSENSUS = dict(
     consensus=f"{RESULTS}/{{dataset}}/selection/consensus.tsv",
     summary=f"{RESULTS}/{{dataset}}/selection/summary.json",
-    figure=f"{RESULTS}/{{dataset}}/selection/stability_path.png",
+    path=f"{RESULTS}/{{dataset}}/selection/stability_path.tsv",
+    figure=f"{RESULTS}/{{dataset}}/selection/stability_path.svg",
+    dotplot=f"{RESULTS}/{{dataset}}/selection/dotplot.svg",
 )
 
 for _chunk, _res in enumerate(SEL_CHUNKS):
@@ -36,7 +37,7 @@ for _chunk, _res in enumerate(SEL_CHUNKS):
                 prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
             output:
                 **(_CONSENSUS if _SEL_FUSED else {}),
-                ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npy", _batch),
+                ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npz", _batch),
                 # chunk 0 also ranks the full data
                 full=per_method("{dataset}/selection/full/{method}.tsv", _batch) if _chunk == 0 else [],
             log:
@@ -64,12 +65,13 @@ for _chunk, _res in enumerate(SEL_CHUNKS):
 if not _SEL_FUSED:
 
     rule consensus:
-        """One dataset's consensus table, summary (selected features, stability, error bound) and stability path."""
+        """One dataset's consensus table, summary (selected features, stability, error bound, verdict), stability
+        path and dot plot."""
         input:
             prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
             full=expand(f"{RESULTS}/{{{{dataset}}}}/selection/full/{{method}}.tsv", method=SEL_METHODS),
             ranks=expand(
-                f"{RESULTS}/{{{{dataset}}}}/selection/ranks/{{method}}/chunk{{chunk}}.npy",
+                f"{RESULTS}/{{{{dataset}}}}/selection/ranks/{{method}}/chunk{{chunk}}.npz",
                 method=SEL_METHODS,
                 chunk=range(len(SEL_CHUNKS)),
             ),

@@ -19,14 +19,17 @@ with selection frequencies, its stability and an error bound (issue #14).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
 from ..methods._shared.stability import nogueira
+from .error_bound import bound_of, error_bound
 
 SCHEMES = ("cpss", "bootstrap")
-AGGREGATIONS = ("mean_rank", "rank_product", "median_rank")
+AGGREGATIONS = ("stability_weighted", "mean_rank", "rank_product", "median_rank")
 
 
 def _groups(y: np.ndarray) -> list[np.ndarray]:
@@ -79,11 +82,15 @@ def ranks_from_order(order, p: int) -> np.ndarray:
     return r
 
 
-def aggregate(ranks: np.ndarray, how: str = "mean_rank") -> np.ndarray:
-    """Aggregated score (lower = better) of each feature from ``ranks`` (methods × features)."""
+def aggregate(ranks: np.ndarray, how: str = "mean_rank", weights=None) -> np.ndarray:
+    """Aggregated score (lower = better) of each feature from ``ranks`` (methods first: M x p,
+    or M x B x p for B resamples at once). ``stability_weighted``: the mean rank weighted by
+    ``weights`` (one per method, :func:`method_weights`; equal when None)."""
     ranks = np.asarray(ranks, dtype=np.float64)
-    if how == "mean_rank":
+    if how == "mean_rank" or (how == "stability_weighted" and weights is None):
         return ranks.mean(axis=0)
+    if how == "stability_weighted":
+        return np.tensordot(np.asarray(weights, dtype=np.float64) / np.sum(weights), ranks, axes=1)
     if how == "rank_product":
         return np.exp(np.log(ranks).mean(axis=0))
     if how == "median_rank":
@@ -96,158 +103,151 @@ def order_by(score: np.ndarray) -> np.ndarray:
     return np.argsort(np.asarray(score), kind="stable")
 
 
-def consensus(full_ranks: dict, resample_ranks: dict, top: int, how: str = "mean_rank"):
-    """The consensus table and the selection matrix.
+def positions_of(agg: np.ndarray) -> np.ndarray:
+    """Place (1 = first, int32) of every feature in each row's order by increasing score (ties by column)."""
+    agg = np.atleast_2d(agg)
+    pos = np.empty(agg.shape, dtype=np.int32)
+    np.put_along_axis(pos, np.argsort(agg, axis=1, kind="stable"), np.arange(1, agg.shape[1] + 1, dtype=np.int32)[None],
+                      axis=1)
+    return pos
+
+
+def method_stability(resample_ranks: dict, top: int, alpha: float = 0.05) -> dict:
+    """Each method's own stability: Nogueira's estimator of its top-``top`` lists over the
+    resamples, with its (1 - alpha) confidence interval (``{"value", "ci_low", "ci_high"}``)."""
+    out = {}
+    for m, R in resample_ranks.items():
+        R = np.asarray(R)
+        nog = nogueira(top >= R, R.shape[1], alpha)
+        out[m] = {"value": _finite(nog.stability), "ci_low": _finite(nog.lower), "ci_high": _finite(nog.upper)}
+    return out
+
+
+def method_weights(stability: dict) -> dict:
+    """Weights of ``stability_weighted`` aggregation: each method's own stability
+    (:func:`method_stability`) squared, 0 where it is no better than chance (<= 0 or undefined),
+    so a method whose rankings do not reproduce across the resamples has next to no vote (EFSIS's
+    stability-weighted function perturbation, Zhang & Jonassen, eq. 3, with Nogueira's
+    chance-corrected measure). Squared because a ranking's noise enters a mean rank at the scale
+    of the number of features: with weights proportional to the stability, methods at 0.04-0.09
+    beside one at 0.32 (few labels) still pushed the planted markers out of the top q; squared,
+    the consensus keeps what the reproducible method finds and gains where several agree
+    (``benchmarks/bench_selection.py``). Equal weights when no method is better than chance. Sum 1."""
+    w = {m: max(s["value"], 0.0) ** 2 if s["value"] is not None else 0.0 for m, s in stability.items()}
+    total = sum(w.values())
+    return {m: (v / total if total > 0 else 1.0 / len(w)) for m, v in w.items()}
+
+
+def _finite(v) -> float | None:
+    return float(v) if v is not None and np.isfinite(v) else None
+
+
+@dataclass
+class Consensus:
+    """The consensus of several methods over resamples (:func:`consensus`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per feature, by consensus rank: ``index`` (column in the data),
+        ``consensus_rank``, ``frequency`` (share of the resamples whose top ``top`` of the
+        aggregated ranking holds the feature), ``aggregated_rank`` (on the full data), each
+        method's ``rank_<m>`` on the full data and ``frequency_<m>`` on its own.
+    positions : numpy.ndarray
+        B x p: place of every feature in each resample's aggregated ranking (1 = first).
+    top : int
+        q: the features each resample selects.
+    stability : dict
+        Each method's own stability (:func:`method_stability`).
+    weights : dict
+        Each method's weight in the aggregation (equal unless ``stability_weighted``).
+    """
+
+    table: pd.DataFrame
+    positions: np.ndarray
+    top: int
+    stability: dict
+    weights: dict
+
+    @property
+    def selected(self) -> np.ndarray:
+        """B x p: True where the feature is in the top ``top`` of a resample."""
+        return self.positions <= self.top
+
+
+def consensus(full_ranks: dict, resample_ranks: dict, top: int, how: str = "mean_rank") -> Consensus:
+    """The consensus of methods over resamples (:class:`Consensus`).
 
     ``full_ranks``: method -> ranks (p,) on the full data; ``resample_ranks``: method -> ranks
-    (B, p) on the B resamples (same resamples for every method). Returns (table, Z) where Z (B, p)
-    is True where the feature is in the top ``top`` of the aggregated ranking of a resample.
+    (B, p) on the B resamples (same resamples for every method). The table orders features by
+    frequency (descending), then by aggregated full-data rank, then by column.
     """
     methods = sorted(full_ranks)
     R = np.stack([np.asarray(resample_ranks[m], dtype=np.float64) for m in methods])  # (M, B, p)
-    _, B, p = R.shape
-    top = min(top, p)
-    agg = np.stack([aggregate(R[:, b], how) for b in range(B)])  # (B, p)
-    Z = np.zeros((B, p), dtype=bool)
-    for b in range(B):
-        Z[b, order_by(agg[b])[:top]] = True
-    freq = Z.mean(axis=0)
-    full_agg = aggregate(np.stack([full_ranks[m] for m in methods]), how)
-    # frequency descending, then aggregated full-data rank, then column
+    p = R.shape[2]
+    top = min(int(top), p)
+    stability = method_stability({m: resample_ranks[m] for m in methods}, top)
+    weights = method_weights(stability) if how == "stability_weighted" else {m: 1.0 / len(methods) for m in methods}
+    w = [weights[m] for m in methods]
+    positions = positions_of(aggregate(R, how, w))  # (B, p)
+    freq = (positions <= top).mean(axis=0)
+    full_agg = aggregate(np.stack([full_ranks[m] for m in methods]), how, w)
     order = np.lexsort((np.arange(p), full_agg, -freq))
     table = pd.DataFrame({"index": order, "consensus_rank": np.arange(1, p + 1), "frequency": freq[order],
                           "aggregated_rank": full_agg[order]})
     for m in methods:
         table[f"rank_{m}"] = np.asarray(full_ranks[m])[order].astype(np.int64)
     for m in methods:
-        Zm = np.asarray(resample_ranks[m]) <= top
-        table[f"frequency_{m}"] = Zm.mean(axis=0)[order]
-    return table, Z
+        table[f"frequency_{m}"] = (np.asarray(resample_ranks[m]) <= top).mean(axis=0)[order]
+    return Consensus(table=table, positions=positions, top=top, stability=stability, weights=weights)
 
 
-def error_bound(q: int, p: int, threshold: float, n_resamples: int, scheme: str) -> dict:
-    """Bound on the expected number of falsely selected features at selection frequency >= threshold.
-
-    q = features selected per resample (``top``), p = features. Meinshausen & Bühlmann (2010),
-    Theorem 1: E[V] <= q^2 / ((2 pi - 1) p) for pi in (1/2, 1], V = noise features selected,
-    assuming the noise features' selection indicators are exchangeable and the procedure is not
-    worse than random guessing, for subsamples of size floor(n/2). Shah & Samworth (2013),
-    Theorem 1: the same number bounds, with complementary pairs and without those assumptions,
-    the expected number of selected features of low selection probability (<= q/p). Their
-    eq. (8), under unimodality of the simultaneous-selection probabilities, gives
-    E <= C(pi, B) q^2 / p with B pairs: C = 1 / (2 (2 pi - 1 - 1/(2B))) for
-    pi in [min(1/2 + theta^2, 1/2 + 1/(2B) + 3 theta^2 / 4), 3/4] (theta = q/p), and
-    C = 4 (1 - pi + 1/(2B)) / (1 + 1/B) for pi in (3/4, 1] (and only where the first constant is
-    positive, pi > 1/2 + 1/(4B), as stabs' grid of cutoffs 1/2 + j/(2B), j >= 2); constants and range as the R
-    package stabs (Hofner & Hothorn, ``um_const`` in R/helpers.R, from the paper's authors'
-    code). Under r-concavity (eq. 9-10, :func:`r_concave_bound`) the bound also covers thresholds
-    in (q/p, 1/2]. Bootstrap resamples satisfy neither theorem: no bound is given.
-    """
-    pi, theta = float(threshold), q / p
-    out = {"q": int(q), "p": int(p), "threshold": pi, "scheme": scheme,
-           "meinshausen_buhlmann": None, "cpss_unimodal": None, "cpss_r_concave": None}
-    if scheme != "cpss":
-        out["statement"] = ("bootstrap resamples: the stability-selection bounds assume subsamples of half the "
-                            "samples drawn without replacement (scheme: cpss); no error bound is given")
-        return out
-    B = n_resamples // 2
-    if pi <= 0.5:
-        # only the r-concave bound reaches below 1/2 (stabs: any threshold above q/p)
-        out["cpss_r_concave"] = r_concave_bound(q, p, pi, B)
-        out["statement"] = ("threshold <= 1/2: Meinshausen & Buhlmann's and the unimodal bound need a threshold "
-                            "above 1/2" + (f"; under r-concavity (Shah & Samworth 2013, eq. 9-10, as the R package "
-                                           f"stabs): <= {out['cpss_r_concave']:.4g}"
-                                           if out["cpss_r_concave"] is not None else "; no error bound is given"))
-        return out
-    mb = q * q / ((2 * pi - 1) * p)
-    out["meinshausen_buhlmann"] = mb
-    lo = min(0.5 + theta**2, 0.5 + 1 / (2 * B) + 0.75 * theta**2)
-    if lo <= pi <= 0.75 and 2 * pi - 1 - 1 / (2 * B) > 0:  # stabs' cutoff grid starts at 1/2 + 1/B
-        out["cpss_unimodal"] = q * q / p / (2 * (2 * pi - 1 - 1 / (2 * B)))
-    elif pi > 0.75:
-        out["cpss_unimodal"] = q * q / p * 4 * (1 - pi + 1 / (2 * B)) / (1 + 1 / B)
-    out["cpss_r_concave"] = r_concave_bound(q, p, pi, B)
-    out["statement"] = (
-        f"E[false selections] <= q^2/((2*pi-1)*p) = {mb:.4g} (Meinshausen & Buhlmann 2010, Thm 1: assumes the "
-        "noise features are exchangeable and the selection is not worse than random; Shah & Samworth 2013, "
-        "Thm 1: holds for complementary pairs without these assumptions if 'false' means selection "
-        "probability <= q/p)"
-        + (f"; under unimodality of the selection probabilities (Shah & Samworth 2013, eq. 8): "
-           f"<= {out['cpss_unimodal']:.4g}" if out["cpss_unimodal"] is not None else
-           "; the unimodal refinement (Shah & Samworth 2013, eq. 8) does not apply at this threshold")
-        + (f"; under r-concavity (their eq. 9-10, as the R package stabs): <= {out['cpss_r_concave']:.4g}"
-           if out["cpss_r_concave"] is not None else ""))
-    return out
+def stability_path(cons: Consensus, names, *, n_features: int = 40, q_max: int | None = None) -> pd.DataFrame:
+    """The stability path of the first ``n_features`` consensus features: their selection
+    frequency at every q in 1..``q_max`` (default max(2 top, top + 10), at most p) from the
+    same resamples and aggregation: long table ``feature, q, frequency``."""
+    B, p = cons.positions.shape
+    q_max = min(p, q_max or max(2 * cons.top, cons.top + 10))
+    idx = cons.table["index"].to_numpy()[: min(n_features, p)]
+    qs = np.arange(1, q_max + 1)
+    pos = np.sort(cons.positions[:, idx], axis=0)  # (B, k)
+    freq = np.stack([np.searchsorted(pos[:, j], qs, side="right") for j in range(idx.size)]) / B  # (k, Q)
+    return pd.DataFrame({"feature": np.repeat(np.asarray(names)[idx].astype(str), qs.size),
+                         "q": np.tile(qs, idx.size), "frequency": freq.ravel()})
 
 
-def _r_concave_tail(theta: float, which: int, B: int, r: float) -> float | None:
-    """stabs' ``D``: the largest upper-tail probability P(X >= which / B) over r-concave
-    distributions on {0, 1/B, ..., 1} with mean ``theta`` (Shah & Samworth 2013, Sec. 3.3;
-    their code, as the R package stabs); 1 below the tail's start, None when theta is too large
-    (stabs stops there). Per k the tail is maximised over a in [a_{k+1}, a_k] (stabs: ``optimize``,
-    which stops within its tolerance of an end point); the maximum often lies at the end point, so
-    both ends are evaluated too: the supremum, at most 6 % above stabs' numbers, never below."""
-    from scipy.optimize import brentq, minimize_scalar
-
-    s, tB = 1.0 / r, theta * B
-    k0 = int(np.ceil(2 * tB)) + 1
-    if which < k0:
-        return 1.0
-    if k0 >= B:  # stabs: k0 > B stops; k0 = B leaves no interval [a_{k+1}, a_k] to maximise over
-        return None
-
-    def mean_gap(a, k):
-        w = (a + np.arange(k + 1)) ** s
-        return float((np.arange(k + 1) * w).sum() / w.sum() - tB)
-
-    a = np.full(B + 1, 1e5)
-    for k in range(k0, B + 1):
-        a[k] = brentq(mean_gap, 1e-5, a[k - 1], args=(k,), xtol=np.finfo(float).eps ** 0.75)
-
-    def tail(x, k):
-        j = np.arange(k + 1)
-        return 1.0 - (k + 1 - tB) * ((x + np.arange(which)) ** s).sum() / ((k + 1 - j) * (x + j) ** s).sum()
-
-    best = 0.0
-    for k in range(k0, B):
-        res = minimize_scalar(lambda x, k=k: -tail(x, k), bounds=(a[k + 1], a[k]), method="bounded")
-        best = max(best, -float(res.fun), tail(a[k + 1], k), tail(a[k], k))
-    return best
-
-
-def r_concave_bound(q: int, p: int, threshold: float, B: int) -> float | None:
-    """E[false selections] under r-concavity (Shah & Samworth 2013, eq. 9-10, r = -1/2 for the
-    pairs' simultaneous selection, -1/4 for single selections), as stabs' ``minD`` times p: None
-    (no bound) for q above stabs' ``maxQ`` (ceil(4 B q / p) + 1 >= 2 B) or threshold <= q/p."""
-    theta = q / p
-    if np.ceil(q * (4 * B / p)) + 1 - 2 * B >= 0 or threshold <= theta:
-        return None
-    which = int(np.ceil(float(f"{threshold * 2 * B:.10g}")))  # stabs: ceiling(signif(pi / (1/(2B)), 10))
-    tails = [_r_concave_tail(theta**2, which - B, B, -0.5), _r_concave_tail(theta, which, 2 * B, -0.25)]
-    if any(t is None for t in tails):
-        return None
-    return min(1.0, *tails) * p
-
-
-def summary(table: pd.DataFrame, Z: np.ndarray, names, *, top: int, threshold: float, scheme: str,
-            aggregation: str, methods, alpha: float = 0.05) -> dict:
-    """summary.json content: the selected features, stability (Nogueira) and the error bound."""
-    B, p = Z.shape
-    sel = table[table["frequency"] >= threshold]
-    nog = nogueira(Z, p, alpha)
-    fin = lambda v: None if not np.isfinite(v) else float(v)  # noqa: E731
+def summary(cons: Consensus, names, *, sel: dict, methods, alpha: float = 0.05) -> dict:
+    """summary.json content: the selected features, the stability of the procedure (Nogueira,
+    top-q lists of the aggregated rankings) and of the list (top-n lists, n = its length),
+    each method's own stability and weight, and the error bound of ``sel["assumption"]``
+    (:func:`ssfs.experiment.error_bound.bound_of`; every bound in ``error_bound``)."""
+    B, p = cons.positions.shape
+    table, top, threshold = cons.table, cons.top, float(sel["threshold"])
+    chosen = table[table["frequency"] >= threshold]
+    nog = nogueira(cons.selected, p, alpha)
+    n = int(len(chosen))
+    listed = nogueira(cons.positions <= n, p, alpha) if 0 < n < p else None
+    eb = error_bound(top, p, threshold, B, sel["scheme"])
+    value, held = bound_of(eb, sel.get("assumption", "r_concave"))
+    asked = top if sel.get("top", "auto") == "auto" else int(sel["top"])  # before capping at p
     return {
-        "features": [str(names[i]) for i in sel["index"]],
-        "n_selected": int(len(sel)),
-        "threshold": float(threshold), "top": int(top), "resamples": int(B), "scheme": scheme,
-        "aggregation": aggregation, "methods": list(methods), "n_features": int(p),
-        "stability": {"measure": "nogueira", "value": fin(nog.stability), "ci_low": fin(nog.lower),
-                      "ci_high": fin(nog.upper), "alpha": alpha,
+        "features": [str(names[i]) for i in chosen["index"]],
+        "n_selected": n,
+        "threshold": threshold, "top": int(top), "top_auto": sel.get("top") == "auto",
+        "max_false": float(sel.get("max_false", 1.0)), "assumption": sel.get("assumption", "r_concave"),
+        "resamples": int(B), "scheme": sel["scheme"], "aggregation": sel["aggregation"], "methods": list(methods),
+        "n_features": int(p),
+        "stability": {"measure": "nogueira", "value": _finite(nog.stability), "ci_low": _finite(nog.lower),
+                      "ci_high": _finite(nog.upper), "alpha": alpha,
                       "of": f"the top {top} of the aggregated ranking over the {B} resamples"},
-        "error_bound": error_bound(min(top, p), p, threshold, B, scheme),
-        "note": (top_covers_all(top, p) if top >= p else None if len(sel) else
+        "list_stability": None if listed is None else {
+            "value": _finite(listed.stability), "ci_low": _finite(listed.lower), "ci_high": _finite(listed.upper),
+            "of": f"the top {n} of the aggregated ranking over the {B} resamples"},
+        "method_stability": cons.stability, "weights": cons.weights,
+        "error_bound": {**eb, "bound": value, "bound_assumption": held},
+        "note": (top_covers_all(asked, p) if asked >= p else None if n else
                  nothing_selected(table, names, top=top, threshold=threshold, resamples=B,
-                                  stability=fin(nog.stability))),
+                                  stability=_finite(nog.stability))),
     }
 
 
@@ -256,7 +256,7 @@ def top_covers_all(top: int, p: int) -> str:
     top q of every resample, so all are 'selected' and the list says nothing."""
     return (f"top = {top} is not below the {p} features: every feature is in the top {top} of every resample, so "
             f"all {p} are selected and the selection frequencies carry no information; set top below {p} "
-            "(e.g. a tenth of the features)")
+            "(e.g. a tenth of the features, or top: auto)")
 
 
 def nothing_selected(table: pd.DataFrame, names, *, top: int, threshold: float, resamples: int,

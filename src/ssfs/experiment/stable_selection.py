@@ -4,6 +4,10 @@ consensus table and summary (:mod:`ssfs.experiment.selection`). The workflow's s
 :func:`ssfs.tl.select_stable` all call these functions, so one seed gives the same list through
 every door.
 
+A method that cannot run on a resample or on the full data (an :class:`ssfs.errors.SSFSError`,
+e.g. fisher on half-samples holding one label of a class) is left out of the consensus and
+named with its reason in the summary (``left_out``); only when no method can run is it an error.
+
 Randomness: resamples from ``(seed, dataset, "selection", "resamples")``; method ``label`` on
 resample b from ``(seed, dataset, "selection", label, b)`` and on the full data from
 ``(..., label, "full")``.
@@ -11,36 +15,58 @@ resample b from ``(seed, dataset, "selection", label, b)`` and on the full data 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 
 from .._validation import check_labels_named
-from ..errors import ConfigError
+from ..errors import ConfigError, SSFSError, SupervisionError
 from ..labels import Labels
 from ..registry import check_params, get_method
 from ..runner import run_method
 from ..seeding import derive_rng
-from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, summary
+from .attribution import attribution, memberships_of
+from .error_bound import ASSUMPTIONS, choose_top
+from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, stability_path, summary
+from .selection_defaults import SELECTION_DEFAULTS
+from .verdict import verdict
+
+DEFAULTS = SELECTION_DEFAULTS
 
 
-def selection_options(*, resamples: int = 20, top: int = 10, threshold: float = 0.6, scheme: str = "cpss",
-                      aggregation: str = "mean_rank", where: str = "") -> dict:
-    """A checked ``selection:`` entry (defaults as the workflow's); one-line errors name ``where``."""
+def selection_options(*, resamples: int = DEFAULTS["resamples"], top: int | str = DEFAULTS["top"],
+                      threshold: float = DEFAULTS["threshold"], max_false: float = DEFAULTS["max_false"],
+                      assumption: str = DEFAULTS["assumption"], scheme: str = DEFAULTS["scheme"],
+                      aggregation: str = DEFAULTS["aggregation"], where: str = "") -> dict:
+    """A checked ``selection:`` entry (:data:`DEFAULTS`); one-line errors name ``where``."""
     def bad(what):
         return ConfigError(f"{where}{what}")
 
-    if scheme not in SCHEMES or aggregation not in AGGREGATIONS:
-        raise bad(f"scheme must be one of {SCHEMES} and aggregation one of {AGGREGATIONS}, got {scheme!r}, "
-                  f"{aggregation!r}")
+    if scheme not in SCHEMES or aggregation not in AGGREGATIONS or assumption not in ASSUMPTIONS:
+        raise bad(f"scheme must be one of {SCHEMES}, aggregation one of {AGGREGATIONS} and assumption one of "
+                  f"{ASSUMPTIONS}, got {scheme!r}, {aggregation!r}, {assumption!r}")
     if int(resamples) != resamples or resamples < 2 or (scheme == "cpss" and resamples % 2):
         raise bad(f"resamples must be an integer >= 2{' and even for cpss' if scheme == 'cpss' else ''}, "
                   f"got {resamples}")
-    if int(top) != top or top < 1:
-        raise bad(f"top must be an integer >= 1, got {top}")
+    if top != "auto" and (isinstance(top, bool) or not isinstance(top, int | np.integer) or top < 1):
+        raise bad(f"top must be an integer >= 1, got {top!r} (or 'auto': from the error bound)")
     if not 0 < threshold <= 1:
         raise bad(f"threshold must be in (0, 1], got {threshold}")
-    return {"resamples": int(resamples), "top": int(top), "threshold": float(threshold), "scheme": scheme,
-            "aggregation": aggregation}
+    if not (isinstance(max_false, int | float) and max_false > 0):
+        raise bad(f"max_false must be a number > 0 (expected false selections that top: auto allows), "
+                  f"got {max_false!r}")
+    return {"resamples": int(resamples), "top": top if top == "auto" else int(top), "threshold": float(threshold),
+            "max_false": float(max_false), "assumption": assumption, "scheme": scheme, "aggregation": aggregation}
+
+
+def top_for(sel: dict, p: int) -> int:
+    """q of a ``selection:`` entry on ``p`` features: ``top``, or with ``top: auto`` the largest q
+    whose error bound stays at most ``max_false`` (:func:`ssfs.experiment.error_bound.choose_top`)."""
+    if sel["top"] != "auto":
+        return int(sel["top"])
+    return choose_top(p, sel["threshold"], sel["resamples"], max_false=sel.get("max_false", 1.0),
+                      assumption=sel.get("assumption", "r_concave"))
 
 
 def method_settings(methods, params: dict | None = None) -> dict:
@@ -78,51 +104,127 @@ def full_ranks(ranked, p: int) -> np.ndarray:
 
 
 def resample_ranks(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, dataset: str,
-                   label: str) -> np.ndarray:
-    """Ranks of every feature (int32, len(chunk) x p) on the resamples ``chunk`` of ``subs``
-    (``y`` as in :func:`full_ranking`)."""
+                   label: str) -> tuple[np.ndarray, list[str]]:
+    """``(ranks, failed)``: ranks of every feature (int32, len(chunk) x p; a row of zeros where the
+    method could not run) on the resamples ``chunk`` of ``subs``, and per resample '' or why it
+    could not run. After the first failure the method is out of the consensus anyway: the
+    resamples after it are not run (their reason says so). ``y`` as in :func:`full_ranking`."""
     p = X.shape[1]
     codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
+    failed = [""] * len(chunk)
     for i, b in enumerate(chunk):
         idx = subs[b]
-        ranked = run_method(settings["method"], X[idx], Labels(codes[idx], classes), cons.subset(idx),
-                            rng=derive_rng(seed, dataset, "selection", label, b), **settings["params"])
+        try:
+            ranked = run_method(settings["method"], X[idx], Labels(codes[idx], classes), cons.subset(idx),
+                                rng=derive_rng(seed, dataset, "selection", label, b), **settings["params"])
+        except SSFSError as e:
+            failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
+            break
         out[i] = ranks_from_order(ranked.order, p)
-    return out
+    return out, failed
 
 
-def consensus_result(full: dict, res: dict, *, names, y, classes, sel: dict, dataset: str,
-                     symbols=None) -> tuple[pd.DataFrame, dict]:
-    """(consensus table, summary dict) from each method's full-data ranks (``full``: label ->
-    length-p ranks) and resample ranks (``res``: label -> B x p), methods in the order given."""
-    methods = list(full)
-    table, Z = consensus(full, res, sel["top"], sel["aggregation"])
+@dataclass
+class MethodRuns:
+    """One method's share of selection mode: its full-data ranks and resample ranks, why any run
+    failed, and the class memberships its full-data result carries (a propagation), if any."""
+
+    full: np.ndarray | None
+    resamples: np.ndarray
+    failed: list = field(default_factory=list)
+    full_failed: str = ""
+    memberships: np.ndarray | None = None
+
+    def reason(self) -> str:
+        """'' when every run succeeded, else why the method is left out."""
+        if self.full_failed:
+            return f"on all samples: {self.full_failed}"
+        bad = [f for f in self.failed if f and not f.startswith("not run")]
+        return f"could not run on {bad[0]}" if bad else ""
+
+
+def run_one_method(X, y, cons, settings: dict, subs: list, chunk, *, seed: int, dataset: str, label: str,
+                   with_full: bool = True, classes=()) -> tuple[MethodRuns, object]:
+    """``(runs, full-data ranked result or None)`` of one method on the resamples ``chunk`` and,
+    with ``with_full``, on all samples; failures are recorded, not raised."""
+    ranked, full, full_failed, P = None, None, "", None
+    if with_full:
+        try:
+            ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, label=label)
+            full = full_ranks(ranked, X.shape[1])
+            P = memberships_of(ranked.result, X.shape[0], classes) if len(classes) > 1 else None
+        except SSFSError as e:
+            full_failed = str(e)
+    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=label)
+    return MethodRuns(full, ranks, failed, full_failed, P), ranked
+
+
+@dataclass
+class SelectionResult:
+    """What selection mode writes: ``table`` (consensus.tsv), ``summary`` (summary.json) and
+    ``path`` (the stability path, stability_path.tsv)."""
+
+    table: pd.DataFrame
+    summary: dict
+    path: pd.DataFrame
+
+
+def _usable(runs: dict) -> tuple[dict, dict]:
+    """(label -> runs of the methods that ran everywhere, label -> why the others are left out);
+    a one-line error when no method ran everywhere."""
+    left = {m: r.reason() for m, r in runs.items() if r.reason()}
+    ok = {m: r for m, r in runs.items() if m not in left}
+    if not ok:
+        raise SupervisionError("selection: no method could run on every resample: "
+                               + "; ".join(f"{m} {why}" for m, why in left.items()))
+    return ok, left
+
+
+def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None) -> SelectionResult:
+    """Consensus table, summary and stability path from each method's :class:`MethodRuns`
+    (label -> runs, methods in the order given), with the per-class attribution of every
+    feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`)."""
+    ok, left = _usable(runs)
+    p = X.shape[1]
+    cons = consensus({m: r.full for m, r in ok.items()}, {m: r.resamples.astype(np.float64) for m, r in ok.items()},
+                     top_for(sel, p), sel["aggregation"])
+    table = cons.table
     table.insert(0, "feature", np.asarray(names)[table["index"].to_numpy()].astype(str))
     if symbols is not None:
         table.insert(1, "symbol", np.asarray(symbols)[table["index"].to_numpy()])
-    table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
-    s = summary(table, Z, names, top=sel["top"], threshold=sel["threshold"], scheme=sel["scheme"],
-                aggregation=sel["aggregation"], methods=methods)
+    table.insert(2 if symbols is not None else 1, "selected", table["frequency"] >= sel["threshold"])
+    s = summary(cons, names, sel=sel, methods=list(ok))
     counts = {str(c): int((y == k).sum()) for k, c in enumerate(classes)}
     s = {"dataset": dataset, "n_samples": int(len(y)), "labeled_per_class": counts,
-         "n_unlabeled": int((y < 0).sum()), **s}
-    return table, s
+         "n_unlabeled": int((y < 0).sum()), **s, "left_out": left}
+    table, s["attribution"] = _attributed(table, X, y, classes, ok)
+    table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
+    s["verdict"] = verdict(s)
+    n_path = int(min(p, max(s["n_selected"] + 10, 30)))
+    return SelectionResult(table, s, stability_path(cons, names, n_features=n_path))
+
+
+def _attributed(table: pd.DataFrame, X, y, classes, runs: dict) -> tuple[pd.DataFrame, dict | None]:
+    """The consensus table with the attribution columns (None info when there are no labels)."""
+    if len(classes) < 2 or not (np.asarray(y) >= 0).any():
+        return table, None
+    source = next((m for m, r in runs.items() if r.memberships is not None), None)
+    att, info = attribution(X, y, classes, memberships=None if source is None else runs[source].memberships,
+                            source=source)
+    att = att.iloc[table["index"].to_numpy()].reset_index(drop=True)
+    return pd.concat([table.reset_index(drop=True), att], axis=1), info
 
 
 def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset: str, names, classes,
-                     symbols=None) -> tuple[pd.DataFrame, dict]:
+                     symbols=None) -> SelectionResult:
     """The whole selection mode in one process: ``methods`` maps labels to ``{"method", "params"}``,
     ``sel`` is a validated ``selection:`` config entry; returns what the workflow writes to
-    ``consensus.tsv`` and ``summary.json``."""
-    p = X.shape[1]
+    ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
-    full, res = {}, {}
     labels = Labels(y, classes)
-    for label, settings in methods.items():
-        full[label] = full_ranks(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=label), p)
-        res[label] = resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
-                                    label=label).astype(np.float64)
-    return consensus_result(full, res, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
-                            symbols=symbols)
+    runs = {label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=label,
+                                  classes=classes)[0]
+            for label, settings in methods.items()}
+    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols)

@@ -31,13 +31,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..errors import InputError
 from ..experiment.grid import metric_higher_is_better, n_features_grid
 from ..experiment.variants import variants
 from ..io.atomic import atomic_write_text, write_tsv
 from ..io.h5ad import dataset_summary
 from ..registry import get_method
 from .papers import OUT_COLUMNS, available_papers, compare_with_paper, load_paper
-from .render import CSS, NBSP, PM, figure_html, html_table, to_latex, to_markdown
+from .render import NBSP, PM, figure_html, html_table, render_page, to_latex, to_markdown
 from .selection import summary_section
 from .stability import read_orders, stability_at_one_size, stability_long, stability_table
 from .statistics import best_methods, statistics
@@ -65,17 +66,18 @@ def top_k(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_timings(paths) -> pd.DataFrame:
-    """In-process seconds and peak memory (MiB) of every selection run, from
-    ``results/{dataset}/{variant}/timing/{method}/{rep}.tsv``; ``first_call``: the run
-    was the first selection of its process (files without the column: the first
-    repetition of each dataset, variant and method)."""
+    """In-process seconds and peak memory (MiB) of every selection run, from the timing files
+    (``{dataset}/{variant}/timing/{method}/{rep}.tsv``), each carrying its own ``dataset``,
+    ``variant`` and ``method`` columns; ``first_call``: the run was the first selection of its
+    process (files without the column: the first repetition of each dataset, variant and
+    method). Files of an older ssfs without the key columns are refused with their path."""
     frames = []
     for p in paths:
-        parts = Path(p).parts
         t = pd.read_csv(p, sep="\t")
-        t.insert(0, "method", parts[-2])
-        t.insert(0, "variant", parts[-4])
-        t.insert(0, "dataset", parts[-5])
+        missing = [k for k in KEYS if k not in t.columns]
+        if missing:
+            raise InputError(f"timing file {p} lacks column(s) {', '.join(missing)} (written by an older ssfs): "
+                             "delete the results' timing folders and rerun")
         frames.append(t)
     cols = KEYS + ["rep", "seconds", "peak_mb", "first_call"]
     if not frames:
@@ -188,28 +190,53 @@ def _protocol(cfg: dict, n_reps: int) -> str:
     return f"{how}, {sup['labeled_per_class']} labeled sample(s) per class"
 
 
-def _metric_text(metric: str, ev: dict) -> str:
-    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
-           "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
-    train = "all training samples" if ev["train_on"] == "all" else "the labeled training samples"
+def _classifier(ev: dict) -> str:
+    return {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
+            "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
+
+
+def _metric_words(metric: str, ev: dict) -> tuple[str, str]:
+    """(long text, short axis label) of a metric: one table for the captions and the header."""
+    clf = _classifier(ev)
+    train = "all training samples" if ev.get("train_on", "labeled") == "all" else "the labeled training samples"
+    k = ev.get("kmeans_init", 20)
     return {
-        "accuracy": f"test accuracy of a {clf} trained on {train}",
-        "auc": f"test AUC of a {clf} trained on {train}",
-        "semisupervised_accuracy": "test accuracy of 1-NN on the COP-KMeans clusters of the training samples "
-                                   "(constraints only; clusters named by Hungarian matching)",
-        "rand": f"Rand index of k-means ({ev.get('kmeans_init', 20)} restarts) on all samples vs the classes",
-        "ari": f"adjusted Rand index of k-means ({ev.get('kmeans_init', 20)} restarts) on all samples vs the classes",
-        "red": "redundancy rate RED of the selected features on the training part (lower is better)",
-    }.get(metric, metric)
+        "accuracy": (f"test accuracy of a {clf} trained on {train}", f"test accuracy ({clf})"),
+        "auc": (f"test AUC of a {clf} trained on {train}", f"test AUC ({clf})"),
+        "semisupervised_accuracy": ("test accuracy of 1-NN on the COP-KMeans clusters of the training samples "
+                                    "(constraints only; clusters named by Hungarian matching)",
+                                    "semi-supervised test accuracy (COP-KMeans + 1-NN)"),
+        "rand": (f"Rand index of k-means ({k} restarts) on all samples vs the classes", "Rand index (k-means)"),
+        "ari": (f"adjusted Rand index of k-means ({k} restarts) on all samples vs the classes",
+                "adjusted Rand index (k-means)"),
+        "red": ("redundancy rate RED of the selected features on the training part (lower is better)",
+                "redundancy rate RED"),
+    }.get(metric, (metric, metric))
+
+
+def _metric_text(metric: str, ev: dict) -> str:
+    return _metric_words(metric, ev)[0]
 
 
 def _short_metric(metric: str, ev: dict) -> str:
-    clf = {"svm": "linear SVM", "knn1": "1-NN", "tree": "decision tree",
-           "e1071_svm": "RBF SVM (e1071 defaults)"}[ev["classifier"]]
-    return {"accuracy": f"test accuracy ({clf})", "auc": f"test AUC ({clf})",
-            "semisupervised_accuracy": "semi-supervised test accuracy (COP-KMeans + 1-NN)",
-            "rand": "Rand index (k-means)", "ari": "adjusted Rand index (k-means)",
-            "red": "redundancy rate RED"}.get(metric, metric)
+    return _metric_words(metric, ev)[1]
+
+
+def identical_methods(d: pd.DataFrame) -> list[list[str]]:
+    """Groups (2 or more, names sorted) of methods whose values are identical in every repetition,
+    variant and number of features of ``d`` (tidy scores of one figure): their curves coincide."""
+    keys = [k for k in ("variant", "rep", "n_features") if k in d.columns]
+    wide = d.pivot_table(index=keys, columns="method", values="value", aggfunc="first")
+    groups: dict = {}
+    for m in sorted(wide.columns, key=str):
+        col = wide[m]
+        groups.setdefault(tuple(np.round(col.to_numpy(dtype=float), 12)), []).append(str(m))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _and(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame, cfg: dict, figdir: Path,
@@ -235,10 +262,13 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
                 d["dataset"] = d["variant"]
             stem = f"curve__{ds}__{metric}"
             curve_vs_features(d, metric, figdir / stem, colors=colors)
+            same = identical_methods(d)
             figs.append(dict(stem=stem, section="curves", caption=(
                 f"{ds}: {_short_metric(metric, ev)} on the top-i features vs i; mean ± 1 sd over {n_reps} "
                 f"{'folds' if cfg['supervision']['protocol'] == 'kfold' else 'repetitions'}"
-                + ("; one panel per variant." if multi else "."))))
+                + ("; one panel per variant." if multi else ".")
+                + "".join(f" {_and(g)} give identical values in every repetition: their lines coincide (one "
+                          "hides the others)." for g in same))))
     sw, keys = sweep_columns(scores, cfg)
     for param in keys:
         others = [k for k in keys if k != param]
@@ -337,12 +367,17 @@ def _runtime_table(rt: pd.DataFrame) -> pd.DataFrame:
     agg = runtime_summary(rt)
 
     def cell(r) -> str:
-        first = (f" (1st{NBSP}+{r.first_call_extra_s:.2g}{NBSP}s)" if r.warm and np.isfinite(r.first_call_extra_s)
-                 else "" if r.warm else "*")
+        first = (f" (1st call{NBSP}{_signed(r.first_call_extra_s)}{NBSP}s)"
+                 if r.warm and np.isfinite(r.first_call_extra_s) else "" if r.warm else "*")
         return f"{r.median_s:.3g}{NBSP}s{first}, {r.peak_mb:.3g}{NBSP}MiB"
 
     agg["cell"] = [cell(r) for r in agg.itertuples()]
     return agg.pivot(index="dataset", columns="method", values="cell").reset_index().rename_axis(columns=None)
+
+
+def _signed(v: float) -> str:
+    """``+0.41`` / ``−0.0026`` (a minus sign, never ``+-``)."""
+    return ("+" if v >= 0 else "\u2212") + f"{abs(v):.2g}"
 
 
 def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
@@ -353,7 +388,7 @@ def _paper_section(cfg: dict, tables_dir: Path, papers_dir) -> str:
     path = Path(papers_dir) / f"{name}.tsv" if papers_dir is not None else None
     if path is None or not path.exists():
         have = ", ".join(available_papers(papers_dir)) if papers_dir is not None else ""
-        return out[0] + (f"<p>No published table <code>resources/papers/{html.escape(name)}.tsv</code>"
+        return out[0] + (f"<p>No published table <code>ssfs/report/published/{html.escape(name)}.tsv</code>"
                          f"{'; available: ' + html.escape(have) if have else ''}.</p>")
     header = [ln[1:].strip() for ln in path.read_text().splitlines() if ln.startswith("#")]
     src = " ".join(h for h in header if not h.startswith(("columns:", "features =", "setting =", "ssfs_",
@@ -398,19 +433,22 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     def section_figs(section):
         return "\n".join(figure_html(figdir, r.stem, r.caption) for r in index.itertuples() if r.section == section)
 
-    title = html.escape(cfg["report"]["title"])
-    parts = [f"<h1>{title}</h1>"]  # then the nav, then the summary section (the answer first)
     nav = [("summary", "Summary"),
            ("datasets", "Datasets"), ("topk", "Top-K table"), ("paper", "Published"), ("curves", "Curves"),
            ("sweeps", "Sweeps"), ("stability", "Stability"), ("statistics", "Statistics"), ("runtime", "Run time"),
            ("config", "Configuration")]
     has = {"paper": bool(cfg["report"].get("paper")), "sweeps": bool((index["section"] == "sweeps").any()),
            "stability": len(stab) > 0, "runtime": len(rt) > 0}
-    parts.append("<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav if has.get(a, True)) + "</nav>")
-
-    parts.append(summary_section(cfg, Path(out).parent, sorted(cfg.get("datasets") or scores["dataset"].unique()),
-                                 selection=selection,
-                                 best=best_methods(scores, cfg), ranking_paths=ranking_paths))
+    nav = [(a, t) for a, t in nav if has.get(a, True)]
+    sel_methods = (cfg.get("selection") or {}).get("methods") or []
+    parts = [summary_section(cfg, Path(out).parent, sorted(cfg.get("datasets") or scores["dataset"].unique()),
+                             selection=selection, best=best_methods(scores, cfg), ranking_paths=ranking_paths,
+                             best_selection=best_methods(scores[scores["method"].isin(sel_methods)], cfg)
+                             if selection and scores["method"].isin(sel_methods).any() else None)]
+    parts.append(f"<p class='note'><b>Benchmark (the sections below).</b> Labels used: in each of the {n_reps} "
+                 f"repetitions, {html.escape(_protocol(cfg, n_reps))}; the other labels of the training part are "
+                 "hidden" + (", unlike the answer above, which used every label given." if selection else ".")
+                 + "</p>")
     meta = _run_metadata(cfg, n_reps)
     parts.append("<div class='tw'><table class='meta'>" + "".join(
         f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in meta.items())
@@ -435,17 +473,16 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     if has["stability"]:
         parts.append(_stability_section(stab, cfg) + section_figs("stability"))
     stats_html = (tables_dir / "stats.html").read_text() if (tables_dir / "stats.html").exists() else ""
-    parts.append("<div class='statistics'>" + re.sub(
-        r"<!--figure:([^>]+?)-->", lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")),
-        stats_html) + "</div>")
+    stats_body = re.sub(r"<!--figure:([^>]+?)-->",
+                        lambda m: figure_html(figdir, m.group(1), captions.get(m.group(1), "")), stats_html)
+    cut = stats_body.find("</ul>") + len("</ul>") if "</ul>" in stats_body else stats_body.find("</h2>") + 5
+    parts.append("<div class='statistics'>" + stats_body[:cut] + "<details><summary>every test, table and figure of "
+                 "the statistics</summary>" + stats_body[cut:] + "</details></div>")
     if has["runtime"]:
         parts.append(_runtime_section(rt) + section_figs("runtime"))
-    parts.append("<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False))
-                 + "</pre>")
-    doc = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
-           "content='width=device-width, initial-scale=1'><title>" + title +
-           f"</title><style>{CSS}</style></head><body>" + "\n".join(p for p in parts if p) + "</body></html>\n")
-    atomic_write_text(out, doc)
+    parts.append("<h2 id='config'>Configuration</h2><details><summary>the run's configuration (YAML)</summary><pre>"
+                 + html.escape(yaml.safe_dump(cfg, sort_keys=False)) + "</pre></details>")
+    atomic_write_text(out, render_page(cfg["report"]["title"], nav, parts))
 
 
 def _constrained_section(tables_dir: Path) -> str:

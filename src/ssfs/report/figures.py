@@ -79,6 +79,19 @@ def _save(fig: Figure, path) -> Figure:
     return fig
 
 
+def save_as(fig: Figure, path) -> Figure:
+    """Write ``fig`` once, in the format of ``path``'s suffix (.svg, .png or .pdf), without a date
+    (reruns write identical files)."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    meta = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {"Software": None}}.get(fmt)
+    if meta is None:
+        raise InputError(f"figure {path}: the suffix must be .svg, .png or .pdf")
+    with mpl.rc_context(STYLE), atomic_path(path) as tmp:
+        fig.savefig(tmp, format=fmt, dpi=DPI, metadata=meta)
+    return fig
+
+
 def _grid(n_panels: int, *, ncols: int = MAX_COLS, panel=PANEL, sharey: bool = False):
     """Figure with ``n_panels`` axes wrapped in at most ``ncols`` columns (unused hidden)."""
     ncols = max(1, min(ncols, n_panels))

@@ -1,6 +1,6 @@
 """Our numbers beside a paper's published table (``report.paper``).
 
-A published table is ``resources/papers/<name>.tsv`` (``#`` comment lines, then the
+A published table is ``ssfs/report/published/<name>.tsv`` (package data) (``#`` comment lines, then the
 columns ``dataset, method, metric, value, sd, features, setting, ssfs_dataset,
 ssfs_method, note``; see any of those files' header). Each published row is matched to
 

@@ -5,111 +5,126 @@ often across repetitions."""
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ..io.atomic import atomic_path, atomic_write_text
-from .render import CSS, fmt, html_table
+from ..experiment.attribution import long_stats
+from ..io.atomic import atomic_write_text
+from .render import html_table, render_page, render_template, svg_figure
 
 #: rows of the top-features table beyond the selected ones (at least ``top`` rows are shown)
 MAX_ROWS = 30
 
 
-def stability_path_figure(table: pd.DataFrame, threshold: float, top: int, out) -> None:
-    """Selection frequency against consensus rank (per method: thin lines), threshold marked."""
-    import matplotlib
-    from matplotlib.figure import Figure  # no pyplot: its import and global state are not needed
+def draw_selection_figures(*, summary, path, consensus, figure=None, dotplot=None) -> None:
+    """The stability path (``figure``) and the dot plot of the selected features by class
+    (``dotplot``; the first :data:`DOT_ROWS` consensus features when none is selected) of one
+    dataset, from its summary.json, stability_path.tsv and consensus.tsv; each file is written
+    once, in its suffix's format (:func:`ssfs.report.figures.save_as`); None: not drawn."""
+    from .figures import dotplot as draw_dots  # lazy: matplotlib (about 0.5 s) only when figures are drawn
+    from .figures import save_as
+    from .figures import stability_path as draw_path
 
-    from .figures import STYLE  # lazy: matplotlib (about 0.5 s) only when the figure is drawn
-
-    n = int(min(len(table), max(3 * top, 30)))
-    ranks = table["consensus_rank"].to_numpy()[:n]
-    with matplotlib.rc_context(STYLE):
-        fig = Figure(figsize=(5.2, 2.9))
-        ax = fig.subplots()
-        for c in [c for c in table.columns if c.startswith("frequency_")]:
-            ax.plot(ranks, table[c].to_numpy()[:n], lw=0.8, alpha=0.6, label=c.removeprefix("frequency_"))
-        ax.step(ranks, table["frequency"].to_numpy()[:n], where="mid", color="black", lw=2, label="consensus")
-        ax.axhline(threshold, color="crimson", ls="--", lw=1, label=f"threshold {threshold:g}")
-        ax.set_xlabel("consensus rank")
-        ax.set_ylabel("selection frequency")
-        ax.set_ylim(-0.03, 1.03)
-        ax.legend(loc="upper right", fontsize=7, ncols=2, frameon=False)
-        with atomic_path(out) as tmp, open(tmp, "wb") as fh:
-            fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
-
-
-def draw_stability_path(*, consensus, sel: dict, figure) -> None:
-    """The stability-path figure of one dataset (:func:`stability_path_figure`) from its
-    consensus table (the consensus step's TSV)."""
-    stability_path_figure(pd.read_csv(consensus, sep="\t"), sel["threshold"], sel["top"], figure)
+    s = json.loads(Path(summary).read_text())
+    if figure is not None:
+        save_as(draw_path(pd.read_csv(path, sep="\t"), threshold=s["threshold"], q=s["top"], selected=s["features"],
+                          title=f"{s['dataset']}: selection frequency against q"), figure)
+    if dotplot is None:
+        return
+    att = s.get("attribution")
+    table = pd.read_csv(consensus, sep="\t")
+    feats = list(s["features"][:DOT_ROWS]) or list(table["feature"].head(DOT_ROWS))
+    if att is None:
+        fig = _note_figure("no labels: no per-class statistics")
+    else:
+        fig = draw_dots(long_stats(table, feats, att["classes"]),
+                        marks=dict(zip(table["feature"], table["marks"], strict=True)),
+                        title="selected features by class" if s["features"] else "first features (none selected)")
+    save_as(fig, dotplot)
 
 
-def _img(path: Path, alt: str) -> str:
-    if not path.exists():
-        return ""
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f"<figure><img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'></figure>"
+#: rows of the dot plot at most
+DOT_ROWS = 60
 
 
-def _table(df: pd.DataFrame, table_id: str | None = None) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in r) + "</tr>"
-                   for r in df.itertuples(index=False))
-    tid = f" id='{table_id}'" if table_id else ""
-    return f"<div class='tw'><table{tid}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+def _note_figure(text: str):
+    from matplotlib.figure import Figure  # lazy: as in draw_selection_figures
+
+    fig = Figure(figsize=(4, 0.6))
+    fig.text(0.5, 0.5, text, ha="center", va="center")
+    return fig
 
 
-def _data_sentence(s: dict, cfg: dict) -> str:
-    lab = ", ".join(f"{k}: {v}" for k, v in s["labeled_per_class"].items())
-    csup = cfg["supervision"]["constraints"]
-    cons = ("all must-link/cannot-link pairs of the labeled samples" if csup["mode"] == "all_pairs" else
+def _labels_sentence(s: dict, cfg: dict) -> str:
+    """Which labels the answer used (all the given ones; named per class), and the constraints."""
+    lab = ", ".join(f"{k} {v}" for k, v in s["labeled_per_class"].items())
+    n_lab = sum(s["labeled_per_class"].values())
+    csup = (cfg.get("supervision") or {}).get("constraints") or {"mode": "all_pairs"}
+    cons = ("must-link / cannot-link constraints: every pair of labeled samples" if csup["mode"] == "all_pairs" else
             f"{csup['n_ml']} must-link + {csup['n_cl']} cannot-link pairs drawn among the labeled samples")
-    return (f"{s['n_samples']} samples × {s['n_features']} features; labeled per class: {lab}; "
-            f"{s['n_unlabeled']} unlabeled; constraints: {cons}.")
+    if not n_lab:
+        return (f"No labels: {s['n_samples']} unlabeled samples × {s['n_features']} features, label-free "
+                "methods only.")
+    return (f"Every label given: {n_lab} labeled samples ({lab}) and {s['n_unlabeled']} unlabeled of "
+            f"{s['n_samples']} samples × {s['n_features']} features; {cons}.")
 
 
-def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best: pd.DataFrame | None) -> str:
+def _best_sentence(ds: str, methods, best_all: pd.DataFrame | None, best_sel: pd.DataFrame | None) -> str:
+    """The benchmark's best method among the methods behind the answer, and the overall best when
+    it is another one (e.g. ``variance`` on waveform)."""
+    if best_sel is None or not len(best_sel) or not (best_sel["dataset"] == ds).any():
+        return ""
+    text = ("Benchmark, among the methods behind this answer: "
+            + " ".join(best_sel.loc[best_sel["dataset"] == ds, "sentence"]))
+    if best_all is not None and (best_all["dataset"] == ds).any():
+        overall = best_all.loc[best_all["dataset"] == ds, "best"].iloc[0]
+        if overall not in methods:
+            text += (f" Over every benchmarked method, {overall} had the best mean; it is not among the methods "
+                     "of the selection.")
+    return text
+
+
+def _shown_table(table: pd.DataFrame, s: dict) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of the report's table (the selected ones and 10 more, at least 20, at most
+    :data:`MAX_ROWS` + the selected) and their classes (``stable`` for the selected)."""
+    n_rows = int(min(len(table), max(s["n_selected"] + 10, 20), s["n_selected"] + MAX_ROWS))
+    show = table.head(n_rows)
+    cols = [c for c in ("feature", "symbol", "selected", "frequency", "marks", "direction", "log_fold_change",
+                        "consensus_rank") if c in show.columns]
+    cols += [c for c in show.columns if c.startswith("rank_")]
+    out = show[cols].copy()
+    out["selected"] = np.where(out["selected"], "✓", "")
+    out = out.rename(columns={"log_fold_change": "log fold change", "consensus_rank": "rank",
+                              **{c: c.replace("rank_", "rank ") for c in cols if c.startswith("rank_")}})
+    return out, ["stable" if v else "" for v in show["selected"]]
+
+
+def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best_all=None, best_sel=None) -> str:
     s = json.loads((sel_dir / "summary.json").read_text())
     table = pd.read_csv(sel_dir / "consensus.tsv", sep="\t")
-    st, eb = s["stability"], s["error_bound"]
-    n_rows = int(min(len(table), max(s["top"], min(s["n_selected"], MAX_ROWS))))
-    show = table.head(n_rows).drop(columns=["index", "aggregated_rank"])
-    show = show[[c for c in show.columns if not c.startswith("frequency_")]]
-    words = [f"<h3>{html.escape(ds)}</h3>",
-             f"<p><b>Data.</b> {html.escape(_data_sentence(s, cfg))}</p>",
-             f"<p><b>What ran.</b> Methods {html.escape(', '.join(s['methods']))}, each on all samples with the "
-             f"labels and constraints as given, and on {s['resamples']} "
-             + ("complementary half-sample pairs' halves (CPSS)" if s["scheme"] == "cpss" else "bootstrap samples")
-             + f" drawn within each labeled class and the unlabeled samples; ranks aggregated by "
-             f"{html.escape(s['aggregation'].replace('_', ' '))}; a feature is counted in a resample when it is in "
-             f"the top {s['top']} of the aggregated ranking.</p>"]
-    if best is not None and len(best):
-        b = best[best["dataset"] == ds]
-        if len(b):
-            words.append("<p><b>Best method on this data.</b> "
-                         + " ".join(html.escape(t) for t in b["sentence"]) + "</p>")
-    stab = (f"Nogueira stability of the top-{s['top']} lists: {fmt(st['value'])} "
-            f"({1 - st['alpha']:.0%} CI {fmt(st['ci_low'])} to {fmt(st['ci_high'])})" if st["value"] is not None
-            else "stability undefined")
-    words.append(f"<p><b>Answer.</b> {s['n_selected']} feature(s) have selection frequency ≥ {s['threshold']:g}"
-                 + (f": {html.escape(', '.join(s['features'][:15]))}{' …' if s['n_selected'] > 15 else ''}"
-                    if s["n_selected"] else "")
-                 + f". {stab}. Error bound: {html.escape(eb['statement'])}.</p>")
-    if s.get("note"):
-        words.append(f"<p><b>Nothing selected.</b> {html.escape(s['note'][0].upper() + s['note'][1:])}.</p>")
-    tid = "top-features" if _dataset_block.first else f"top-features-{html.escape(ds)}"
+    show, rows = _shown_table(table, s)
+    tid = "top-features" if _dataset_block.first else f"top-features-{ds}"
     _dataset_block.first = False
-    links = " · ".join(f"<a href='{html.escape(ds)}/selection/{f}'>{f}</a>"
-                       for f in ("consensus.tsv", "summary.json", "stability_path.png"))
-    return ("\n".join(words) + _table(show, tid) + _img(sel_dir / "stability_path.png", f"stability path {ds}")
-            + f"<p>Files: {links}; per-method full-data rankings in <code>{html.escape(ds)}/selection/full/</code>."
-            "</p>")
+    return render_template(
+        "selection_block.html.j2", ds=ds, s=s, att=s.get("attribution"), labels=_labels_sentence(s, cfg),
+        compared=None, n_rows=len(show), table=html_table(show, table_id=tid, row_classes=rows, scroll=True),
+        dotplot=svg_figure(sel_dir / "dotplot.svg", f"{ds}: dot plot of the selected features by class",
+                           "Selected features (rows) by class: colour = mean scaled per feature, size = fraction of "
+                           "the class's samples with a non-zero value (all equal for continuous data); the class "
+                           "each feature marks is ringed."),
+        path=svg_figure(sel_dir / "stability_path.svg", f"{ds}: stability path",
+                        f"Selection frequency of each feature against q (features per resample): the selected "
+                        f"ones in colour; dotted: the q used ({s['top']}); dashed: the threshold "
+                        f"{s['threshold']:g}."),
+        best=_best_sentence(ds, s["methods"], best_all, best_sel), files=SELECTION_FILES)
 
+
+#: a dataset's files of selection mode, linked from the report
+SELECTION_FILES = ("consensus.tsv", "summary.json", "stability_path.tsv", "stability_path.svg", "dotplot.svg")
 
 _dataset_block.first = True
 
@@ -137,21 +152,21 @@ def frequent_features(ranking_paths, top: int = 10, n_show: int = 10) -> pd.Data
 
 
 def summary_section(cfg: dict, results_dir, datasets, *, selection: bool, best: pd.DataFrame | None = None,
-                    ranking_paths=()) -> str:
-    """``<section id="summary">``: the answer first."""
+                    ranking_paths=(), best_selection: pd.DataFrame | None = None) -> str:
+    """``<section id="summary">``: the answer first. ``best``: the benchmark's best method of each
+    dataset over every method; ``best_selection``: over the selection's methods only."""
     _dataset_block.first = True
     results_dir = Path(results_dir)
     parts = ["<section id='summary'><h2>Summary: the answer</h2>"]
     if selection:
-        sel = cfg["selection"]
         parts.append(
-            "<p>How to read this: <i>frequency</i> is the fraction of resamples in which the feature is in the top "
-            f"{sel['top']} of the methods' aggregated ranking (its estimated selection probability); the features "
-            f"at or above the threshold {sel['threshold']:g} form the stable list; the <i>error bound</i> bounds "
-            "the expected number of falsely selected features in that list under the stated assumptions; "
-            "<code>rank_&lt;method&gt;</code> is each method's rank on all samples.</p>")
+            "<p>How to read this: <i>frequency</i> is the share of resamples in which a feature is among the top q "
+            "of the methods' aggregated ranking (its estimated selection probability); the features at or above the "
+            f"threshold {cfg['selection']['threshold']:g} form the stable list (✓); the error bound says how many "
+            "of them may be false selections; <i>marks</i> is the class whose mean differs most from the other "
+            "samples' (<i>direction</i> up or down); <i>rank m</i> is method m's rank on all samples.</p>")
         for ds in datasets:
-            parts.append(_dataset_block(ds, results_dir / ds / "selection", cfg, best))
+            parts.append(_dataset_block(ds, results_dir / ds / "selection", cfg, best, best_selection))
     else:
         if best is not None and len(best):
             parts.append("<p>" + "<br>".join(html.escape(t) for t in best["sentence"]) + "</p>")
@@ -159,7 +174,7 @@ def summary_section(cfg: dict, results_dir, datasets, *, selection: bool, best: 
         parts.append("<p>No <code>selection:</code> section was configured, so no consensus list was computed "
                      "(add one to get a stable, error-controlled list). Features selected most often across the "
                      "repetitions (in the top 10 of each repetition's ranking on its training part; count / "
-                     "repetitions):</p>" + _table(ff, "top-features"))
+                     "repetitions):</p>" + html_table(ff, table_id="top-features"))
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -182,14 +197,12 @@ def run_selection_report(out, cfg: dict) -> None:
     """The report of a selection-only run (no benchmark): title, summary, datasets, configuration."""
     import yaml
 
-    title = html.escape(cfg["report"]["title"])
     datasets = sorted(cfg["datasets"])
     nav = [("summary", "Summary"), ("datasets", "Datasets"), ("config", "Configuration")]
-    body = [f"<h1>{title}</h1>", "<nav>" + "".join(f"<a href='#{a}'>{t}</a>" for a, t in nav) + "</nav>",
-            summary_section(cfg, Path(out).parent, datasets, selection=True),
-            "<h2 id='datasets'>Datasets</h2><p>Samples and features after preparation; <i>class_counts</i>: "
-            "labeled samples per class (class order), all of them used by the selection.</p>"
-            + html_table(datasets_table(Path(out).parent, datasets)),
-            "<h2 id='config'>Configuration</h2><pre>" + html.escape(yaml.safe_dump(cfg, sort_keys=False)) + "</pre>"]
-    atomic_write_text(out, "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" + title
-                      + f"</title><style>{CSS}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+    parts = [summary_section(cfg, Path(out).parent, datasets, selection=True),
+             "<h2 id='datasets'>Datasets</h2><p>Samples and features after preparation; <i>class_counts</i>: "
+             "labeled samples per class (class order), all of them used by the selection.</p>"
+             + html_table(datasets_table(Path(out).parent, datasets)),
+             "<h2 id='config'>Configuration</h2><details><summary>the run's configuration (YAML)</summary><pre>"
+             + html.escape(yaml.safe_dump(cfg, sort_keys=False)) + "</pre></details>"]
+    atomic_write_text(out, render_page(cfg["report"]["title"], nav, parts))

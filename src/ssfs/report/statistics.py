@@ -49,7 +49,8 @@ FRIEDMAN_COLS = ["variant", "metric", "n_methods", "n_datasets", "chi2", "p_valu
                  "iman_davenport_p", "cd", "alpha"]
 RANK_COLS = ["variant", "metric", "method", "avg_rank"]
 WILCOXON_COLS = ["variant", "metric", "scope", "control", "method", "n_datasets", "wins", "ties", "losses",
-                 "mean_diff", "statistic", "p_value", "p_holm", "reject"]
+                 "mean_diff", "statistic", "p_value", "p_holm", "p_corrected", "p_corrected_holm", "reject",
+                 "decided_by"]
 PER_SIZE_COLS = ["variant", "metric", "dataset", "n_features", "method", "mean", "sd", "best", "p_value",
                  "worse"]
 BEST_COLS = ["dataset", "variant", "metric", "best", "runner_up", "difference", "ci_low", "ci_high", "test",
@@ -90,12 +91,14 @@ class _Settings:
     min_datasets: int
     control: str | None
     figdir: Path
+    cfg: dict = field(default_factory=dict)
+    n_samples: dict | None = None
 
     @classmethod
-    def from_config(cls, cfg: dict, figdir) -> _Settings:
+    def from_config(cls, cfg: dict, figdir, n_samples=None) -> _Settings:
         rep = cfg["report"]
         return cls(float(rep.get("alpha", 0.05)), float(rep.get("wtl_alpha", 0.1)),
-                   int(rep.get("wilcoxon_min_datasets", 6)), rep.get("control"), Path(figdir))
+                   int(rep.get("wilcoxon_min_datasets", 6)), rep.get("control"), Path(figdir), cfg, n_samples)
 
 
 def _p(v: float) -> str:
@@ -171,7 +174,7 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir, *, n_samples=None) -> tu
     "win_tie_loss"}``, the HTML fragment and the figure index entries (stem, section,
     caption) of the statistics section. ``n_samples``: dataset -> number of samples (for
     the corrected t-test's n_train, n_test; :func:`split_sizes`)."""
-    s = _Settings.from_config(cfg, figdir)
+    s = _Settings.from_config(cfg, figdir, n_samples)
     out = _Collected(html=["<h2 id='statistics'>Statistics</h2>"])
     n_methods = scores["method"].nunique()
     best = best_methods(scores, cfg, n_samples=n_samples, alpha=s.alpha)
@@ -262,6 +265,9 @@ def _wilcoxon_against_control(out: _Collected, s: _Settings, d: pd.DataFrame, ma
         w = st.wilcoxon_holm(tab, control, higher_is_better=metric_higher_is_better(metric), alpha=s.alpha)
         w.insert(0, "control", control)
         w.insert(0, "scope", scope)
+        w["p_corrected"], w["p_corrected_holm"], w["decided_by"] = np.nan, np.nan, "Wilcoxon over datasets"
+        if n_ds < s.min_datasets:  # repetitions share training samples: the corrected t-test decides
+            _corrected_against_control(w, tab, control, metric, scope.split(":")[0], s)
         rows.append(w)
     if not rows:
         return
@@ -273,12 +279,41 @@ def _wilcoxon_against_control(out: _Collected, s: _Settings, d: pd.DataFrame, ma
     cannot = (f" With {n} {unit} the exact test cannot give p below {floor:.3g} (2/2<sup>{n}</sup>): these tests "
               f"cannot reject at α = {s.alpha:g} whatever the data (at least {st.wilcoxon_pairs_needed(s.alpha)} "
               f"{unit} without ties are needed)." if floor > s.alpha else "")
-    out.html.append(f"<p>Wilcoxon signed-rank tests against <b>{html.escape(control)}</b> over the "
+    decide = ("" if unit == "datasets" else
+              f" The repetitions share training samples, so the plain test over them is too optimistic: the "
+              f"<i>different</i> column is decided by the {CORRECTED_T} (Nadeau &amp; Bengio 2003), Holm-corrected; "
+              "the Wilcoxon p-values are shown for completeness.")
+    out.html.append(f"<p>Tests against <b>{html.escape(control)}</b> over the "
                     f"{unit} (Holm-corrected, α = {s.alpha:g}); wins/ties/losses of the method against "
-                    f"the control.{cannot}</p>")
-    show = w.rename(columns={"n_datasets": "n"})[
-        ["scope", "method", "n", "wins", "ties", "losses", "mean_diff", "p_value", "p_holm", "reject"]]
+                    f"the control.{cannot}{decide}</p>")
+    show = w.rename(columns={"n_datasets": "n", "p_value": "p Wilcoxon", "p_holm": "p Wilcoxon Holm",
+                             "p_corrected": "p corrected t", "p_corrected_holm": "p corrected t Holm",
+                             "reject": "different"})[
+        ["scope", "method", "n", "wins", "ties", "losses", "mean_diff", "p Wilcoxon", "p Wilcoxon Holm",
+         "p corrected t", "p corrected t Holm", "different"]]
+    if unit == "datasets":
+        show = show.drop(columns=["p corrected t", "p corrected t Holm"])
     out.html.append(_html_df(show))
+
+
+def _corrected_against_control(w: pd.DataFrame, tab: pd.DataFrame, control, metric, dataset, s: _Settings) -> None:
+    """Fill ``p_corrected`` / ``p_corrected_holm`` of one dataset's tests against the control over
+    its repetitions (the corrected resampled t-test, Holm over the methods) and decide ``reject``
+    by it."""
+    n_train, n_test = _sizes_of(s.cfg, dataset, s.n_samples, None)
+    sign = 1.0 if metric_higher_is_better(metric) else -1.0
+    ps = []
+    for m in w["method"]:
+        pair = tab.loc[[m, control]].T.dropna()
+        if len(pair) < 2 or np.allclose(pair[m], pair[control]):
+            ps.append(1.0)
+            continue
+        ps.append(st.corrected_resampled_ttest(sign * pair[m].to_numpy(), sign * pair[control].to_numpy(),
+                                               n_train=n_train, n_test=n_test)[1])
+    w["p_corrected"] = ps
+    w["p_corrected_holm"] = st.holm(np.asarray(ps, dtype=float))
+    w["reject"] = w["p_corrected_holm"] <= s.alpha
+    w["decided_by"] = CORRECTED_T
 
 
 def _win_tie_loss(out: _Collected, s: _Settings, d: pd.DataFrame, n_ds: int, var, metric, tag) -> None:

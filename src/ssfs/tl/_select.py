@@ -5,10 +5,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 
 from .._docs import doc_params
 from ..constraints import Constraints
 from ..errors import MethodError
+from ..experiment.selection_defaults import SELECTION_DEFAULTS as _SEL
 from ..experiment.stable_selection import method_settings, selection_options, stable_selection
 from ._anndata import expression, labels_of, var_positions
 
@@ -16,8 +18,10 @@ from ._anndata import expression, labels_of, var_positions
 @doc_params
 def select_stable(adata, methods=("propagate",), *, groupby: str | None = None,
                   unlabeled_values=(), use_raw: bool | None = None, layer: str | None = None,
-                  params: dict | None = None, resamples: int = 20, top: int = 10, threshold: float = 0.6,
-                  scheme: str = "cpss", aggregation: str = "mean_rank", constraints=None,
+                  params: dict | None = None, resamples: int = _SEL["resamples"], top="auto",
+                  threshold: float = _SEL["threshold"], max_false: float = _SEL["max_false"],
+                  assumption: str = _SEL["assumption"], scheme: str = _SEL["scheme"],
+                  aggregation: str = _SEL["aggregation"], constraints=None,
                   key_added: str = "ssfs_selection", random_state: int = 0, copy: bool = False):
     """The stable consensus list of ``methods`` over resamples: the workflow's selection mode
     (:mod:`ssfs.experiment.stable_selection`), the same list as ``ssfs select`` and the
@@ -41,16 +45,16 @@ def select_stable(adata, methods=("propagate",), *, groupby: str | None = None,
     resamples
         Number of resamples (``scheme="cpss"``: an even number, complementary pairs of
         half-samples).
-    top
-        q: the features each resample selects (its consensus top ``top``).
-    threshold
-        Selection frequency at or above which a feature is selected.
+    top, threshold, max_false, assumption
+        q, the features each resample selects, or ``"auto"``: the largest q whose error bound
+        (``assumption``: ``"r_concave"``, ``"unimodal"`` or ``"none"``, Shah & Samworth 2013) at
+        ``threshold`` (the frequency that selects a feature) is at most ``max_false``.
     scheme
         ``"cpss"`` (complementary pairs of half-samples, Shah & Samworth 2013) or
         ``"bootstrap"``.
     aggregation
-        Rank aggregation across methods: ``"mean_rank"``, ``"rank_product"`` or
-        ``"median_rank"``.
+        Across methods: ``"stability_weighted"`` (by each method's own stability, squared),
+        ``"mean_rank"``, ``"rank_product"`` or ``"median_rank"``.
     {constraints}
     {key_added}
     {random_state}
@@ -67,34 +71,51 @@ def select_stable(adata, methods=("propagate",), *, groupby: str | None = None,
             The consensus rank, 1 = best.
         ``adata.var[f"{key_added}_selected"]``
             frequency >= ``threshold``.
+        ``adata.var[f"{key_added}_marks"]``, ``_direction``, ``_log_fold_change``
+            With labels: the class each feature marks, up or down, its log fold change.
         ``adata.uns[key_added]``
-            summary.json's content: the selected features (by name, ``.raw``'s genes with
-            ``use_raw``), the stability and the error bound, ``use_raw``, ``groupby`` and
-            ``random_state``. With nothing selected its ``note`` says why, and is warned.
+            summary.json's content (features, ``verdict``, stability, error bound), ``use_raw``,
+            ``groupby``, ``random_state``; DataFrames ``class_means``, ``class_fractions``
+            (features x classes) and ``stability_path``. With nothing selected, ``note`` is warned.
     """
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
         raise MethodError(f"random_state must be an integer >= 0 (a seed), got {random_state!r}")
     settings = method_settings(methods, params)
-    sel = selection_options(resamples=resamples, top=top, threshold=threshold, scheme=scheme,
-                            aggregation=aggregation)
+    sel = selection_options(resamples=resamples, top=top, threshold=threshold, max_false=max_false,
+                            assumption=assumption, scheme=scheme, aggregation=aggregation)
     if copy:
         adata = adata.copy()
     y, classes = labels_of(adata, groupby, unlabeled_values) or (np.full(adata.n_obs, -1, dtype=np.int64), [])
     data = expression(adata, use_raw, layer)
     cons = constraints if constraints is not None else Constraints.from_labels(y)
-    table, summary = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state),
-                                      dataset=key_added, names=np.asarray(data.var_names), classes=classes)
-    _store(adata, key_added, table, data.var_names, threshold)
-    adata.uns[key_added] = {**summary, "groupby": groupby, "random_state": int(random_state),
-                            "use_raw": data.use_raw, **({"layer": layer} if layer is not None else {})}
-    if summary["note"]:
-        warnings.warn(f"select_stable: {summary['note']}", UserWarning, stacklevel=2)
+    res = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state), dataset=key_added,
+                           names=np.asarray(data.var_names), classes=classes)
+    _store(adata, key_added, res.table, data.var_names, threshold)
+    adata.uns[key_added] = {**res.summary, **_uns_frames(res, data.var_names), "groupby": groupby,
+                            "random_state": int(random_state), "use_raw": data.use_raw,
+                            **({"layer": layer} if layer is not None else {})}
+    if res.summary["note"]:
+        warnings.warn(f"select_stable: {res.summary['note']}", UserWarning, stacklevel=2)
     return adata if copy else None
 
 
+def _uns_frames(res, names) -> dict:
+    """``class_means``, ``class_fractions`` (features x classes, the ranked matrix's features) and
+    ``stability_path`` of a selection result, as DataFrames for ``uns``."""
+    out = {"stability_path": res.path}
+    att = res.summary.get("attribution")
+    if att is not None:
+        by = res.table.set_index("index").sort_index()
+        for what in ("mean", "fraction"):
+            out[f"class_{what}s"] = pd.DataFrame({c: by[f"{what}_{c}"].to_numpy() for c in att["classes"]},
+                                                 index=pd.Index(np.asarray(names).astype(str)))
+    return out
+
+
 def _store(adata, key: str, table, names, threshold: float) -> None:
-    """``var[f"{key}_frequency"]``, ``_rank`` and ``_selected`` of the consensus ``table``
-    (rows by position in ``names``, the ranked matrix's features), by feature name."""
+    """``var[f"{key}_frequency"]``, ``_rank``, ``_selected`` and, with labels, ``_marks``,
+    ``_direction`` and ``_log_fold_change`` of the consensus ``table`` (rows by position in
+    ``names``, the ranked matrix's features), by feature name."""
     pos = var_positions(adata, names)[table["index"].to_numpy()]
     hit = pos >= 0
     freq = np.zeros(adata.n_vars)
@@ -104,3 +125,8 @@ def _store(adata, key: str, table, names, threshold: float) -> None:
     adata.var[f"{key}_frequency"] = freq
     adata.var[f"{key}_rank"] = rank
     adata.var[f"{key}_selected"] = freq >= threshold
+    if "marks" in table.columns:
+        for col, empty in (("marks", ""), ("direction", ""), ("log_fold_change", np.nan)):
+            values = np.full(adata.n_vars, empty, dtype=object if empty == "" else np.float64)
+            values[pos[hit]] = table[col].to_numpy()[hit]
+            adata.var[f"{key}_{col}"] = values

@@ -25,7 +25,8 @@ from ..registry import check_params, get_method, list_methods
 #: folders of results/ that are not datasets: a dataset of that name would mix its files with them
 RESERVED_DATASET_NAMES = ("tables", "figures", "logs", "report")
 #: published tables shipped with the repository (``report.paper``)
-PAPERS_DIR = Path(__file__).resolve().parents[3] / "resources" / "papers"
+#: the published tables (package data: there inside and outside a checkout)
+PAPERS_DIR = Path(__file__).resolve().parents[1] / "report" / "published"
 
 
 def _fill_defaults(node, schema):
@@ -63,7 +64,7 @@ def load_schema(path) -> dict:
 def validate_config(config: dict, schema: dict, papers_dir=None) -> dict:  # noqa: C901
     """Validated copy of ``config`` with defaults filled. Raises :class:`ConfigError`.
     ``papers_dir``: where ``report.paper`` tables live (default: the repository's
-    ``resources/papers``)."""
+    ``ssfs/report/published``)."""
     if not isinstance(config, dict):
         raise ConfigError("config: the configuration must be a mapping of keys to values")
     cfg = copy.deepcopy(config)

@@ -19,7 +19,7 @@ from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
 from ..experiment.constrained import compare_constrained
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
-from ..experiment.stable_selection import consensus_result, full_ranking, resample_ranks, selection_resamples
+from ..experiment.stable_selection import MethodRuns, consensus_result, run_one_method, selection_resamples
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, write_tsv
 from ..io.h5ad import read_prepared
@@ -120,16 +120,18 @@ def _timed(fn):
     return out, seconds, pm.mib
 
 
-def _write_timing(rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
+def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
     """One selection run's timing row; ``first_call``: the first selection of its process,
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
-    start-up) that the report shows apart from the median of the other runs."""
-    write_tsv(pd.DataFrame({"rep": [rep], "seconds": [seconds], "peak_mb": [peak],
-                            "first_call": [bool(first_call)]}), out)
+    start-up) that the report shows apart from the median of the other runs. ``key``: the run's
+    ``dataset``, ``variant`` and ``method`` (the file carries its own keys)."""
+    write_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
+                            "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
 
 
 def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list, components: list, timing: list,
-                    settings: dict, seed: int, dataset: str, method: str, reps: list[int]) -> None:
+                    settings: dict, seed: int, dataset: str, method: str, reps: list[int],
+                    variant: str = "base") -> None:
     """Run one method (config label ``method``, its config entry ``settings``) on several
     repetitions in one process (saves the start-up cost), recording each repetition's
     in-process time and peak memory; the first repetition of the process is marked
@@ -140,7 +142,8 @@ def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list
     for i, (rep, sp, cp, out, comp, tout) in enumerate(todo):
         _, seconds, peak = _timed(partial(run_select, data, sp, cp, out, settings, seed, dataset, method, rep,
                                           components_out=comp))
-        _write_timing(rep, seconds, peak, tout, first_call=i == 0)
+        _write_timing({"dataset": dataset, "variant": variant, "method": method}, rep, seconds, peak, tout,
+                      first_call=i == 0)
 
 
 def _training(prepared, split_path, constraints_path):
@@ -210,7 +213,7 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: dict, s
 
 
 def run_combine(*, prepared, split, constraints, chunks: list, ranking, components, timing,
-                settings: dict, seed: int, dataset: str, method: str, rep: int) -> None:
+                settings: dict, seed: int, dataset: str, method: str, rep: int, variant: str = "base") -> None:
     """The ranking of an ensemble from its member chunks (in chunk order): identical to
     :func:`run_select` on the same repetition. Timing: the chunks' seconds summed plus the
     combination's, peak = the largest of the chunks' and the combination's; every chunk is
@@ -227,7 +230,8 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
         **settings["params"]))
     _write_ranked(ranked, X, names, ranking, components)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
-    _write_timing(rep, seconds + sec, max(known) if known else float("nan"), timing)
+    _write_timing({"dataset": dataset, "variant": variant, "method": method}, rep, seconds + sec,
+                  max(known) if known else float("nan"), timing)
 
 
 def save_npy(arr, path) -> None:
@@ -248,41 +252,59 @@ def _selection_data(prepared):
 
 def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict, seed: int, dataset: str,
                         method: str, chunk: list[int], full=None) -> None:
-    """One method on the resamples ``chunk`` (ranks of every feature, int32 array (len(chunk), p)
-    to ``ranks``) and, when ``full`` is given, on the full data (ranking TSV). Labels and
-    constraints are used as given: constraints are built once on all labeled samples
-    (``supervision.constraints``) and restricted to each resample
+    """One method on the resamples ``chunk`` and, when ``full`` is given, on the full data
+    (ranking TSV; no rows when the method could not run there). ``ranks`` (.npz): ``ranks``
+    (int32, len(chunk) x p, zeros where the method could not run), ``failed`` (per resample ''
+    or why), ``full_failed`` and the full-data class memberships (``memberships``, when the
+    method propagates labels). Labels and constraints are used as given: constraints are built
+    once on all labeled samples (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
     X, y, classes, names, _ = _selection_data(prepared)
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
-    labels = Labels(y, classes)
-    if full is not None:
-        _write_ranked(full_ranking(X, labels, cons, settings, seed=seed, dataset=dataset, label=method), X, names,
-                      full)
     subs = selection_resamples(y, sel, seed, dataset, classes)
-    save_npy(resample_ranks(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset, label=method),
-             ranks)
+    runs, ranked = run_one_method(X, Labels(y, classes), cons, settings, subs, chunk, seed=seed, dataset=dataset,
+                                  label=method,
+                                  with_full=full is not None, classes=classes)
+    if full is not None:
+        if ranked is None:
+            write_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
+        else:
+            _write_ranked(ranked, X, names, full)
+    arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
+              "full_failed": np.asarray(runs.full_failed, dtype=str)}
+    if runs.memberships is not None:
+        arrays["memberships"] = runs.memberships
+    with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
-                  dataset: str) -> None:
-    """consensus.tsv and summary.json of one dataset from every method's full ranking and resample ranks
-    (``full`` and ``ranks`` ordered like ``methods``; ``ranks`` chunk files in chunk order per method)."""
+                  dataset: str, path=None) -> None:
+    """consensus.tsv, summary.json and the stability path (``path``, TSV) of one dataset from every
+    method's full ranking and resample ranks (``full`` and ``ranks`` ordered like ``methods``;
+    ``ranks`` chunk files in chunk order per method)."""
     X, y, classes, names, adata = _selection_data(prepared)
     p = X.shape[1]
     per = len(ranks) // len(methods)
-    full_ranks, res_ranks = {}, {}
+    runs = {}
     for i, m in enumerate(methods):
+        parts = [np.load(f) for f in ranks[i * per:(i + 1) * per]]
+        first = parts[0]
         t = pd.read_csv(full[i], sep="\t")
-        r = np.full(p, len(t) + 1, dtype=np.float64)
-        r[t["index"].to_numpy()] = t["rank"].to_numpy()
-        full_ranks[m] = r
-        res_ranks[m] = np.concatenate([np.load(f) for f in ranks[i * per:(i + 1) * per]]).astype(np.float64)
-    table, s = consensus_result(full_ranks, res_ranks, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
-                                symbols=_symbol_column(adata))
-    write_tsv(table, consensus)
-    write_json(s, summary)
+        r = None
+        if len(t):
+            r = np.full(p, len(t) + 1, dtype=np.float64)
+            r[t["index"].to_numpy()] = t["rank"].to_numpy()
+        runs[m] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
+                             [str(f) for z in parts for f in z["failed"]], str(first["full_failed"]),
+                             first["memberships"] if "memberships" in first.files else None)
+    res = consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
+                           symbols=_symbol_column(adata))
+    write_tsv(res.table, consensus)
+    write_json(res.summary, summary)
+    if path is not None:
+        write_tsv(res.path, path)
 
 
 #: var columns holding gene symbols, in order of preference

@@ -1,0 +1,107 @@
+"""The answer of selection mode in words (issue #29 item 1): one short paragraph a biologist can
+read, from a summary (:func:`ssfs.experiment.stable_selection.consensus_result`). The same text
+is in summary.json (``verdict``), printed by ``ssfs select``, stored by ``ssfs.tl.select_stable``
+and shown in the report.
+
+Stability words follow the bands that Nogueira, Sechidis & Brown (2018, Sec. 6) take from
+Fleiss for kappa-like measures: below 0.4 poor, 0.4 to 0.75 fair to good ("moderate"), above
+0.75 excellent ("good"). The list's stability is Nogueira's estimator over the resamples' top-n
+lists, n = the length of the list (the procedure's, of the top-q lists, when nothing is selected).
+An error bound is *vacuous* when it allows as many false selections as the list holds.
+"""
+
+from __future__ import annotations
+
+#: (lowest value, word) of the stability bands, best first
+STABILITY_BANDS = ((0.75, "good"), (0.4, "moderate"), (float("-inf"), "poor"))
+
+ASSUMPTION_WORDS = {"r_concave": "if the selection probabilities are r-concave",
+                    "unimodal": "if the selection probabilities are unimodal",
+                    "none": "with no assumption"}
+
+
+def stability_word(value: float | None) -> str:
+    """``good``, ``moderate`` or ``poor`` (:data:`STABILITY_BANDS`); ``undefined`` for None."""
+    if value is None:
+        return "undefined"
+    value = round(value, 2)  # the band of the number shown
+    return next(word for low, word in STABILITY_BANDS if value >= low)
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def list_stability(s: dict) -> float | None:
+    """The stability the verdict speaks of: of the list (top-n lists), else of the top-q lists."""
+    ls = s.get("list_stability")
+    return (ls or {}).get("value") if ls else s["stability"]["value"]
+
+
+def false_words(bound: float, n: int) -> str:
+    """How many of ``n`` selections may be false, in words, from the bound on their expected number."""
+    if bound < 0.5:
+        return "probably none of them is a false selection"
+    k = max(1, round(bound))
+    return f"about {k} {'of them ' if n > 1 else ''}may be {'a false selection' if k == 1 else 'false selections'}"
+
+
+def _bound_sentence(s: dict) -> str:
+    eb, n = s["error_bound"], s["n_selected"]
+    bound, held = eb.get("bound"), eb.get("bound_assumption")
+    if bound is None:
+        return "no error bound applies (" + eb["statement"] + ")."
+    how = f"Shah & Samworth's error bound: at most {bound:.2g} expected, {ASSUMPTION_WORDS[held]}"
+    if n and bound >= n:
+        return (f"The error bound is vacuous: it allows {bound:.3g} false selections, as many as the list holds "
+                f"({how}); "
+                + ("lower max_false or raise the threshold for a bound that says something."
+                   if s.get("top_auto") else "top: auto keeps it at max_false (default 1)."))
+    return f"{false_words(bound, n)} ({how})."
+
+
+def _left_out_sentence(s: dict) -> str:
+    out = s.get("left_out") or {}
+    if not out:
+        return ""
+    parts = [f"{m} ({why})" for m, why in out.items()]
+    return f"Left out of the consensus because they could not run on every resample: {'; '.join(parts)}."
+
+
+def _poor_hint(s: dict) -> str:
+    """What to try when the list is not stable: labels, the methods that agree, the threshold."""
+    tries = []
+    counts = list((s.get("labeled_per_class") or {}).values())
+    if counts and min(counts) < 20:
+        tries.append(f"more labeled samples (now {min(counts)} in the smallest class)")
+    own = {m: v["value"] for m, v in (s.get("method_stability") or {}).items() if v.get("value") is not None}
+    if len(own) > 1:
+        tries.append("the methods whose own lists reproduce (each method's stability: "
+                     + ", ".join(f"{m} {v:.2f}" for m, v in own.items()) + ")")
+    tries.append("a lower threshold, or a larger max_false (a longer list with a larger error bound)")
+    return "; ".join(tries)
+
+
+def verdict(s: dict) -> str:
+    """The paragraph: what was selected, how many may be false, how stable, what to try."""
+    n, stab = s["n_selected"], list_stability(s)
+    word = stability_word(stab)
+    stab_text = "undefined" if stab is None else f"{stab:.2f}"
+    left = _left_out_sentence(s)
+    if n == 0:
+        note = s.get("note") or f"no feature reached selection frequency {s['threshold']:g}"
+        return " ".join(t for t in (note[0].upper() + note[1:] + ".", left) if t)
+    head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
+    head = head.replace("; The error bound", ". The error bound")
+    bound = s["error_bound"].get("bound")
+    if word == "poor" and bound is not None and bound < n / 2:
+        tail = (f"Stability {stab_text} (poor): other samples of this size would give partly different lists; the "
+                "features listed are probably real (the bound) but others of similar strength may be missing and "
+                f"the order is not reliable; for a fuller list try {_poor_hint(s)}.")
+    elif word == "poor":
+        tail = (f"Stability {stab_text} (poor): these data do not support a stable list of this length; "
+                f"try {_poor_hint(s)}.")
+    else:
+        tail = f"Stability of the list {stab_text} ({word})."
+    note = s.get("note")
+    return " ".join(t for t in (head, tail, left, note and note[0].upper() + note[1:] + ".") if t)

@@ -1,0 +1,48 @@
+"""The analyst's CSV of issue #29: 300 samples x 2,000 genes, 4 classes, 40 planted markers
+(10 per class, +1.5 sd in their class), 5 labels per class, the other label cells blank.
+
+The planted markers come first (columns ``g0000`` .. ``g0039``; marker j marks class
+``CLASSES[j // 10]``), the other 1,960 genes are standard normal noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+CLASSES = np.array(["B", "T", "NK", "Mono"], dtype=object)
+N_MARKERS_PER_CLASS = 10
+
+
+def analyst_frame(n: int = 300, p: int = 2000, labeled_per_class: int = 5, shift: float = 1.5,
+                  seed: int = 0, markers_per_class: int = N_MARKERS_PER_CLASS) -> tuple[pd.DataFrame, np.ndarray]:
+    """``(frame, truth)``: the CSV's content (a ``label`` column first, blank = unlabeled,
+    then the genes; rows named ``s000``...) and every sample's true class."""
+    rng = np.random.default_rng(seed)
+    k = CLASSES.size
+    codes = rng.permutation(np.arange(n) % k)
+    X = rng.normal(size=(n, p))
+    for c in range(k):
+        X[np.ix_(codes == c, np.arange(c * markers_per_class, (c + 1) * markers_per_class))] += shift
+    labels = np.full(n, "", dtype=object)
+    for c in range(k):
+        pick = rng.choice(np.flatnonzero(codes == c), size=labeled_per_class, replace=False)
+        labels[pick] = CLASSES[c]
+    width = len(str(p - 1))
+    df = pd.DataFrame(X, columns=[f"g{j:0{max(width, 4)}d}" for j in range(p)],
+                      index=pd.Index([f"s{i:03d}" for i in range(n)], name="sample"))
+    df.insert(0, "label", labels)
+    return df, CLASSES[codes]
+
+
+def marker_class(feature: str, markers_per_class: int = N_MARKERS_PER_CLASS) -> str | None:
+    """The class a planted marker marks (None for a noise gene)."""
+    j = int(feature[1:])
+    return CLASSES[j // markers_per_class] if j < CLASSES.size * markers_per_class else None
+
+
+def write_analyst_csv(path, **kw) -> np.ndarray:
+    """Write the analyst's CSV to ``path``; returns the true classes."""
+    df, truth = analyst_frame(**kw)
+    df.to_csv(path)
+    return truth

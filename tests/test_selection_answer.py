@@ -1,0 +1,220 @@
+"""Selection mode's answer (issue #29 item 1-2): top (q) from the error bound, one threshold
+default everywhere, stability-weighted aggregation, methods that cannot run on a resample left
+out and named, the verdict in words, per-class attribution; the analyst's CSV
+(tests/analyst_data.py) through ``ssfs select`` with its defaults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from analyst_data import CLASSES, marker_class, write_analyst_csv
+
+from ssfs.errors import SupervisionError
+from ssfs.experiment.error_bound import bound_of, choose_top, error_bound
+from ssfs.experiment.selection import consensus, method_weights
+from ssfs.experiment.selection_defaults import SELECTION_DEFAULTS
+from ssfs.experiment.verdict import stability_word, verdict
+
+
+def test_choose_top_by_hand():
+    # unimodal, pi = 0.8 > 3/4, B = 10 pairs: q^2/p * 4 (1 - 0.8 + 1/20) / (1 + 1/10) <= 1 -> q^2 <= 2200 -> 46
+    assert choose_top(2000, 0.8, 20, assumption="unimodal") == 46
+    # no assumption: q^2 / ((2 pi - 1) p) <= 1 -> q^2 <= 1200 -> 34
+    assert choose_top(2000, 0.8, 20, assumption="none") == 34
+    assert choose_top(2000, 0.8, 20, max_false=4.0, assumption="none") == 69  # q^2 <= 4800
+    # r-concave (the default): the largest q whose bound is <= 1, the next one above it
+    q = choose_top(2000, 0.8, 20)
+    assert q == 80
+    assert error_bound(q, 2000, 0.8, 20, "cpss")["cpss_r_concave"] <= 1 < error_bound(q + 1, 2000, 0.8, 20,
+                                                                                        "cpss")["cpss_r_concave"]
+    # the bounds grow with q (what the binary search needs), under every assumption
+    for a in ("r_concave", "unimodal", "none"):
+        vals = [bound_of(error_bound(k, 300, 0.8, 20, "cpss"), a)[0] for k in range(1, 60)]
+        assert all(x <= y for x, y in zip(vals, vals[1:], strict=False))
+    assert choose_top(13, 0.8, 20, assumption="unimodal") == 3  # wine: 9 * 0.909 / 13 = 0.63 <= 1 < 16 * 0.909 / 13
+    # r-concave undefined (q too large for stabs) falls back to the next weaker bound
+    eb = error_bound(10, 20, 0.8, 20, "cpss")
+    assert eb["cpss_r_concave"] is None and bound_of(eb) == (eb["cpss_unimodal"], "unimodal")
+
+
+def test_one_threshold_default_everywhere():
+    import inspect
+
+    from ssfs.cli import build_parser
+    from ssfs.tl import select_stable
+    from ssfs.workflow.config import load_schema, validate_config
+
+    schema = load_schema(Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml")
+    cfg = validate_config({"datasets": {"wine": {"source": "builtin", "name": "wine"}}, "methods": {"fisher": {}},
+                           "selection": {}}, schema)
+    args = build_parser().parse_args(["select", "x.csv"])
+    sig = inspect.signature(select_stable).parameters
+    for key, value in SELECTION_DEFAULTS.items():
+        assert cfg["selection"][key] == value, key
+        assert getattr(args, key) == value, key
+        assert sig[key].default == value, key
+    assert SELECTION_DEFAULTS["threshold"] == 0.8 and SELECTION_DEFAULTS["top"] == "auto"
+
+
+def test_stability_weights_by_hand():
+    assert method_weights({"a": {"value": 0.5}, "b": {"value": -0.1}, "c": {"value": None}}) == {
+        "a": 1.0, "b": 0.0, "c": 0.0}
+    w = method_weights({"a": {"value": 0.2}, "b": {"value": 0.4}})
+    assert w == pytest.approx({"a": 0.04 / 0.2, "b": 0.16 / 0.2})  # squared, summing to 1
+    assert method_weights({"a": {"value": 0.0}, "b": {"value": -0.2}}) == {"a": 0.5, "b": 0.5}
+
+
+def test_a_method_without_signal_does_not_drown_one_with_signal():
+    """20 resamples, 500 features: ``good`` ranks the 10 planted features 1..10 (in a random order)
+    every time, ``noise`` ranks at random. Mean rank lets the noise push them out of the top 10;
+    stability weighting keeps them all at frequency 1."""
+    rng = np.random.default_rng(0)
+    B, p, m = 20, 500, 10
+    good = np.empty((B, p))
+    for b in range(B):
+        good[b] = np.r_[rng.permutation(m) + 1, rng.permutation(p - m) + m + 1]
+    noise = np.stack([rng.permutation(p) + 1.0 for _ in range(B)])
+    full = {"good": np.arange(1.0, p + 1), "noise": rng.permutation(p) + 1.0}
+    res = {"good": good, "noise": noise}
+    plain = consensus(full, res, m, "mean_rank")
+    weighted = consensus(full, res, m, "stability_weighted")
+    assert weighted.weights["good"] > 0.99 and weighted.stability["noise"]["value"] < 0.05
+    assert sorted(weighted.table["index"][:m]) == list(range(m)) and (weighted.table["frequency"][:m] == 1).all()
+    assert plain.table["frequency"][:m].min() < 0.5  # the plain mean rank loses them
+
+
+def _summary(**kw):
+    s = {"n_selected": 12, "threshold": 0.8, "top": 80, "top_auto": True, "note": None, "left_out": {},
+         "stability": {"value": 0.6}, "list_stability": {"value": 0.81}, "labeled_per_class": {"a": 5, "b": 5},
+         "method_stability": {"cls": {"value": 0.3}, "fisher": {"value": 0.02}},
+         "error_bound": {"bound": 0.96, "bound_assumption": "r_concave", "statement": ""}}
+    s.update(kw)
+    return s
+
+
+def test_verdict_sentences():
+    assert verdict(_summary()) == (
+        "12 features selected; about 1 of them may be a false selection (Shah & Samworth's error bound: at most "
+        "0.96 expected, if the selection probabilities are r-concave). Stability of the list 0.81 (good).")
+    # vacuous: the bound allows as many false selections as the list holds (wine, top 10: 12.8 for 8)
+    v = verdict(_summary(n_selected=8, top_auto=False, error_bound={"bound": 12.8, "bound_assumption": "none",
+                                                                     "statement": ""}))
+    assert v.startswith("8 features selected. The error bound is vacuous: it allows 12.8 false selections, as many "
+                        "as the list holds") and "top: auto keeps it at max_false" in v
+    poor = verdict(_summary(n_selected=3, list_stability={"value": 0.18},
+                            error_bound={"bound": 2.9, "bound_assumption": "unimodal", "statement": ""}))
+    assert "Stability 0.18 (poor): these data do not support a stable list of this length; try more labeled " \
+           "samples (now 5 in the smallest class); the methods whose own lists reproduce (each method's " \
+           "stability: cls 0.30, fisher 0.02)" in poor
+    left = verdict(_summary(left_out={"fisher": "could not run on resample 0: too few labels"}))
+    assert left.endswith("Left out of the consensus because they could not run on every resample: fisher (could "
+                         "not run on resample 0: too few labels).")
+    assert [stability_word(v) for v in (0.81, 0.75, 0.7451, 0.4, 0.399, 0.18, None)] == [
+        "good", "good", "good", "moderate", "moderate", "poor", "undefined"]
+
+
+@pytest.fixture(scope="module")
+def analyst(tmp_path_factory):
+    d = tmp_path_factory.mktemp("analyst")
+    return d, {lpc: write_analyst_csv(d / f"analyst_{lpc}.csv", labeled_per_class=lpc) for lpc in (2, 5)}
+
+
+@pytest.mark.parametrize("lpc", [5, 2])
+def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
+    """300 samples x 2,000 genes, 40 planted markers (+1.5 sd, 10 per class), 5 (or 2) labels per class,
+    blank label cells: ``ssfs select`` with its defaults lists at least 20 markers and no more false
+    selections than the bound, with the classes they mark, and prints the answer in words. With 2
+    labels per class fisher cannot run on the half-samples (one label of a class): it is left out
+    and named, and the others answer."""
+    from ssfs.cli import main
+
+    d, _ = analyst
+    out = d / f"sel_{lpc}"
+    assert main(["select", str(d / f"analyst_{lpc}.csv"), "--label-column", "label", "-o", str(out),
+                 "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    s = json.loads((out / "summary.json").read_text())
+    t = pd.read_csv(out / "consensus.tsv", sep="\t")
+    chosen = t[t["selected"]]
+    true = [f for f in chosen["feature"] if marker_class(f) is not None]
+    assert s["top"] == 80 and s["threshold"] == 0.8 and s["top_auto"]
+    assert len(true) >= 20 and len(chosen) - len(true) <= max(1, round(s["error_bound"]["bound"]))
+    right = sum(marker_class(f) == c for f, c in zip(chosen["feature"], chosen["marks"], strict=True))
+    # the classes from the labeled samples alone: 5 per class name 20 of 22, 2 per class 21 of 28 right
+    assert right >= (0.8 if lpc == 5 else 0.7) * len(true) and set(chosen["marks"]) <= set(CLASSES)
+    assert printed.startswith(f"{s['n_selected']} features selected; about 1 of them may be a false selection")
+    assert " ".join(s["verdict"].split()) == " ".join(printed.split("\n\n")[0].split())
+    if lpc == 2:
+        assert list(s["left_out"]) == ["fisher"] and s["methods"] == ["laplacian", "cls"]
+        assert "fisher (could not run on resample 0: method 'fisher'" in s["verdict"]
+    else:
+        assert s["left_out"] == {}
+
+
+def test_no_method_can_run_is_one_line(analyst):
+    from ssfs.constraints import Constraints
+    from ssfs.experiment.stable_selection import method_settings, selection_options, stable_selection
+    from ssfs.labels import encode_labels
+
+    d, _ = analyst
+    df = pd.read_csv(d / "analyst_2.csv", index_col=0, keep_default_na=True).iloc[:, :60]
+    y, classes = encode_labels(df["label"], (), n=len(df))
+    X = df.drop(columns="label").to_numpy()
+    with pytest.raises(SupervisionError, match=r"^selection: no method could run on every resample: fisher could "
+                                               r"not run on resample 0: method 'fisher'"):
+        stable_selection(X, y, Constraints.from_labels(y), method_settings(["fisher"]), selection_options(resamples=4),
+                         seed=0, dataset="x", names=df.columns[1:], classes=classes)
+
+
+def test_tl_select_stable_stores_attribution_path_and_verdict():
+    """The AnnData door: the class each feature marks in ``var``, per-class means and fractions, the
+    stability path and the verdict in ``uns`` (h5ad-writable)."""
+    import anndata
+
+    from ssfs.tl import select_stable
+
+    rng = np.random.default_rng(0)
+    n, p = 60, 30
+    y = np.repeat(["a", "b"], n // 2)
+    X = rng.normal(size=(n, p))
+    X[:, :4] += 3.0 * (y == "b")[:, None]
+    X[:, 4] -= 3.0 * (y == "b")  # a marker of b that goes down
+    lab = pd.Categorical(np.where(np.arange(n) % 5 == 0, y, None), categories=["a", "b"])
+    ad = anndata.AnnData(X, obs=pd.DataFrame({"cell_type": lab}, index=[f"s{i}" for i in range(n)]),
+                         var=pd.DataFrame(index=[f"g{j}" for j in range(p)]))
+    select_stable(ad, ("cls", "laplacian"), groupby="cell_type", resamples=10, key_added="sel")
+    u = ad.uns["sel"]
+    assert sorted(u["features"]) == ["g0", "g1", "g2", "g3", "g4"] and u["top_auto"]
+    # two classes: down in b is up in a by as much; the tie goes to the class where the feature is higher
+    assert ad.var.loc[["g0", "g4"], "sel_marks"].tolist() == ["b", "a"]
+    assert ad.var.loc[["g0", "g4"], "sel_direction"].tolist() == ["up", "up"]
+    lab_b = ad[ad.obs["cell_type"] == "b"].X
+    np.testing.assert_allclose(u["class_means"].loc["g4", "b"], lab_b[:, 4].mean())
+    assert list(u["class_fractions"].columns) == ["a", "b"] and (u["class_fractions"].to_numpy() == 1).all()
+    assert set(u["stability_path"].columns) == {"feature", "q", "frequency"}
+    assert u["verdict"].startswith("5 features selected; ")
+    ad.write_h5ad(Path(__import__("tempfile").mkdtemp()) / "x.h5ad")  # every stored value is writable
+
+
+def test_propagated_memberships_are_read_from_a_method_result():
+    """Attribution from every sample when a method propagated the labels: soft memberships, or
+    ``propagate``'s hard groups by name (a group that is not a labeled class counts in none)."""
+    from types import SimpleNamespace
+
+    from ssfs.experiment.attribution import attribution, memberships_of
+
+    soft = SimpleNamespace(extra={"memberships": np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]])})
+    np.testing.assert_allclose(memberships_of(soft, 2, ["a", "b"]), [[0.9, 0.1], [0.2, 0.7]])
+    hard = SimpleNamespace(extra={"groups": np.array([1, 0, 2, -1]), "group_names": ["b", "a", "other"]})
+    np.testing.assert_array_equal(memberships_of(hard, 4, ["a", "b"]), [[1, 0], [0, 1], [0, 0], [0, 0]])
+    assert memberships_of(SimpleNamespace(extra={}), 4, ["a", "b"]) is None
+    X = np.array([[1.0], [3.0], [5.0], [7.0]])
+    table, info = attribution(X, np.array([0, -1, 1, -1]), ["a", "b"],
+                              memberships=memberships_of(hard, 4, ["a", "b"]), source="propagate")
+    assert table["mean_a"].iloc[0] == 1.0 and table["mean_b"].iloc[0] == 3.0  # samples 0 (a) and 1 (b)
+    assert info == {"samples": "propagated", "method": "propagate", "n_samples": 2, "scale": "log1p",
+                    "classes": ["a", "b"]}
