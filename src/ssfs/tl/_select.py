@@ -32,10 +32,8 @@ def select_stable(adata, methods=("propagate",), *, groupby: str | None = None,
     {adata}
     methods
         Registered method names (``ssfs methods``); their rankings are aggregated on every
-        resample. Default ``("propagate",)``: the semi-supervised score that led the scenarios of
-        docs/labels_that_count.md (it runs label-free without labels).
-        Each method builds its own graph on every resample (a stored ``obsp``
-        graph covers all cells only).
+        resample (default: ``propagate``, docs/labels_that_count.md); each builds its own graph
+        on every resample (a stored ``obsp`` graph covers all cells only).
     {groupby}
     {unlabeled_values}
     {use_raw}
