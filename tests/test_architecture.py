@@ -24,7 +24,7 @@ LAYERS = (
     ("seeding", "_sort_kernels", "_threads", "_progress"),
     ("labels", "params"),
     ("_validation", "ranking", "constraints"),
-    ("preprocess", "registry"),
+    ("preprocess", "registry", "_numerics"),
     ("methods._shared",),
     ("methods",),
     ("runner", "io"),

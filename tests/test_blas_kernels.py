@@ -23,8 +23,12 @@ from tolerances import TIGHT
 REPO = Path(__file__).resolve().parents[1]
 #: Prescott: SSE3 kernels (threadpoolctl may report them as "Katmai"); Haswell: AVX2
 KERNELS = ["Prescott", "Haswell"]
-#: every file holding a tolerance <= 1e-8 (tests/tolerances.py), and the scale/ties properties
-NUMERIC = sorted({key.split("::")[0] for key in TIGHT} | {"tests/test_scale_and_ties.py"})
+#: every file holding a tolerance <= 1e-8 (tests/tolerances.py), and the scale/ties properties;
+#: of the registry-wide contract file only its tight tests (its invariance sweep compares runs
+#: to 1e-7, or copies bit for bit through one computation per distinct column: no kernel matters)
+CONTRACT = "tests/methods/test_contract.py"
+NUMERIC = sorted({key.split("::")[0] for key in TIGHT if not key.startswith(CONTRACT)}
+                 | {key for key in TIGHT if key.startswith(CONTRACT)} | {"tests/test_scale_and_ties.py"})
 
 
 def _env(**over):

@@ -35,12 +35,15 @@ def test_methods_table_has_a_header_and_one_row_per_method(capsys):
     assert main(["methods"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:5] == ["name", "kind", "needs", "direction", "splittable"]
-    assert "parameters (defaults)" in lines[0]
+    assert "invariant to" in lines[0] and "parameters (defaults)" in lines[0]
     rows = {ln.split()[0]: ln for ln in lines[2:2 + len(list_methods())]}
     assert sorted(rows) == list_methods()
-    assert re.search(r"^fisher\s+score\s+labels\s+higher is better\s+no\s+-$", rows["fisher"])
-    assert re.search(r"^cs1\s+score\s+cannot-link\s+lower is better\s+no\s+-$", rows["cs1"])
-    assert re.search(r"^efsis\s+score\s+labels\s+lower is better\s+yes\s+rankers=\(", rows["efsis"])
+    every = r"samples features copies scale shift unit"
+    assert re.search(rf"^fisher\s+score\s+labels\s+higher is better\s+no\s+{every}\s+-$", rows["fisher"])
+    assert re.search(rf"^cs1\s+score\s+cannot-link\s+lower is better\s+no\s+{every}\s+-$", rows["cs1"])
+    assert re.search(r"^efsis\s+score\s+labels\s+lower is better\s+yes\s+features copies shift unit\s+rankers=\(",
+                     rows["efsis"])
+    assert re.search(r"^wckm\s+.*\s+no\s+shift\s+beta=", rows["wckm"])
     assert "k=10, bandwidth='auto'" in rows["cls"]
     assert "labels (package mrmr_selection)" in rows["mrmr"]
 
@@ -50,14 +53,18 @@ def test_methods_json_and_markdown(capsys):
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
     assert sorted(rows) == list_methods()
     assert rows["cs2"] == {"name": "cs2", "kind": "score", "needs": ["constraints"], "direction": "lower",
-                           "splittable": False, "requires": None, "parameters": {"lam": 0.1, "scale": "constrained"},
+                           "splittable": False, "requires": None,
+                           "invariances": ["samples", "features", "copies", "scale", "shift", "unit"],
+                           "parameters": {"lam": 0.1, "scale": "constrained"},
                            "description": get_method("cs2").description}
     assert rows["enscls"]["splittable"] and rows["enscls"]["parameters"]["k"] == 10
     assert main(["methods", "--markdown"]) == 0
     md = capsys.readouterr().out
     assert md == methods_markdown()
-    assert md.splitlines()[0] == "| name | kind | needs | direction | splittable | parameters (defaults) |"
-    row = "| `cs2` | score | constraints | lower is better | no | `lam=0.1`, `scale='constrained'` |"
+    assert md.splitlines()[0] == ("| name | kind | needs | direction | splittable | invariant to "
+                                  "| parameters (defaults) |")
+    row = ("| `cs2` | score | constraints | lower is better | no | samples features copies scale shift unit "
+           "| `lam=0.1`, `scale='constrained'` |")
     assert row in md.splitlines()
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import gzip
+import importlib.util
 import io
 import json
 import os
@@ -35,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from method_settings import fast_settings
 from scipy import sparse
 
 from ssfs.errors import (
@@ -44,6 +47,7 @@ from ssfs.errors import (
     SSFSError,
     SupervisionError,
 )
+from ssfs.registry import get_method, list_methods
 
 REPO = Path(__file__).resolve().parents[1]
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -967,7 +971,162 @@ CONFIG_CASES = [
 
 
 # ============================================================================ the table
-CASES: list[Case] = FILE_CASES + OUTPUT_CASES + PARAM_CASES + DATA_CASES + CONFIG_CASES
+# ======================================== numerics: scales, orders, copies, ties (issue 30 items 1-2)
+#: every registered method through ``run_method`` (and the selector), expectations from the
+#: invariances it promises (docs/invariances.md): the same ranking or scores, a copy's score to
+#: the last bit, no false note; or one line naming what it cannot compute
+NUM_N, NUM_P = 24, 6
+NUM_Y = np.where(np.arange(NUM_N) < 16, np.arange(NUM_N) % 2, -1)
+NUM_X = np.log1p(np.random.default_rng(31).gamma(2.0, 2.0, size=(NUM_N, NUM_P)))  # positive, continuous
+NUM_X[:, 0] += 1.5 * (np.arange(NUM_N) % 2)  # feature 0 is planted
+NUM_TIES = np.random.default_rng(32).integers(0, 4, size=(NUM_N, NUM_P)).astype(float)
+NUM_INTS = np.round(NUM_X * 1000).astype(np.int64)
+ONE_CLASS = np.where(np.arange(NUM_N) < 8, 0, -1)
+
+
+@functools.cache
+def _reference(method: str, data: str = "X"):
+    """The method's result on the reference data (fast settings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        M = NUM_X if data == "X" else NUM_INTS
+        return _run(method, M, NUM_Y, **fast_settings(method, NUM_P))
+
+
+def _published(r):
+    return np.asarray(r.result.selected if r.result.selected is not None else r.order)
+
+
+def same_ranking(method: str, rescaled: bool | None = None):
+    """The reference ranking; ``rescaled`` False: no note that X was rescaled (it was not)."""
+    def check(o: Outcome) -> bool:
+        assert rescaled is not False or not [n for n in o.notes if "multiplied by" in n], o.notes
+        return np.array_equal(_published(o.value), _published(_reference(method)))
+
+    return check
+
+
+def same_scores(method: str, where=None, data: str = "X"):
+    """The reference scores (``where``: position of each reference feature in the input)."""
+    def check(o: Outcome) -> bool:
+        ref, r = _reference(method, data), o.value
+        if ref.result.selected is not None:
+            sel = np.asarray(ref.result.selected)
+            return np.array_equal(np.asarray(r.result.selected), sel if where is None else where[sel])
+        got = r.scores if where is None else r.scores[where]
+        np.testing.assert_allclose(got, ref.scores, rtol=1e-9, atol=1e-12 * np.nanmax(np.abs(ref.scores)))
+        return True
+
+    return check
+
+
+def valid(o: Outcome) -> bool:
+    """No NaN, the order a permutation (an extraction: a transform)."""
+    r = o.value
+    if r.kind == "extraction":
+        return r.result.transform is not None
+    if r.result.selected is not None:
+        return len(set(np.asarray(r.result.selected).tolist())) == len(r.result.selected)
+    return not np.isnan(r.scores).any() and np.array_equal(np.sort(r.order), np.arange(r.scores.size))
+
+
+def _col(M, j, values):
+    out = np.array(M, dtype=np.result_type(M, np.asarray(values)))
+    out[:, j] = values
+    return out
+
+
+def _subnormal_equals_integers(method: str):
+    def check(o: Outcome) -> bool:
+        steps = _run(method, _col(NUM_X, 2, np.arange(1.0, NUM_N + 1)), NUM_Y, **fast_settings(method, NUM_P))
+        return o.value.scores[2] == steps.scores[2]
+
+    return check
+
+
+def _numeric_rows(m: str) -> list[Case]:
+    """The rows of one registered method."""
+    fast = fast_settings(m, NUM_P)
+    promised = get_method(m).promises(fast)
+    scale, unit, shift = "scale" in promised, "unit" in promised, "shift" in promised
+
+    def run(X, y=NUM_Y):
+        return api(m, X, y, **fast_settings(m, np.shape(X)[1]))
+
+    out_of_reach = Err("varies on a scale of", kind=InputError)
+    outside = Err("outside [2^-128, 2^128]", kind=InputError)
+    kept = Ok(same_ranking(m, rescaled=False))
+    rescaled = Ok(same_ranking(m), note=f"{m}: X was multiplied by 2^")
+    rows = [
+        Case(f"{m}: one feature x 1e300", run(_col(NUM_X, 2, NUM_X[:, 2] * 1e300)),
+             kept if scale else out_of_reach if unit else outside),
+        Case(f"{m}: one feature x 1e-300", run(_col(NUM_X, 2, NUM_X[:, 2] * 1e-300)), kept if scale else out_of_reach),
+        Case(f"{m}: X x 1e300", run(NUM_X * 1e300), kept if scale else rescaled if unit else outside),
+        Case(f"{m}: X x 1e-300", run(NUM_X * 1e-300), kept if scale else rescaled if unit else outside),
+        Case(f"{m}: a feature of exact subnormals (1..24 x 5e-324)",
+             run(_col(NUM_X, 2, np.arange(1, NUM_N + 1) * 5e-324)),
+             Ok(_subnormal_equals_integers(m)) if scale else out_of_reach),
+        Case(f"{m}: an int64 feature near 2^62", run(_col(NUM_INTS, 3, NUM_INTS[:, 3] + 2**62)),
+             Ok(same_scores(m, data="INTS")) if shift else Err("integers beyond 2^53", kind=InputError)),
+        Case(f"{m}: features in reverse order", run(NUM_X[:, ::-1]),
+             Ok(same_scores(m, np.arange(NUM_P)[::-1])) if "features" in promised else Ok(valid)),
+        Case(f"{m}: samples in reverse order", run(NUM_X[::-1], NUM_Y[::-1]),
+             Ok(same_scores(m)) if "samples" in promised else Ok(valid)),
+        Case(f"{m}: an exact copy of a feature, last", run(np.column_stack([NUM_X, NUM_X[:, 1]])),
+             Ok(lambda o: o.value.scores[1] == o.value.scores[-1]) if "copies" in promised else Ok(valid)),
+        Case(f"{m}: integer data full of ties", run(NUM_TIES), Ok(valid)),
+    ]
+    if get_method(m).kind == "score":
+        rows.append(Case(f"{m}: the selector, one feature x 1e300",
+                         sk(_col(NUM_X, 2, NUM_X[:, 2] * 1e300), NUM_Y, method=m, n_features=2, params=fast),
+                         Ok() if scale else out_of_reach if unit else outside))
+    return rows
+
+
+def _importable(m: str) -> bool:
+    req = get_method(m).requires
+    return req is None or importlib.util.find_spec(req) is not None
+
+
+NUM_FRAME = frame(NUM_X, labels=np.where(NUM_Y >= 0, np.where(NUM_Y == 1, "b", "a"), ""),
+                  samples=[f"s{i}" for i in range(NUM_N)])
+
+
+def _frame_with(**cols) -> str:
+    f = NUM_FRAME.copy()
+    for k, v in cols.items():
+        f[k] = v
+    return f.to_csv()
+
+
+def _num_rank(method: str, **cols):
+    return cli("rank", "d.csv", "--label-column", "label", "--method", method, "-o", "r.tsv",
+               files={"d.csv": _frame_with(**cols)})
+
+
+NUMERIC_CASES = [c for m in list_methods() if _importable(m) for c in _numeric_rows(m)] + [
+    Case("cli: fisher, one feature x 1e300 (the issue's row)", _num_rank("fisher", g3=NUM_FRAME["g3"] * 1e300),
+         Ok(lambda o: first(o) == "g1", quiet=True)),
+    Case("cli: fisher, one feature x 1e-300 (scored -inf before)", _num_rank("fisher", g3=NUM_FRAME["g3"] * 1e-300),
+         Ok(lambda o: np.isfinite(pd.read_csv(o.tmp / "r.tsv", sep="\t").set_index("feature").loc["g3", "score"]))),
+    Case("cli: variance, one feature x 1e300", _num_rank("variance", g3=NUM_FRAME["g3"] * 1e300),
+         Err("varies on a scale of", "'variance'")),
+    Case("cli: an int64 column near 2^62", _num_rank("fisher", g4=NUM_INTS[:, 3] + 2**62),
+         Err("feature 'g4' holds integers beyond 2^53")),
+    Case("cli: exact subnormals (scored constant before)", _num_rank("fisher", g3=np.arange(1, NUM_N + 1) * 5e-324),
+         Ok(lambda o: np.isfinite(pd.read_csv(o.tmp / "r.tsv", sep="\t").set_index("feature").loc["g3", "score"]))),
+    Case("cls: every labeled sample in one class", api("cls", NUM_X, ONE_CLASS),
+         Ok(valid, note="every labeled sample is in class 0, so no cannot-link pair")),
+    Case("csfs: every labeled sample in one class", api("csfs", NUM_X, ONE_CLASS),
+         Ok(valid, note="the label terms are not used")),
+    Case("fisher: every labeled sample in one class", api("fisher", NUM_X, ONE_CLASS),
+         Err("needs labeled samples of at least 2 classes")),
+    Case("efsis_basic: columns reversed, the same scores (the long-standing xfail)",
+         api("efsis_basic", NUM_X[:, ::-1], NUM_Y), Ok(same_scores("efsis_basic", np.arange(NUM_P)[::-1]))),
+]
+
+
+CASES: list[Case] = FILE_CASES + OUTPUT_CASES + PARAM_CASES + DATA_CASES + CONFIG_CASES + NUMERIC_CASES
 
 
 def test_the_table_is_large_and_its_names_unique():

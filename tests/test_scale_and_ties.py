@@ -21,8 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ssfs import run_method
-from ssfs._validation import column_variance, safe_scale
+from ssfs import get_method, run_method
+from ssfs._validation import column_variance
+from ssfs.errors import InputError
 from ssfs.ranking import tie_break_rng, tie_sizes, tied_at
 
 #: fast deterministic scores over the supervision they need (labels; y = -1 elsewhere)
@@ -74,9 +75,11 @@ def test_any_scale_and_ties_give_finite_deterministic_non_index_rankings(name, u
     assert r.order[0] == planted, f"planted feature at rank {int(np.flatnonzero(r.order == planted)[0]) + 1}"
     again = _run(name, X, y, seed)
     assert np.array_equal(r.order, again.order) and np.array_equal(r.scores, again.scores, equal_nan=True)
-    # ties: the variance of the (rescaled) input never increases inside a group of equal scores
-    Xs, _ = safe_scale(X)
-    var = column_variance(Xs)
+    # ties: the variance of the input (times a power of two: exact) never increases inside a group of equal
+    # scores; for a method invariant to each feature's scale, the variance over the squared range
+    var = column_variance(np.ldexp(X, -int(np.frexp(np.abs(X).max())[1])))
+    if "scale" in get_method(name).promises():
+        var = var / np.maximum(np.ptp(np.ldexp(X, -int(np.frexp(np.abs(X).max())[1])), axis=0), 1e-300) ** 2
     s = r.scores[r.order]
     same = s[1:] == s[:-1]
     assert (var[r.order][1:][same] <= var[r.order][:-1][same]).all()
@@ -149,10 +152,59 @@ def test_extreme_scales_rank_as_the_unit_scale(scale):
     assert r.result.extra["input_scale"] == 2.0 ** np.round(np.log2(r.result.extra["input_scale"]))
 
 
-def test_safe_scale_is_exact_and_leaves_ordinary_data_alone():
-    X = np.random.default_rng(5).normal(size=(6, 4))
-    same, f = safe_scale(X)
-    assert f == 1.0 and same is X
-    big, f = safe_scale(X * 2.0**600)
-    assert np.log2(f).is_integer() and 0.5 <= np.abs(big).max() < 1.0
-    np.testing.assert_array_equal(big / f, X * 2.0**600)  # powers of two: no rounding at all
+def test_one_feature_at_1e300_or_1e_minus_300_changes_nothing_for_a_scale_free_score():
+    """Issue 30: one column x 1e300 made the whole matrix x 2^-998, 7 of 8 features underflowed
+    to -inf, and a warning said the ranking did not change; one column x 1e-300 scored -inf.
+    Fisher promises invariance to each feature's scale: each feature is now scaled by its own
+    power of two, so the scores are those of the unscaled data, bit for bit, and no warning."""
+    X0, y = _planted(5, p=8)
+    ref = run_method("fisher", X0, y, rng=0)
+    for factor in (1e300, 1e-300, 2.0**-1074 * 2**30, 8.9e307):
+        X = X0.copy()
+        X[:, 3] = X0[:, 3] * factor if factor > 1e-320 else np.round(X0[:, 3] * 2**30) * 2.0**-1074
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning at all
+            r = run_method("fisher", X, y, rng=0)
+        assert np.array_equal(r.order, ref.order), factor
+        same = np.flatnonzero(np.arange(8) != 3)
+        np.testing.assert_array_equal(r.scores[same], ref.scores[same])
+        assert np.isclose(r.scores[3], ref.scores[3], rtol=1e-6), factor  # the column itself rounded (or subnormal)
+
+
+def test_exact_subnormals_and_integers_near_2_62_are_not_constant():
+    """A column of exact subnormals (1..30 x 5e-324) and an int64 column near 2^62 were scored as
+    constant. Now: the subnormal column is the integer column 1..30 times 2^-1074 (exact), and
+    a method invariant to a per-feature shift sees the int64 column exactly (centred in integer
+    arithmetic); a method that is not refuses it in one line instead of rounding it."""
+    X0, y = _planted(6, n=30)
+    ints = np.round(X0 * 1000).astype(np.int64)
+    sub = X0.copy()
+    sub[:, 2] = np.arange(1, 31) * 5e-324
+    steps = X0.copy()
+    steps[:, 2] = np.arange(1, 31)
+    np.testing.assert_array_equal(run_method("fisher", sub, y).scores, run_method("fisher", steps, y).scores)
+    big = ints.copy()
+    big[:, 2] += 2**62
+    for name in ("fisher", "variance", "sam"):
+        r = run_method(name, big, y)
+        assert np.isfinite(r.scores[2]), name
+        np.testing.assert_allclose(r.scores, run_method(name, ints, y).scores, rtol=1e-12, err_msg=name)
+    with pytest.raises(InputError, match=r"feature 2 holds integers beyond 2\^53 .*method 'rf' depends on"):
+        run_method("rf", big, y)
+
+
+def test_a_method_without_the_invariance_refuses_what_it_cannot_compute():
+    """A feature 2^-1900 times smaller than another cannot be compared in one unit (its squares
+    underflow): a method that compares features in one unit stops with one line naming it;
+    one that does not depend on the unit rescales X exactly and says so, truthfully."""
+    X0, y = _planted(7)
+    X = X0.copy()
+    X[:, 0] *= 1e300
+    X[:, 1] *= 1e-300
+    with pytest.raises(InputError, match=r"feature 1 varies on a scale of .* while feature 0 reaches .*'variance'"):
+        run_method("variance", X, y)
+    with pytest.raises(InputError, match=r"largest \|value\| is [\d.]+e\+300, outside .* 'wckm'"):
+        run_method("wckm", X0 * 1e300, y)
+    with pytest.warns(UserWarning, match=r"variance: X was multiplied by 2\^-1000 .* the ranking is X's"):
+        r = run_method("variance", X0 * 1e300, y)
+    assert np.array_equal(r.order, run_method("variance", X0, y).order)

@@ -12,7 +12,7 @@ Classes used in the suite (the first match applies):
 
 1. Exact (``assert_array_equal``, ``==``): integer results, orders, counts, outputs of the
    same code on the same input (reruns, ``--cores``), multiplication by powers of two
-   (``safe_scale``), values copied rather than computed.
+   (:mod:`ssfs._numerics`), values copied rather than computed.
 1b. Element-wise transforms ("elementwise": log, min-max, z-score, means of <= 10 values): a
    few ulps of the result (libm's log2 and division are correctly rounded or within 1 ulp),
    hence ``1e-14``/``1e-15`` on values of order 1-10.
@@ -66,8 +66,6 @@ TIGHT = {
     'tests/methods/test_constraint_scores.py::test_c3_matches_direct_sums': 'order',
     'tests/methods/test_constraint_scores.py::test_c4_is_laplacian_times_c1': 'order',
     'tests/methods/test_constraint_scores.py::test_knn_search_matches_sklearn': 'gram',
-    'tests/methods/test_contract.py::test_feature_permutation_permutes_scores': 'order',
-    'tests/methods/test_contract.py::test_sample_permutation_leaves_scores': 'order',
     'tests/methods/test_contract.py::test_sparse_input_equals_dense': 'order',
     'tests/methods/test_csfs.py::test_davies_bouldin_from_gram_matches_sklearn': 'gram',
     'tests/methods/test_csfs.py::test_phi_matches_direct_pair_sums': 'order',

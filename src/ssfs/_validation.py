@@ -116,11 +116,9 @@ def constant_features(X, extremes=None) -> np.ndarray:
     :func:`column_extremes` of X when already known)."""
     if extremes is not None and not sparse.issparse(X):
         return extremes[0] == extremes[1]
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        mean = np.asarray(X.mean(axis=0)).ravel()
-        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
-        return (sq - mean**2) <= 1e-12 * np.maximum(1.0, sq)
+    if sparse.issparse(X):  # exactly, as dense input: a column of values near 1e-7 varies
+        lo, hi = column_extremes(sparse.csr_matrix(X))
+        return lo == hi
     X = np.asarray(X, dtype=float)
     return np.ptp(X, axis=0) == 0
 
@@ -132,34 +130,3 @@ def column_variance(X) -> np.ndarray:
         mean = np.asarray(X.mean(axis=0)).ravel()
         return np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0.0)
     return np.asarray(X, dtype=float).var(axis=0)
-
-
-#: inputs whose largest |value| lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT] are rescaled
-SAFE_EXPONENT = 128
-
-
-def safe_scale(X, extremes=None):
-    """``(X * 2^-e, 2^-e)`` when the largest |value| of X, about 2^e, lies outside
-    [2^-128, 2^128] (the float32 range), else ``(X, 1.0)``.
-
-    Scores square and sum the values (variances, distances, Gram matrices): with |x| near
-    1e300 they overflow to inf, near 1e-300 they underflow to 0, and the ranking becomes
-    column order. Multiplying by a power of two is exact (every mantissa is kept), so a
-    ranking that does not depend on the unit of X, which is every registered score's, is
-    the same as on well-scaled data; scores whose value depends on the unit (variance)
-    are then in the rescaled unit (the factor is recorded as ``extra["input_scale"]``).
-    ``extremes``: X's :func:`column_extremes`, when known.
-    Values below 2^-1074 relative to the largest one cannot be kept (they become 0).
-    """
-    vals = X.data if sparse.issparse(X) else X
-    if extremes is not None:
-        m = max(float(extremes[1].max()), -float(extremes[0].min())) if extremes[0].size else 0.0
-    else:
-        m = max(float(vals.max()), -float(vals.min())) if vals.size else 0.0  # max |x| without a copy
-    if m == 0.0:
-        return X, 1.0
-    e = int(np.frexp(m)[1])
-    if -SAFE_EXPONENT <= e <= SAFE_EXPONENT:
-        return X, 1.0
-    factor = float(np.ldexp(1.0, -e))
-    return X * factor, factor

@@ -80,7 +80,9 @@ def _labeled_per_class(text: str):
     return _int_or_word(text, 1, {"all": "all"}, "a positive integer or 'all'")
 
 
-METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "parameters (defaults)")
+METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "invariant to", "parameters (defaults)")
+#: leading columns of the text table padded to their width (the last ones are long)
+PADDED = 6
 
 
 def method_rows() -> list[dict]:
@@ -95,7 +97,7 @@ def _cells(row: dict, code: str = "") -> list[str]:
         needs += f" (package {PIP_NAMES.get(row['requires'], (row['requires'],))[0]})"
     params = ", ".join(f"{code}{k}={v!r}{code}" for k, v in row["parameters"].items()) or "-"
     return [f"{code}{row['name']}{code}", row["kind"], needs, f"{row['direction']} is better",
-            "yes" if row["splittable"] else "no", params]
+            "yes" if row["splittable"] else "no", " ".join(row["invariances"]) or "-", params]
 
 
 def methods_markdown() -> str:
@@ -119,15 +121,17 @@ def methods_text(args) -> str:
         return methods_markdown()
     cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
     table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
-    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:5])]
+    width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:PADDED])]
     lines = []
-    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - 5), *table]:
-        head = "  ".join(c.ljust(w) for c, w in zip(cells[:5], width, strict=True))
-        lines.append(head + "  " + "  ".join(cells[5:]) + "\n")
-    lines.append("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs (derived from "
-                 "the\nlabels when none are given); cannot-link = at least one cannot-link pair. splittable: the "
-                 "ensemble can be\nspread over jobs (execution.member_chunks). --markdown / --json for other "
-                 "formats.\n")
+    for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - PADDED), *table]:
+        head = "  ".join(c.ljust(w) for c, w in zip(cells[:PADDED], width, strict=True))
+        lines.append(head + "  " + "  ".join(cells[PADDED:]) + "\n")
+    lines.append("\nneeds: labels = some labeled samples; constraints = must-link or cannot-link pairs "
+                 "(derived from the\nlabels when none are given); cannot-link = at least one cannot-link pair. "
+                 "splittable: the ensemble can\nbe spread over jobs (execution.member_chunks). invariant to "
+                 "(docs/invariances.md): samples / features =\ntheir order; copies = an exact copy of a feature "
+                 "scores exactly as the feature; scale / shift = each\nfeature's; unit = a common scale of X. "
+                 "--markdown / --json for other formats.\n")
     return "".join(lines)
 
 
@@ -260,8 +264,9 @@ def cmd_rank(args) -> int:
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
     if ranked.n_tied and ranked.result.selected is None:
         print(f"ssfs: note: {ranked.n_tied} of {ranked.ties.size} features share their score with another "
-              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance, then a seeded "
-              "permutation; the 'ties' column gives each feature's group size", file=sys.stderr)
+              f"(largest group: {int(ranked.ties.max())}); ties are broken by variance (over the squared "
+              "range for a scale-free method), then a seeded permutation; the 'ties' column gives each feature's "
+              "group size", file=sys.stderr)
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
             "n_unlabeled": int((y < 0).sum()), "output": args.output}
     if args.output.endswith(".h5ad"):

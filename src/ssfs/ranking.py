@@ -3,17 +3,19 @@
 Ties (exactly equal scores) in a method's published ranking (:func:`ssfs.runner.run_method`)
 are broken by a documented secondary criterion, never by column order: first the
 feature's variance over all samples the method saw (higher first: of two features the
-method cannot separate, the one that varies more), then a permutation drawn from the run's
-seed (:func:`tie_break_rng`), so that across repetitions no feature wins ties because of
-its position in the file. :func:`tie_sizes` counts ties (the ranking file's ``ties``
+method cannot separate, the one that varies more; for a method invariant to each feature's
+scale, the variance over the squared range, so that no unit wins a tie), then a permutation
+drawn from the run's seed (:func:`tie_break_rng`), so that across repetitions no feature
+wins ties because of its position in the file. :func:`tie_sizes` counts ties (the ranking file's ``ties``
 column: how many features share each feature's score) and :func:`tied_at` tells whether
 the top k is decided by them (the runner, the selector and the evaluation warn).
-Without a secondary criterion (inner rankings of ensembles, :func:`rank_matrix`) ties go
-by feature index, so those stay a deterministic function of the scores. Infinite scores are ordered as numbers (a
-perfect separator's Fisher score is +inf and ranks first); NaN (undefined) ranks
-last. :func:`ssfs.runner.run_method` replaces undefined scores by the worst value
-(-inf when higher is better, +inf when lower is better), so published rankings
-never hold NaN.
+Inside ensembles (:func:`rank_matrix`) tied features share their average rank, as R's
+``rank`` does, and scores equal up to round-off (:data:`ROUND_OFF`) are tied, so a
+feature's position in the file never changes its aggregate.
+Infinite scores are ordered as numbers (a perfect separator's Fisher score is +inf and
+ranks first); NaN (undefined) ranks last. :func:`ssfs.runner.run_method` replaces
+undefined scores by the worst value (-inf when higher is better, +inf when lower is
+better), so published rankings never hold NaN.
 """
 
 from __future__ import annotations
@@ -136,7 +138,8 @@ def ties_message(method: str, scores, order, k: int) -> str | None:
     inside = int((same < k).sum())
     return (f"{method}: the top {k} is decided by ties: {n} features share the score {s[k - 1]:.6g} "
             f"(ranks {same.min() + 1}..{same.max() + 1}) and {inside} of them are kept; ties are broken "
-            "by variance, then by a seeded permutation, not by the data")
+            "by variance (over the squared range for a scale-free method), then by a seeded permutation, not by "
+            "the data")
 
 
 def ranks_from_order(order: np.ndarray, p: int) -> np.ndarray:
@@ -204,21 +207,70 @@ class RankingOrders:
 def read_ranking(path, max_rows: int | None = None) -> RankingOrders:
     """The orders of a ranking file written from :func:`ranking_table` (only its first
     ``max_rows`` rows when it has no per-size columns)."""
+    import csv
+    from itertools import islice
+
     import pandas as pd
 
-    head = pd.read_csv(path, sep="\t", nrows=0).columns
-    sized = [c for c in head if c.startswith(SIZE_PREFIX)]
-    table = pd.read_csv(path, sep="\t", usecols=["index", *sized], nrows=None if sized else max_rows)
+    with open(path, newline="") as fh:
+        rows = csv.reader(fh, delimiter="\t")  # pandas' quoting: a feature name may hold a tab
+        head = next(rows)
+        sized = [c for c in head if c.startswith(SIZE_PREFIX)]
+        if not sized:  # the index column of the first rows (pandas costs 3 ms a file: 0.3 s a report)
+            col = head.index("index")
+            idx = np.array([int(r[col]) for r in islice(rows, max_rows)], dtype=np.int64)
+            return RankingOrders(idx, {})
+    table = pd.read_csv(path, sep="\t", usecols=["index", *sized])
     idx = table["index"].to_numpy(np.int64)
     by_size = {int(c[len(SIZE_PREFIX):]): idx[np.argsort(table[c].to_numpy(), kind="stable")] for c in sized}
     return RankingOrders(idx, by_size)
 
 
-def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """Row-wise 1-based ranks (row = one run, columns = features), same rule as
-    :func:`order_from_scores`, vectorized over rows."""
+#: inside ensembles, scores this close (relative to the run's largest |score|) are tied: two
+#: features with mathematically equal scores (integer data) differ in the last bits by the
+#: order of a sum, which a matrix product's blocking, hence the features' positions, decides
+ROUND_OFF = 2.0**-40
+
+
+def rank_matrix(score_matrix: np.ndarray, higher_is_better: bool, rtol: float = 0.0) -> np.ndarray:
+    """Row-wise 1-based ranks (row = one run, columns = features), best first, NaN last,
+    vectorized over rows. Tied scores share the average of their positions (R's
+    ``rank(ties.method = "average")``), so no feature's rank depends on its column; scores
+    within ``rtol`` of the row's largest finite |score| of each other count as tied
+    (:data:`ROUND_OFF` inside ensembles). int64 when no row holds a tie, else float64
+    (multiples of 1/2)."""
     S = np.atleast_2d(np.asarray(score_matrix, dtype=float))
-    return ranks_from_orders(stable_argsort(_sort_keys(S, higher_is_better)))
+    keys = _sort_keys(S, higher_is_better)
+    order = stable_argsort(keys)
+    return average_ranks(np.take_along_axis(keys, order, axis=1), order, rtol)
+
+
+def average_ranks(sorted_keys: np.ndarray, order: np.ndarray, rtol: float = 0.0) -> np.ndarray:
+    """1-based ranks from each row's ``order`` and its keys in that order: a run of equal keys
+    (NaN equal to NaN; with ``rtol``, consecutive keys within ``rtol`` times the row's largest
+    finite |key|) shares the mean of its positions; int64 ranks when there is no tie."""
+    sk = np.atleast_2d(sorted_keys)
+    order = np.atleast_2d(order)
+    R, p = sk.shape
+    same = sk[:, 1:] == sk[:, :-1]
+    same |= np.isnan(sk[:, 1:]) & np.isnan(sk[:, :-1])
+    if rtol > 0 and p > 1:
+        finite = np.where(np.isfinite(sk), np.abs(sk), 0.0)
+        tol = rtol * finite.max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            same |= (sk[:, 1:] - sk[:, :-1]) <= tol
+    if not same.any():
+        return ranks_from_orders(order)
+    pos = np.broadcast_to(np.arange(p), (R, p))
+    starts = np.ones((R, p), dtype=bool)
+    starts[:, 1:] = ~same
+    ends = np.ones((R, p), dtype=bool)
+    ends[:, :-1] = ~same
+    first = np.maximum.accumulate(np.where(starts, pos, 0), axis=1)
+    last = np.minimum.accumulate(np.where(ends, pos, p - 1)[:, ::-1], axis=1)[:, ::-1]
+    out = np.empty((R, p))
+    np.put_along_axis(out, order, (first + last) / 2.0 + 1.0, axis=1)
+    return out
 
 
 def tied_cuts(path, sizes) -> list[int]:

@@ -40,6 +40,16 @@ from .params import MethodName, ParamValueError, coerce, param_types
 
 #: kinds of output a method can produce
 KINDS = ("score", "subset", "extraction")
+#: the invariances a method can promise (:func:`register`'s ``invariances``), each a
+#: transformation of the input that leaves the method's result unchanged (docs/invariances.md):
+INVARIANCES = {
+    "samples": "permuting the samples (with their labels and constraints) leaves every score unchanged",
+    "features": "permuting the features permutes the scores",
+    "copies": "an exact copy of a feature gets exactly (bit for bit) the feature's score",
+    "scale": "multiplying one feature by a positive number leaves every score unchanged",
+    "shift": "adding a number to one feature leaves every score unchanged",
+    "unit": "multiplying X by a positive number leaves the ranking unchanged",
+}
 #: import name -> (PyPI distribution, ssfs extra) of optional packages, for install hints
 PIP_NAMES = {"mrmr": ("mrmr_selection", "mrmr"), "skrebate": ("skrebate", "peers"),
              "scikit_posthocs": ("scikit-posthocs", "stats")}
@@ -131,10 +141,19 @@ class MethodSpec:
     members: Members | None = None
     #: parameter name -> its type alternatives (:mod:`ssfs.params`, from the signature)
     types: dict = field(default_factory=dict)
+    #: the invariances the method promises (names of :data:`INVARIANCES`), or a callable
+    #: ``params -> names`` when they depend on the parameters (e.g. an ensemble's rankers)
+    invariances: frozenset | Callable = frozenset()
 
     @property
     def direction(self) -> str:
         return "higher" if self.higher_is_better else "lower"
+
+    def promises(self, params: dict | None = None) -> frozenset:
+        """The invariances the method promises with ``params`` (missing ones: the defaults)."""
+        if not callable(self.invariances):
+            return self.invariances
+        return _checked_invariances(self.name, self.invariances({**self.defaults, **(params or {})}))
 
     def summary(self) -> dict:
         """One row of ``ssfs methods``: what the method needs and returns, its parameters."""
@@ -145,6 +164,7 @@ class MethodSpec:
             "direction": self.direction,
             "splittable": self.members is not None,
             "requires": self.requires,
+            "invariances": [v for v in INVARIANCES if v in self.promises()],
             "parameters": dict(self.defaults),
             "description": self.description,
         }
@@ -163,10 +183,18 @@ def register(
     requires: str | None = None,
     description: str | None = None,
     members: Members | None = None,
+    invariances: tuple[str, ...] | frozenset | Callable = (),
 ):
-    """Decorator adding a method to the registry under ``name``."""
+    """Decorator adding a method to the registry under ``name``.
+
+    ``invariances``: the transformations of the input the method's result does not depend
+    on (names of :data:`INVARIANCES`; a callable ``params -> names`` when they depend on the
+    parameters). The runner relies on them to compute safely (:mod:`ssfs._numerics`) and
+    ``tests/methods/test_contract.py`` checks every promise."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if not callable(invariances):
+        invariances = _checked_invariances(name, invariances)
 
     def deco(fn):
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
@@ -196,10 +224,19 @@ def register(
             defaults=defaults,
             members=members,
             types=types,
+            invariances=invariances,
         )
         return fn
 
     return deco
+
+
+def _checked_invariances(name: str, names) -> frozenset:
+    out = frozenset(names)
+    unknown = sorted(out - set(INVARIANCES))
+    if unknown:
+        raise ValueError(f"method {name!r}: unknown invariance(s) {unknown}; known: {', '.join(INVARIANCES)}")
+    return out
 
 
 def _first_sentence(doc: str, width: int = 110) -> str:

@@ -13,13 +13,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._docs import doc_params
+from ._numerics import exact_float, prepare_input, tie_variance_key
 from ._threads import THREADS_ENV, job_threads, limit_threads  # noqa: F401 - re-exported here, where the docs point
-from ._validation import check_labels_named, check_matrix, column_variance, constant_features, safe_scale
+from ._validation import check_labels_named, check_matrix
 from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
-from .registry import MethodSpec, SelectionResult, check_params, get_method, install_hint, member_chunks, stack_parts
+from .registry import (
+    MethodSpec,
+    SelectionResult,
+    check_params,
+    get_method,
+    install_hint,
+    list_methods,
+    member_chunks,
+    stack_parts,
+)
 from .seeding import as_generator
 
 
@@ -64,7 +74,8 @@ class Ranked:
 
 def _validated(name: str, X, y, constraints, rng, params: dict):
     """(spec, X, y, constraints, rng, context) after every input check of :func:`run_method`;
-    X rescaled by a power of two when its magnitude would overflow (:func:`safe_scale`)."""
+    X in the unit the method computes best in, by the invariances it promises
+    (:func:`ssfs._numerics.prepare_input`: per-feature or common powers of two, centring)."""
     spec: MethodSpec = get_method(name)
     params.update(check_params(spec, params))
     if spec.requires:
@@ -79,12 +90,16 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
             "run_method takes a samples x features matrix, not an AnnData; use "
             f"ssfs.tl.rank_features(adata, {name!r}, groupby=<obs column of the labels>)"
         )
+    promises = spec.promises(params)
+    X = exact_float(X, method=name, shift_ok="shift" in promises)
     X, extremes = check_matrix(X, return_extremes=True)
-    X, scale = safe_scale(X, extremes)
-    if scale != 1.0:
-        warnings.warn(f"{name}: X was multiplied by 2^{int(np.log2(scale))} (its largest |value| is outside "
-                      "[2^-128, 2^128], where squares and sums overflow or underflow); the ranking does not "
-                      "change, scores that depend on the unit are in the rescaled unit", stacklevel=3)
+    prep = prepare_input(X, extremes, method=name, promises=promises, alternatives=_scale_free_methods())
+    if prep.scale != 1.0:
+        warnings.warn(f"{name}: X was multiplied by 2^{int(np.log2(prep.scale))} (its largest |value| is outside "
+                      "[2^-128, 2^128], where squares and sums overflow or underflow); exact, and the method's ranking "
+                      "does not depend on a common scale of X (docs/invariances.md), so the ranking is X's; scores "
+                      "that depend on the unit are in the rescaled unit", stacklevel=3)
+    X = prep.X
     n, p = X.shape
     y, classes = check_labels_named(y, n)
     if constraints is None:
@@ -97,9 +112,13 @@ def _validated(name: str, X, y, constraints, rng, params: dict):
     if "cannot_link" in spec.needs and constraints.n_cl == 0:
         raise SupervisionError(f"method {name!r} needs cannot-link constraints but none were given")
     rng = as_generator(rng)
-    ctx = {"scale": scale, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes,
-           "extremes": extremes if scale == 1.0 else None}
+    ctx = {"prep": prep, "y": y, "tie_rng": tie_break_rng(rng), "classes": classes}
     return spec, X, y, constraints, rng, ctx
+
+
+def _scale_free_methods() -> str:
+    """The methods invariant to each feature's scale, for messages."""
+    return ", ".join(m for m in list_methods() if "scale" in get_method(m).promises())
 
 
 #: parameters a method clips to what the data allow: name -> (bound, what the bound is), from (n, p)
@@ -271,8 +290,9 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
         if res.scores is None or res.scores.shape != (p,):
             raise MethodError(f"method {name!r} returned scores of the wrong shape")
         order = None  # set below, after undefined scores are made the worst
-    if ctx["scale"] != 1.0:
-        res.extra["input_scale"] = ctx["scale"]
+    prep = ctx["prep"]
+    if prep.scale != 1.0:
+        res.extra["input_scale"] = prep.scale
     # Documented value of an undefined score (0/0, a feature constant over the samples
     # the method saw, whatever round-off residue its formula gives): the worst value,
     # so it ranks last and no ranking ever holds NaN.
@@ -280,11 +300,11 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
     by_size = {}
     ties = np.zeros(0, dtype=np.int64)
     if res.scores is not None and res.scores.shape == (p,):
-        const = constant_features(X, ctx.get("extremes"))
+        const = prep.constant
         _check_finite(spec, res.scores, const, ctx["y"])
         res.scores = np.where(np.isnan(res.scores) | const, worst, res.scores)
         ties = tie_sizes(res.scores)
-        var = _tied_variance(X, ties > 1)
+        var = tie_variance_key(X, prep.exponents, ties > 1)
         tie_seed = ctx["tie_rng"].integers(2**63 - 1)
 
         def order_of(sc, tied: bool = True):
@@ -299,19 +319,10 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
             sc = np.asarray(sc, dtype=float)
             sc = np.where(np.isnan(sc) | const, worst, sc)
             tied = bool((tie_sizes(sc) > 1).any())
-            if tied:
-                var = column_variance(X)  # ties elsewhere than in the main scores: all variances
+            if tied:  # ties elsewhere than in the main scores: all variances
+                var = tie_variance_key(X, prep.exponents, np.ones(p, dtype=bool))
             by_size[int(t)] = order_of(sc, tied)
     return Ranked(name, res, order, spec.higher_is_better, spec.kind, by_size, ties)
-
-
-def _tied_variance(X, tied: np.ndarray):
-    """The tie-breaking variance: computed for the tied features only (0 elsewhere, unused)."""
-    if not tied.any():
-        return None
-    var = np.zeros(tied.size)
-    var[tied] = column_variance(X[:, np.flatnonzero(tied)])
-    return var
 
 
 def _check_finite(spec: MethodSpec, scores, const, y) -> None:

@@ -57,8 +57,10 @@ def test_c3_matches_direct_sums():
             num += s * (X[i] - X[j]) ** 2
     for i, j in C.cl:
         den += 2 * (X[i] - X[j]) ** 2  # ordered pairs (i, j) and (j, i)
-    got = run_method("c3", X, y, k=k, gamma=gamma).scores
+    got = run_method("c3", X, y, k=k, gamma=gamma).scores  # from labels: closed form, no pair built
     np.testing.assert_allclose(got, num / den, rtol=1e-12)
+    pairs = run_method("c3", X, y, Constraints(C.ml, C.cl), k=k, gamma=gamma).scores  # the same pairs, given
+    np.testing.assert_allclose(pairs, num / den, rtol=1e-12)
     assert run_method("c3", X, y, k=k).order[0] == 0
 
 

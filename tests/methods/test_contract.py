@@ -30,42 +30,17 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from method_settings import fast_settings
 
 from ssfs import Constraints, SSFSError, get_method, list_methods, run_method
 from ssfs._validation import constant_features
+from ssfs.registry import INVARIANCES
 
-#: per-method settings that keep one call in milliseconds on the small data of this file
-#: (``p`` = number of features; the random-subspace ensembles draw every feature)
-FAST = {
-    "bcs": lambda p: {"n_bags": 4},
-    "bootstrap_rank": lambda p: {"n_boot": 3},
-    "efsis": lambda p: {"n_boot": 3},
-    "enscls": lambda p: {"n_members": 3, "subspace": p},
-    "ssfi": lambda p: {"n_members": 3, "subspace": p, "max_iter": 2},
-    "rf": lambda p: {"n_estimators": 10},
-    "fwsemifs": lambda p: {"sampling_times": 3, "max_iterations": 2, "cv": 2},
-    "csfsr": lambda p: {"h": min(6, p)},
-    "pca": lambda p: {"n_components": min(3, p)},
-    "ssdr": lambda p: {"n_components": min(3, p)},
-    "l2gfs": lambda p: {"n_init": 2},
-    "wckm": lambda p: {"n_init": 2},
-    "mrmr": lambda p: {"n_features": min(6, p)},
-}
 SCORE_METHODS = [m for m in list_methods() if get_method(m).kind == "score"]
 #: too slow for the property sweep at their default settings (tree ensembles)
 HEAVY = {"ssfi", "rf"}
 PROPERTY_METHODS = [m for m in SCORE_METHODS if m not in HEAVY]
-#: randomized methods whose random draws do not depend on the feature order
-FEATURE_ORDER_FREE = {"bcs"}
-#: known violations, reported to the method's owner; strict: the test fails once fixed
-KNOWN_FEATURE_ORDER_VIOLATIONS = {
-    "efsis_basic": "rank product of rankers whose tied scores are broken by feature index",
-}
 GRAPH_TINY_N = 3
-
-
-def fast_settings(name: str, p: int) -> dict:
-    return FAST.get(name, lambda p: {})(p)
 
 
 def _skip_if_missing(name: str) -> None:
@@ -75,14 +50,6 @@ def _skip_if_missing(name: str) -> None:
 
 
 # ------------------------------------------------------------------------- properties
-def _feature_params():
-    return [
-        pytest.param(m, marks=pytest.mark.xfail(reason=KNOWN_FEATURE_ORDER_VIOLATIONS[m], strict=True))
-        if m in KNOWN_FEATURE_ORDER_VIOLATIONS else m
-        for m in PROPERTY_METHODS
-    ]
-
-
 def _property_data(seed=0, n=36, p=7):
     rng = np.random.default_rng(seed)
     y_true = np.arange(n) % 3
@@ -100,40 +67,162 @@ def _run(name, X, y, C, seed=0):
     return run_method(name, X, y, constraints=C, rng=seed)
 
 
-def _is_randomized(name, X, y, C):
-    a = _run(name, X, y, C, seed=1).scores
-    b = _run(name, X, y, C, seed=2).scores
-    return not np.array_equal(a, b, equal_nan=True)
+# ------------------------------------------------------------------ invariance contract
+#: every method with per-feature scores or an ordered subset (an extraction's output is components)
+CONTRACT_METHODS = [m for m in list_methods() if get_method(m).kind != "extraction"]
+#: the drawn data are multiples of 2^-GRID below 2^6, so a shift by a multiple of 2^-GRID below
+#: 2^SHIFT_BITS is exact, and so is a scale by a power of two down to the subnormals
+GRID = 8
+SHIFT_BITS = 43
+#: two computations of the same scores agree to this (relative to the largest finite score)
+RTOL = 1e-7
+CONTRACT = [(m, v) for m in CONTRACT_METHODS for v in INVARIANCES if v in get_method(m).promises(fast_settings(m, 6))]
 
 
-@pytest.mark.parametrize("name", PROPERTY_METHODS)
-def test_sample_permutation_leaves_scores(name):
-    X, y = _property_data()
-    C = Constraints.from_labels(y)
-    if _is_randomized(name, X, y, C):
-        pytest.skip(f"{name} is randomized: its draws follow the sample order")
-    perm = np.random.default_rng(5).permutation(X.shape[0])
-    pos = np.empty_like(perm)
-    pos[perm] = np.arange(perm.size)  # new index of old sample i
-    Cp = Constraints(pos[C.ml], pos[C.cl])
-    a = _run(name, X, y, C).scores
-    b = _run(name, X[perm], y[perm], Cp).scores
-    np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12, equal_nan=True)
-
-
-@pytest.mark.parametrize("name", _feature_params())
-def test_feature_permutation_permutes_scores(name):
-    X, y = _property_data(1)
-    C = Constraints.from_labels(y)
-    if name not in FEATURE_ORDER_FREE and _is_randomized(name, X, y, C):
-        pytest.skip(f"{name} is randomized: its draws follow the feature order")
-    perm = np.random.default_rng(6).permutation(X.shape[1])
-    a = _run(name, X, y, C).scores
-    b = _run(name, X[:, perm], y, C).scores
-    if name in FEATURE_ORDER_FREE:  # rank aggregates: compare the induced rankings
-        assert np.array_equal(np.argsort(np.argsort(b)), np.argsort(np.argsort(a[perm])))
+@st.composite
+def contract_data(draw):
+    """Small labeled data on the 2^-GRID grid (non-negative, as expression): normal values with
+    a planted feature, or integers 0..3 full of ties; 2 or 3 classes, >= 2 labeled per class.
+    Returns (X, y, ties)."""
+    n, p, K = draw(st.integers(12, 30)), draw(st.integers(3, 7)), draw(st.integers(2, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    y_true = rng.permutation(np.arange(n) % K)
+    ties = draw(st.booleans())
+    if not ties:
+        X = rng.normal(size=(n, p))
+        X[:, 0] += 1.5 * y_true
     else:
-        np.testing.assert_allclose(b, a[perm], rtol=1e-9, atol=1e-12, equal_nan=True)
+        X = rng.integers(0, 4, size=(n, p)).astype(float)
+    X = np.round(X * 2**GRID) / 2**GRID
+    X -= X.min()
+    labeled = rng.random(n) < draw(st.floats(0.3, 1.0))
+    for c in range(K):
+        labeled[np.flatnonzero(y_true == c)[:2]] = True
+    return X, np.where(labeled, y_true, -1), ties
+
+
+def _outcome(name, X, y):
+    """The method's result on (X, y), constraints from the labels; or the name of the ssfs
+    error that refused the input (a one-line message)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return run_method(name, X, y, rng=0, **fast_settings(name, X.shape[1]))
+    except SSFSError as e:
+        assert str(e) and "\n" not in str(e)
+        return type(e).__name__
+
+
+def _assert_same_scores(a, b, *, ranking_only: bool = False, what: str = ""):
+    """Equal scores up to round-off (the same non-finite values, finite ones within RTOL of the
+    largest); ``ranking_only``: every pair of scores clearly apart in ``a`` in the same order in ``b``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    assert np.array_equal(np.isfinite(a), np.isfinite(b)), f"{what}: other features are non-finite: {a} vs {b}"
+    fin = np.isfinite(a)
+    assert np.array_equal(a[~fin], b[~fin]), f"{what}: other non-finite scores {a} vs {b}"
+    if not fin.any():
+        return
+    fa, fb = a[fin], b[fin]
+    if not ranking_only:
+        tol = RTOL * np.abs(fa).max()
+        assert np.allclose(fb, fa, rtol=RTOL, atol=tol), f"{what}: scores changed\n{fa}\n{fb}"
+        return
+    apart = fa[:, None] - fa[None, :] > RTOL * np.abs(fa).max()
+    assert (fb[:, None] - fb[None, :] > 0)[apart].all(), f"{what}: ranking changed\n{fa}\n{fb}"
+
+
+def _assert_same_result(a, b, *, features=None, ranking_only=False, what=""):
+    """``b`` (a run on transformed input) is ``a``: the same refusal, subset or scores;
+    ``features``: position in the transformed input of each original feature."""
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b, f"{what}: {a if isinstance(a, str) else 'a result'} vs {b if isinstance(b, str) else 'a result'}"
+        return
+    p = len(a.order) if a.result.selected is None else None
+    features = np.arange(p if p is not None else b.result.scores.size) if features is None else features
+    if a.result.selected is not None:
+        np.testing.assert_array_equal(np.asarray(b.result.selected), features[np.asarray(a.result.selected)],
+                                      err_msg=f"{what}: another subset")
+        return
+    _assert_same_scores(a.scores, b.scores[features], ranking_only=ranking_only, what=what)
+
+
+def _factor(data, k_range, exact: bool, label: str) -> float:
+    """m 2^k, k in ``k_range``; m in [1, 2), or 1 when ``exact`` (a power of two rounds nothing)."""
+    k = data.draw(st.integers(*k_range), label=f"exponent {label}")
+    m = 1.0 if exact else data.draw(st.floats(1.0, 2.0, exclude_max=True), label=f"mantissa {label}")
+    return float(np.ldexp(m, k))
+
+
+def _scale_factors(X, data, exact: bool):
+    """Per feature m 2^k, k anywhere that keeps every value normal and finite (1e-308 .. 1e308);
+    a feature may instead become exact subnormals (k = GRID - 1074: integers x 2^-1074)."""
+    nz = np.abs(X[X != 0])
+    lo = -1022 - int(np.floor(np.log2(nz.min()))) if nz.size else -1000
+    hi = 1022 - int(np.ceil(np.log2(max(np.abs(X).max(), 1.0))))
+    out = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        if data.draw(st.integers(0, 4), label=f"subnormal {j}") == 0:
+            out[j] = 2.0 ** (GRID - 1074)
+        else:
+            out[j] = _factor(data, (lo, hi), exact, str(j))
+    return out
+
+
+def _transformed(invariance, X, y, ties, data):
+    """(X', y', features) of one drawn transformation; ``features``: where each original feature
+    is. On data with exact ties, scale factors are powers of two: any other factor rounds the
+    values and can decide a tie (e.g. of two equidistant neighbours) the other way."""
+    n, p = X.shape
+    if invariance == "samples":
+        perm = np.asarray(data.draw(st.permutations(range(n)), label="sample order"))
+        return X[perm], y[perm], None
+    if invariance == "features":
+        perm = np.asarray(data.draw(st.permutations(range(p)), label="feature order"))
+        return X[:, perm], y, np.argsort(perm)
+    if invariance == "scale":
+        return X * _scale_factors(X, data, ties), y, None
+    if invariance == "unit":
+        return X * _factor(data, (-1013, 1016), ties, "of X"), y, None
+    if invariance == "shift":
+        c = np.array([_factor(data, (-GRID, SHIFT_BITS), False, f"shift {j}") for j in range(p)])
+        c = np.round(c * data.draw(st.sampled_from([-1.0, 1.0]), label="sign") * 2**GRID) / 2**GRID
+        assert np.array_equal((X + c) - c, X)  # the shift is exact
+        return X + c, y, None
+    raise AssertionError(invariance)
+
+
+@pytest.mark.parametrize("name,invariance", CONTRACT)
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problem=contract_data(), data=st.data())
+def test_every_promised_invariance_holds(name, invariance, problem, data):
+    """The contract of the registry (``register(invariances=...)``, docs/invariances.md): each
+    method's result does not change under the transformations it promises, drawn by hypothesis
+    over extreme scales (1e-308 .. 1e308, exact subnormals), exact shifts up to 2^43, ties and
+    orders. A refusal must be the same refusal."""
+    _skip_if_missing(name)
+    X, y, ties = problem
+    a = _outcome(name, X, y)
+    what = f"{name} ({invariance})"
+    if invariance == "copies":
+        j = data.draw(st.integers(0, X.shape[1] - 1), label="copied feature")
+        at = data.draw(st.integers(0, X.shape[1]), label="copy position")
+        b = _outcome(name, np.insert(X, at, X[:, j], axis=1), y)
+        if isinstance(a, str) or isinstance(b, str):
+            assert a == b, what
+            return
+        orig = j + (j >= at)
+        assert b.scores[orig] == b.scores[at], f"{what}: the copy scores {b.scores[at]!r}, not {b.scores[orig]!r}"
+        return
+    Xb, yb, features = _transformed(invariance, X, y, ties, data)
+    _assert_same_result(a, _outcome(name, Xb, yb), features=features, ranking_only=invariance == "unit", what=what)
+
+
+def test_contract_covers_every_method_and_invariance():
+    """Every method with scores promises something, and every invariance is promised by some method."""
+    promised = {m for m, _ in CONTRACT}
+    assert set(CONTRACT_METHODS) - promised <= {"fwsemifs", "mrmr"}, set(CONTRACT_METHODS) - promised
+    assert {v for _, v in CONTRACT} == set(INVARIANCES)
 
 
 @pytest.mark.parametrize("name", PROPERTY_METHODS)

@@ -33,9 +33,15 @@ def _data(n=30, p=60, seed=0):
 
 
 def test_rank_rows_ties_and_nan():
+    """Ties share their average rank (R's rank(ties.method = "average")), NaN last; scores equal
+    up to round-off tie too (a sum in another order differs in the last bit)."""
     R = rank_rows([[3.0, 1.0, 3.0, np.nan]], higher_is_better=True)
-    assert R.tolist() == [[1, 3, 2, 4]]
-    assert rank_rows([[3.0, 1.0, 3.0, np.nan]], higher_is_better=False).tolist() == [[2, 1, 3, 4]]
+    assert R.tolist() == [[1.5, 3, 1.5, 4]]
+    assert rank_rows([[3.0, 1.0, 3.0, np.nan]], higher_is_better=False).tolist() == [[2.5, 1, 2.5, 4]]
+    assert rank_rows([[0.1 + 0.2, 0.3, 0.5]], higher_is_better=True).tolist() == [[2.5, 2.5, 1]]
+    assert rank_rows([[1.0, 1.0 + 1e-9, 0.5]], higher_is_better=True).tolist() == [[2, 1, 3]]
+    untied = rank_rows([[3.0, 1.0, 2.0]], higher_is_better=True)
+    assert untied.dtype == np.int64 and untied.tolist() == [[1, 3, 2]]
 
 
 def test_log_rank_product_orders_like_exact_product_without_overflow():

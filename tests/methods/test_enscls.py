@@ -251,3 +251,23 @@ def test_members_share_a_pca_graph_on_single_cells():
     full = run_method("enscls", sparse.csr_matrix(X), y, rng=0)
     assert np.isfinite(full.scores).all()
     assert np.isin(full.order[:mk.size], mk).mean() >= frac["pca"]
+
+
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_one_member_per_batch_identical_to_stacked_members(as_sparse, monkeypatch):
+    """A lone member on the shared graph drops its cannot-link edges from the list found once for
+    the committee (large n: one member per batch); the stacked batches drop them by a pass over
+    their block-diagonal graph. Same scores to the bit."""
+    from scipy import sparse
+
+    import ssfs.methods.enscls as E
+
+    X, y = data(n=120, p=36, seed=3)
+    y[np.flatnonzero(y < 0)[:30]] = np.arange(30) % 2  # many labeled samples: many cannot-link edges
+    A = sparse.csr_matrix(np.where(X > 0.5, X, 0.0)) if as_sparse else X
+    plan = plan_enscls(y, 36, np.random.default_rng(2), n_members=12)
+    stacked = enscls_chunk(A, y, plan, space="pca")
+    monkeypatch.setattr(E, "BATCH_BYTES", 1)
+    alone = enscls_chunk(A, y, plan, space="pca")
+    assert np.isfinite(alone).any()
+    np.testing.assert_array_equal(alone, stacked)

@@ -61,6 +61,59 @@ def test_float32_blocks_identical_on_random_data():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+def _tied_fractions(n=2400, p=12, seed=0):
+    """Non-integer data with exactly tied distances: multiples of 1/4 (exact in binary), duplicated
+    rows; n and p where precision="auto" takes float32 Gram blocks."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-8, 8, size=(n, p)) / 4.0 + 0.25
+    X[n // 2:n // 2 + 200] = X[:200]
+    return X
+
+
+def test_auto_precision_float32_blocks_exact_on_tied_fractions():
+    from ssfs.methods._shared.graph import _center, _gram_dtype
+
+    X = _tied_fractions()
+    assert _gram_dtype(_center(X), None) == np.float32
+    ind, d2 = knn_search(X, 10)  # auto: float32 blocks
+    ref_i, ref_d = knn_search(X, 10, precision="float64", block_bytes=1 << 20)
+    np.testing.assert_array_equal(ind, ref_i)
+    np.testing.assert_array_equal(d2, ref_d)
+    for i in (0, 1, 1300):  # ties to the lower index, against the direct distances of every sample
+        d = ((X - X[i]) ** 2).sum(axis=1)
+        d[i] = np.inf
+        np.testing.assert_array_equal(ind[i], np.lexsort((np.arange(len(X)), d))[:10])
+
+
+def test_float32_refused_outside_its_safe_range():
+    """Magnitudes whose float32 products would overflow or leave the normal range are searched
+    in float64 (same neighbours as the unscaled data: scaling by a power of two is exact)."""
+    from ssfs.methods._shared.graph import _center, _gram_dtype
+
+    X = np.random.default_rng(3).normal(size=(300, 6))
+    ref = knn_search(X, 5, precision="float64")
+    for scale in (2.0**60, 2.0**-60):
+        assert _gram_dtype(_center(X * scale), np.float32) == np.float64
+        ind, d2 = knn_search(X * scale, 5, precision="float32")
+        np.testing.assert_array_equal(ind, ref[0])
+        np.testing.assert_array_equal(d2, ref[1] * scale**2)
+
+
+def test_pair_distances_do_not_depend_on_layout_or_block():
+    """The exact re-measure gathers rows of a C-ordered copy in cache-sized blocks; each pair's sum
+    is over its own row of differences, so Fortran order (scipy.io.loadmat) and the block size
+    change nothing."""
+    from ssfs.methods._shared.graph import _sq_dists_of_pairs
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 3000))
+    rows, cols = rng.integers(0, 50, 400), rng.integers(0, 50, 400)
+    ref = np.einsum("ij,ij->i", X[rows] - X[cols], X[rows] - X[cols])
+    for A in (X, np.asfortranarray(X)):
+        for block in (None, 1, 7, 4096):
+            np.testing.assert_array_equal(_sq_dists_of_pairs(A, rows, cols, block=block), ref)
+
+
 @pytest.mark.slow  # numba compiles pynndescent on first use (~20 s idle)
 def test_nndescent_finds_planted_neighbours():
     # 400 tight pairs far apart: each sample's nearest neighbour is its twin

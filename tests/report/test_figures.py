@@ -1,6 +1,8 @@
-"""ssfs.report.figures: files are written (.svg, .png at dpi 250 = at least 900 px wide for
-one panel, and .pdf) and the drawn data are
+"""ssfs.report.figures: files are written (.svg by default; asked for, .png at dpi 250 = at least
+900 px wide for one panel, and .pdf) and the drawn data are
 the numbers of the input tables (inspected on the returned figure's artists)."""
+
+import contextvars
 
 import numpy as np
 import pandas as pd
@@ -13,6 +15,24 @@ from ssfs.report import figures as F
 
 DATASETS = ["colon", "wine"]
 METHODS = ["cls", "cs1", "enscls"]
+
+
+@pytest.fixture(autouse=True)
+def every_format():
+    """These tests check all three formats (the default writes the SVG only: tested below)."""
+    with F.figure_formats(*F.FORMATS):
+        yield
+
+
+def test_default_writes_svg_only_and_formats_are_checked(tmp_path, tidy):
+    contextvars.Context().run(F.curve_vs_features, tidy, "accuracy", tmp_path / "acc")  # outside the fixture
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.svg"]
+    with F.figure_formats("pdf"):
+        F.curve_vs_features(tidy, "accuracy", tmp_path / "paper.svg")
+    assert (tmp_path / "paper.pdf").read_bytes()[:5] == b"%PDF-" and not (tmp_path / "paper.svg").exists()
+    for bad in (("eps",), ()):
+        with pytest.raises(Exception, match="figure formats must be some of svg, png, pdf"), F.figure_formats(*bad):
+            pass
 
 
 @pytest.fixture

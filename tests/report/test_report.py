@@ -128,7 +128,7 @@ def test_statistics_section(tmp_path):
     assert "unreachable" in fragment
     assert "Friedman" in fragment and "<!--figure:cd__base__accuracy-->" in fragment
     assert {x["stem"] for x in figs} == {"cd__base__accuracy", "wtl__base__accuracy"}
-    assert (tmp_path / "cd__base__accuracy.png").exists() and (tmp_path / "wtl__base__accuracy.pdf").exists()
+    assert (tmp_path / "cd__base__accuracy.svg").exists() and (tmp_path / "wtl__base__accuracy.svg").exists()
     # one method: no comparison
     t1, frag1, _ = statistics(_scores(methods=("a",)), _cfg(), tmp_path)
     assert t1["friedman"].empty and "no comparison" in frag1
@@ -272,6 +272,16 @@ def test_aggregate_and_report_html(tmp_path):
     (res / "figures").mkdir(exist_ok=True)
     seen = check_page(out)  # an HTML5 parser reads it; every anchor, link and image resolves
     assert seen["images"] == len(index) and seen["tables"] >= 5
+    assert sorted(p.suffix for p in figs.iterdir()) == [".svg"] * len(index) + [".tsv"]  # each drawn once
+    # on demand (the paper_figures rule): the same figures as PDF and PNG, drawn from the tables
+    from ssfs.report.build import run_paper_figures
+
+    run_paper_figures(tables, res / "paper_figures", cfg)
+    paper = res / "paper_figures"
+    assert pd.read_csv(paper / "index.tsv", sep="\t").stem.tolist() == index.stem.tolist()
+    for stem in index.stem:
+        assert (paper / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-" and (paper / f"{stem}.png").stat().st_size > 1000
+    assert not list(paper.glob("*.svg"))
 
 
 def test_per_size_table_marks_best_and_significantly_worse():

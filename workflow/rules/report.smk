@@ -48,7 +48,7 @@ rule aggregate:
             directory(FIGURES),
             caption="../report/figures.rst",
             category="Figures",
-            patterns=["{name}.png"],
+            patterns=["{name}.svg"],
             labels={"figure": "{name}"},
         ),
     log:
@@ -60,6 +60,26 @@ rule aggregate:
         papers_dir=str(PAPERS_DIR),
     script:
         "../scripts/aggregate.py"
+
+
+rule paper_figures:
+    """The aggregate's figures again as PDF (for a paper) and PNG, drawn from its tables on demand:
+    snakemake --cores 2 paper_figures (the default run draws each figure once, as SVG)."""
+    input:
+        scores=f"{TABLES}/scores.tsv",
+        stability=f"{TABLES}/stability.tsv",
+        runtime=f"{TABLES}/runtime.tsv",
+        datasets=f"{TABLES}/datasets.tsv",
+    output:
+        figures=directory(f"{RESULTS}/paper_figures"),
+    log:
+        f"{RESULTS}/logs/paper_figures.log",
+    conda:
+        "../../envs/report.yaml"
+    params:
+        cfg=CFG,
+    script:
+        "../scripts/paper_figures.py"
 
 
 REPORT_BENCHMARK_INPUTS = dict(

@@ -333,7 +333,8 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
         cuts = tied_cuts(rp, grid)
         if cuts:
             warnings.warn(f"{dataset}/{variant}/{method} rep {rep}: the top t for t = {cuts} is decided by ties "
-                          "(broken by variance, then a seeded permutation; see the ranking's ties column)",
+                          "(broken by variance, or its share of the squared range for a scale-free method, "
+                          "then a seeded permutation; see the ranking's ties column)",
                           stacklevel=2)
         Xe, own = X, None
         if components:

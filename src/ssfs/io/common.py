@@ -7,6 +7,7 @@ import pandas as pd
 from anndata import AnnData
 from scipy import sparse
 
+from .._numerics import refuse_inexact_integers
 from ..errors import InputError
 from ..labels import encode_labels
 
@@ -99,6 +100,8 @@ def parse_numeric_frame(df: pd.DataFrame, *, where: str, skip_lines: int = 1) ->
     numeric = np.array(
         [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in df.dtypes], dtype=bool
     )
+    for j in np.flatnonzero(numeric & np.array([t.kind in "iu" for t in df.dtypes], dtype=bool)):
+        refuse_inexact_integers(df.iloc[:, j].to_numpy(), feature=str(df.columns[j]), where=where)
     if numeric.any():
         out[:, numeric] = df.iloc[:, np.flatnonzero(numeric)].to_numpy(dtype=np.float64, na_value=np.nan)
     for j in np.flatnonzero(~numeric):  # text columns only (normally none)
@@ -112,5 +115,6 @@ def parse_numeric_frame(df: pd.DataFrame, *, where: str, skip_lines: int = 1) ->
                 f"{where}: column {str(col)!r} {kind}: first non-numeric cell at row "
                 f"{str(df.index[i])!r}, column {str(col)!r} (line {i + 1 + skip_lines}): {str(s.iloc[i])!r}"
             )
+        refuse_inexact_integers(num.to_numpy(), feature=str(col), where=where)
         out[:, j] = num.to_numpy(dtype=np.float64, na_value=np.nan)
     return out

@@ -9,9 +9,10 @@ import numpy as np
 
 from ..errors import MethodError, SupervisionError
 from ..params import OpenFraction, PosInt
-from ..ranking import rank_matrix
+from ..ranking import ROUND_OFF, rank_matrix
 from ..registry import SelectionResult, register
 from ._shared.graph import weighted_pair_sums
+from ._shared.invariance import EVERY, of_rankers
 from .constraint_score import scaled_difference
 
 
@@ -26,10 +27,12 @@ def _bootstrap_counts(k: int, n_bags: int, rng: np.random.Generator) -> np.ndarr
 def _mean_rank(scores: np.ndarray) -> np.ndarray:
     """Aggregate a B x p score matrix (lower better) into the mean 1-based rank per feature
     (features with an undefined score in a bag rank last there)."""
-    return rank_matrix(scores, higher_is_better=False).mean(axis=0)
+    return rank_matrix(scores, higher_is_better=False, rtol=ROUND_OFF).mean(axis=0)
 
 
-@register("bcs", higher_is_better=False, needs=("constraints",), description=(
+@register("bcs", higher_is_better=False, needs=("constraints",),
+          invariances=lambda prm: of_rankers(EVERY - {"samples"}, [(prm["base"], {"scale": prm["scale"]})]),
+          description=(
     "Bagging constraint score (Algorithm 5). Labels only (bootstraps of cs1): follows fisher (simulation at 1 % "
     "labels 0.38, fisher 0.34, laplacian 0.63); it reads no unlabeled sample"))
 def bagging_constraint_score(X, y, constraints, rng, *, n_bags: PosInt = 100, base: Literal["cs1", "cs2"] = "cs1",

@@ -14,6 +14,7 @@ from ..params import Bandwidth, Fraction, NonNegFloat, OpenFraction, PosFloat, P
 from ..registry import register
 from ._shared.cls import label_share_of, mean_partner_sums
 from ._shared.graph import knn_graph, laplacian_quad, pairs_matrix
+from ._shared.invariance import EVERY, GRAPH, per_distinct_column, with_adaptive_bandwidth
 from .spectral import laplacian_score
 from .supervised import column_variance
 
@@ -60,7 +61,7 @@ def ml_cl_sums(constraints, X) -> tuple[np.ndarray, np.ndarray]:
     return ml, np.maximum(allp - ml, 0.0)
 
 
-@register("cs1", higher_is_better=False, needs=("cannot_link",), description=(
+@register("cs1", higher_is_better=False, needs=("cannot_link",), invariances=EVERY, description=(
     "Constraint score 1 (eq. 2.17). Labels only; from labels it ranks as fisher (balanced classes; simulation at "
     "1 % labels 0.34 = fisher, laplacian 0.63): it cannot beat the labels-only baseline"))
 def constraint_score_1(X, y, constraints, rng):
@@ -70,8 +71,11 @@ def constraint_score_1(X, y, constraints, rng):
     function of the Fisher ratio B/W on the labeled samples; for K balanced classes
     exactly 1 / (K B/W + K - 1), so it ranks as ``fisher`` does
     (docs/semi_supervised.md, "cs1 and Fisher"); it cannot beat the labels-only baseline."""
-    ml, cl = ml_cl_sums(constraints, X)
-    return ml / cl
+    def score(F):  # per feature: an exact copy of a feature scores exactly as the feature
+        ml, cl = ml_cl_sums(constraints, F)
+        return ml / cl
+
+    return per_distinct_column(score, X)
 
 
 _CS2 = ("Constraint score 2 (eq. 2.18). Labels only; default scale='constrained' divides it by each feature's "
@@ -100,7 +104,13 @@ def scaled_difference(ml, cl, X, constraints, *, lam: float, scale: str) -> np.n
         return np.where(var > 0, diff / np.where(var > 0, var, 1.0), np.nan)
 
 
-@register("cs2", higher_is_better=False, needs=("constraints",), description=_CS2)
+def _cs2_invariances(params: dict) -> frozenset:
+    """cs2 per unit of variance keeps every invariance; the literal difference (``scale="none"``)
+    grows with the square of a feature's scale, so only a common scale keeps its ranking."""
+    return EVERY if params.get("scale") != "none" else EVERY - {"scale"}
+
+
+@register("cs2", higher_is_better=False, needs=("constraints",), invariances=_cs2_invariances, description=_CS2)
 def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1,
                        scale: Literal["constrained", "all", "none"] = "constrained"):
     """Constraint score 2 (eq. 2.18): sum_ML (f_i - f_j)^2 - lam * sum_CL (f_i - f_j)^2,
@@ -108,8 +118,11 @@ def constraint_score_2(X, y, constraints, rng, *, lam: OpenFraction = 0.1,
     Labels only, like cs1 (unlabeled samples enter only with ``scale="all"``)."""
     if not 0.0 < lam < 1.0:
         raise ValueError(f"cs2: lam must be in (0, 1), got {lam}")
-    ml, cl = ml_cl_sums(constraints, X)
-    return scaled_difference(ml, cl, X, constraints, lam=lam, scale=scale)
+    def score(F):  # per feature: an exact copy of a feature scores exactly as the feature
+        ml, cl = ml_cl_sums(constraints, F)
+        return scaled_difference(ml, cl, F, constraints, lam=lam, scale=scale)
+
+    return per_distinct_column(score, X)
 
 
 def within_class_graph(X, constraints, *, k: int = 10, gamma: float = 100.0):
@@ -126,15 +139,31 @@ def within_class_graph(X, constraints, *, k: int = 10, gamma: float = 100.0):
     return W.tocsr()
 
 
-@register("c3", higher_is_better=False, needs=("cannot_link",))
+@register("c3", higher_is_better=False, needs=("cannot_link",), invariances=GRAPH | {"unit"})
 def constraint_score_3(X, y, constraints, rng, *, k: PosInt = 10, gamma: PosFloat = 100.0):
     """Constraint score C3 (Zhao et al. 2008; constraint-score paper eq. 5-6):
     f^T L^W f / f^T L^C f with the within-class graph S^W (eq. 5: gamma on must-link
     pairs, 1 on kNN edges touching an unconstrained sample) over the cannot-link graph."""
     if not gamma > 0:
         raise MethodError(f"c3: gamma must be > 0, got {gamma}")
+    if getattr(constraints, "labels", None) is not None:  # from labels: no pair built (O(n p))
+        return _c3_from_labels(X, constraints, k=k, gamma=gamma)
     W = within_class_graph(X, constraints, k=k, gamma=gamma)
     return laplacian_quad(W, X) / (2.0 * pair_sq_sum(constraints.cl, X))
+
+
+def _c3_from_labels(X, constraints, *, k: int, gamma: float) -> np.ndarray:
+    """C3 with constraints from labels, in closed form: S^W's kNN edges touch an unconstrained
+    sample and its must-link pairs join two labeled samples, so f^T L^W f is the kNN edges' sum
+    plus gamma times the must-link sum of :func:`ml_cl_sums` (per-class sums; 20,000 labeled
+    samples would otherwise build 2 x 10^8 pairs)."""
+    n = X.shape[0]
+    A = knn_graph(X, k=k).tocoo()
+    free = constraints.unconstrained(n)
+    touch = free[A.row] | free[A.col]
+    W = sparse.csr_matrix((np.ones(int(touch.sum())), (A.row[touch], A.col[touch])), shape=(n, n))
+    ml, cl = ml_cl_sums(constraints, X)
+    return (laplacian_quad(W, X) / 2.0 + gamma * ml) / cl
 
 
 _C4 = ("C4/SC4 = Laplacian score x C1 (eq. 7). Default differs from the paper: LS^(1-s) C1^s, s the labels' share "
@@ -152,8 +181,9 @@ def c1_balanced(X, constraints) -> tuple[np.ndarray, int]:
         return (M / max(n_m, 1)) / (C / max(n_c, 1)), n_m
 
 
-@register("c4", higher_is_better=False, needs=("cannot_link",), description=_C4)
-@register("sc4", higher_is_better=False, needs=("cannot_link",), description=_C4)
+@register("c4", higher_is_better=False, needs=("cannot_link",), invariances=with_adaptive_bandwidth(), description=_C4)
+@register("sc4", higher_is_better=False, needs=("cannot_link",), invariances=with_adaptive_bandwidth(),
+          description=_C4)
 def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10,
                        bandwidth: Bandwidth = "auto",
                        space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None,

@@ -20,7 +20,7 @@ from ..constraints import Constraints
 from ..errors import InputError, MethodError
 from ..params import Bandwidth, NonNegFloat, PosInt, Range
 from ..registry import SelectionResult, register
-from ._shared.cls import balanced_cls, cls_denominator
+from ._shared.cls import balanced_cls, cls_denominator, warn_if_label_free
 from ._shared.graph import (
     as_float_matrix,
     degree,
@@ -31,6 +31,7 @@ from ._shared.graph import (
     resolve_bandwidth,
     sparse_if_mostly_zero,
 )
+from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import graph_space
 from ._shared.som import compress_unlabeled
 
@@ -132,7 +133,8 @@ def davies_bouldin_from_gram(G: np.ndarray, labels: np.ndarray) -> float:
     d_own = np.sqrt(np.maximum(np.diag(G) - 2 * own + np.diag(CC)[lab], 0.0))
     intra = np.bincount(lab, weights=d_own, minlength=k) / size
     cd = np.sqrt(np.maximum(np.diag(CC)[:, None] - 2 * CC + np.diag(CC)[None, :], 0.0))
-    if np.allclose(intra, 0) or np.allclose(cd, 0):
+    atol = 1e-8 * np.sqrt(max(float(np.diag(G).max()), 0.0))  # sklearn's 1e-8, in the unit of X (issue 30)
+    if np.allclose(intra, 0, atol=atol) or np.allclose(cd, 0, atol=atol):
         return 0.0
     cd[cd == 0] = np.inf
     comb = (intra[:, None] + intra[None, :]) / cd
@@ -231,7 +233,7 @@ def csfs_denominator(X, d: np.ndarray, cl: np.ndarray, mean: str = "uniform") ->
     return cls_denominator(X, d, free, cl, mean=mean)
 
 
-@register("csfs", higher_is_better=False, description=(
+@register("csfs", higher_is_better=False, invariances=with_adaptive_bandwidth(), description=(
     "CSFS score phi (thesis eq. 3.18-3.28). Default differs from the thesis: label terms per sample as cls "
     "and no coherence selection (weights=balanced; the thesis's all-pairs terms and Algorithm 9, weights=literal, "
     "degrade with many labels)"))
@@ -273,6 +275,8 @@ def csfs_score(X, y, constraints, rng, *, neighbourhood: Literal["adaptive", "kn
                        select_constraints=select_constraints, som=som, max_clusters=max_clusters, mean=mean,
                        space=space, n_pcs=n_pcs, embedding=embedding, weights=weights,
                        label_weight=label_weight)
+    if model.label_weight is not None:
+        warn_if_label_free("csfs", model.constraints, y)
     return SelectionResult(scores=model.phi(model.X), extra=model.extra)
 
 

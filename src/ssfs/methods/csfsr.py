@@ -29,6 +29,7 @@ from ..errors import MethodError
 from ..params import Bandwidth, NonNegFloat, PosInt, Range
 from ..ranking import order_from_scores
 from ..registry import SelectionResult, register
+from ._shared.invariance import GRAPH, with_adaptive_bandwidth
 from .csfs import csfs_model
 
 
@@ -132,7 +133,7 @@ def relevant_mask(scores: np.ndarray, null: np.ndarray, z: float, quantile: floa
     return keep | below if below.sum() > 2 * keep.sum() else keep
 
 
-@register("csfsr", higher_is_better=False, kind="subset")
+@register("csfsr", higher_is_better=False, kind="subset", invariances=with_adaptive_bandwidth(GRAPH - {"copies"}))
 def csfsr_select(X, y, constraints, rng, *, h: PosInt = 200,
                  relevance: Literal["permutation", "all"] = "permutation", relevance_z: NonNegFloat = 3.0,
                  relevance_quantile: Annotated[float, Range(0, 0.5)] = 0.02, relevance_blocks: PosInt = 10,

@@ -71,6 +71,7 @@ from ._shared.aggregation import (
     rank_rows,
     ranks_from_aggregate,
 )
+from ._shared.invariance import EVERY, of_rankers
 from ._shared.stability import efsis_stability_of_ranks, n_top
 
 EFSIS_RANKERS = ("sam", "geode", "relieff", "infogain")
@@ -450,7 +451,17 @@ def _size(plan: BootstrapPlan) -> int:
 EFSIS_MEMBERS = Members(plan=_plan, size=_size, run=_run, combine=_combine)
 
 
-@register("efsis", higher_is_better=False, needs=("labels",), members=EFSIS_MEMBERS)
+def _ensemble_invariances(params: dict, bootstrap: bool) -> frozenset:
+    """The rankers' common invariances, kept by average ranks (ties never go by position);
+    bootstrap resamples are drawn in sample order."""
+    ranker_params = params.get("ranker_params") or {}
+    names = [params["rankers"]] if isinstance(params["rankers"], str) else list(params["rankers"])
+    own = EVERY - {"samples"} if bootstrap else EVERY
+    return of_rankers(own, [(nm, ranker_params.get(nm)) for nm in names])
+
+
+@register("efsis", higher_is_better=False, needs=("labels",), members=EFSIS_MEMBERS,
+          invariances=lambda prm: _ensemble_invariances(prm, bootstrap=True))
 def efsis_method(X, y, constraints, rng, *, rankers: Annotated[str | list[str], MethodName()] = EFSIS_RANKERS,
                  n_boot: PosInt = 50,
                  top_percent: Percent | list[Percent] = 1.0,
@@ -470,7 +481,8 @@ def efsis_method(X, y, constraints, rng, *, rankers: Annotated[str | list[str], 
                                  weights=weights, stratified=stratified))
 
 
-@register("efsis_basic", higher_is_better=False, needs=("labels",))
+@register("efsis_basic", higher_is_better=False, needs=("labels",),
+          invariances=lambda prm: _ensemble_invariances(prm, bootstrap=False))
 def efsis_basic_method(X, y, constraints, rng, *, rankers: Annotated[str | list[str], MethodName()] = EFSIS_RANKERS,
                        ranker_params: Annotated[dict, MethodParams()] | None = None):
     """Basic function perturbation: rankers on the full training data, unweighted rank product (EFSIS 2.3)."""
@@ -505,7 +517,8 @@ def _br_combine(X, y, constraints, plan, parts, *, base="relieff", aggregate="pr
 BOOTSTRAP_MEMBERS = Members(plan=_br_plan, size=_size, run=_br_run, combine=_br_combine)
 
 
-@register("bootstrap_rank", higher_is_better=False, needs=("labels",), members=BOOTSTRAP_MEMBERS)
+@register("bootstrap_rank", higher_is_better=False, needs=("labels",), members=BOOTSTRAP_MEMBERS,
+          invariances=lambda prm: of_rankers(EVERY - {"samples"}, [(prm["base"], prm.get("base_params"))]))
 def bootstrap_rank_method(X, y, constraints, rng, *, base: Annotated[str, MethodName()] = "relieff",
                           n_boot: PosInt = 50,
                           aggregate: Literal["product", "mean", "median", "min"] = "product",

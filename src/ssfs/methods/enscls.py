@@ -46,9 +46,17 @@ from ..constraints import Constraints, LabelConstraints
 from ..errors import InputError
 from ..params import Bandwidth, NonNegFloat, PosInt
 from ..registry import Members, register, run_members
-from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph
+from ._shared.cls import (
+    balanced_cls,
+    cannot_link_entries,
+    canonical_csr,
+    check_cls_options,
+    cls_from_graph,
+    without_entries,
+)
 from ._shared.committee import draw_subspaces, resolve_members
 from ._shared.graph import constrained_graph, heat_kernel_graph, knn_search, resolve_bandwidth
+from ._shared.invariance import with_adaptive_bandwidth
 from ._shared.representation import pca_embedding
 from ._shared.som import som_compress
 
@@ -85,8 +93,9 @@ def plan_enscls(y, p: int, rng: np.random.Generator, *, n_members: int | None = 
 
 
 def _columns(X):
-    """Column-sliceable form of X (CSC for sparse input)."""
-    return sparse.csc_matrix(X) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
+    """Column-sliceable form of X (CSC for sparse input, Fortran order for dense: a member's
+    columns are then contiguous copies, 4x faster than from C order on 40,000 x 200)."""
+    return sparse.csc_matrix(X) if sparse.issparse(X) else np.asfortranarray(X, dtype=np.float64)
 
 
 def _member_matrix(Xc, y, plan: EnsCLSPlan, i: int, som: bool, som_nodes, bootstrap: str = "rows"):
@@ -108,18 +117,27 @@ def _shared_member(Xc, y, plan: EnsCLSPlan, i: int):
     only if drawn in its bootstrap (row labels, -1 unlabeled)."""
     cols = Xc[:, plan.features[i]]
     lab = np.full(cols.shape[0], -1, dtype=np.int64)
-    drawn = np.unique(plan.boot[i])
+    drawn = np.zeros(cols.shape[0], dtype=bool)
+    drawn[plan.boot[i]] = True
     lab[drawn] = y[drawn]
-    return (cols.toarray() if sparse.issparse(cols) else cols), lab
+    # C order: X[:, idx] is F-ordered, and every sparse product with it copied it (same values)
+    return np.ascontiguousarray(cols.toarray() if sparse.issparse(cols) else cols), lab
 
 
-def _score_shared(blocks, S, label_weight: float) -> np.ndarray:
+def _score_shared(blocks, S, label_weight: float, cannot_links) -> np.ndarray:
     """Balanced CLS of every member in ``blocks`` [(X_i, row labels_i)] on the one shared graph
-    ``S`` (repeated block-diagonally)."""
-    Sb = sparse.block_diag([S] * len(blocks), format="csr")
+    ``S`` (repeated block-diagonally). A lone member's graph is S without the ``cannot_links``
+    edges (:func:`ssfs.methods.spectral.cannot_link_entries` of S and all labels) between two of
+    its labeled samples: the edges balanced_cls would remove, found without a pass over S."""
     groups = np.repeat(np.arange(len(blocks)), S.shape[0])
-    return balanced_cls(Sb, np.vstack([b[0] for b in blocks]), LabelConstraints(np.concatenate([b[1] for b in blocks])),
-                        label_weight=label_weight, groups=groups)
+    y = LabelConstraints(np.concatenate([b[1] for b in blocks]))
+    if len(blocks) > 1:
+        Sb = sparse.block_diag([S] * len(blocks), format="csr")
+        return balanced_cls(Sb, np.vstack([b[0] for b in blocks]), y, label_weight=label_weight, groups=groups)
+    rows, cols, entries = cannot_links
+    drawn = y.labels >= 0
+    Si = without_entries(S, entries[drawn[rows] & drawn[cols]])
+    return balanced_cls(Si, blocks[0][0], y, label_weight=label_weight, groups=groups, cannot_links_removed=True)
 
 
 def _score_batch(blocks, k: int, bandwidth, mean: str, knn_edges: str = "all",
@@ -184,6 +202,7 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
     members = np.arange(plan.n_members) if members is None else np.asarray(members, dtype=np.int64).ravel()
     y = np.asarray(y)
     S = _shared_graph(X, space, n_pcs, k, bandwidth, som=som, weights=weights)
+    cannot_links = None if S is None else cannot_link_entries(S, y)
     Xc = _columns(X)
     m = plan.features.shape[1]
     rows_per_member = X.shape[0] if S is not None else plan.boot.shape[1] + plan.unlabeled.size
@@ -192,7 +211,7 @@ def enscls_chunk(X, y, plan: EnsCLSPlan, members=None, *, k: int = 10, bandwidth
 
     def work(idx):
         if S is not None:
-            out = _score_shared([_shared_member(Xc, y, plan, int(i)) for i in idx], S, label_weight)
+            out = _score_shared([_shared_member(Xc, y, plan, int(i)) for i in idx], S, label_weight, cannot_links)
         else:
             blocks = [_member_matrix(Xc, y, plan, int(i), som, som_nodes, bootstrap) for i in idx]
             out = _score_batch(blocks, k, bandwidth, mean, knn_edges, denominator, weights, label_weight)
@@ -228,7 +247,7 @@ def _shared_graph(X, space: str, n_pcs: int, k: int, bandwidth, *, som: bool, we
         raise InputError("enscls: space: pca needs weights: balanced (the paper's members, weights: literal, "
                          "search their own subspace)")
     S, _ = heat_kernel_graph(pca_embedding(X, n_pcs), k=k, bandwidth=bandwidth)
-    return S
+    return canonical_csr(S)
 
 
 def combine_enscls(plan: EnsCLSPlan, member_scores: np.ndarray, members=None, *,
@@ -272,7 +291,8 @@ def _combine(X, y, constraints, plan, parts, *, average="members", **_):
 ENSCLS_MEMBERS = Members(plan=_plan, size=lambda plan: plan.n_members, run=_run, combine=_combine)
 
 
-@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS, description=(
+@register("enscls", higher_is_better=False, needs=("labels",), members=ENSCLS_MEMBERS,
+          invariances=with_adaptive_bandwidth({"shift"}), description=(
     "Ensemble CLS (EnsCLS Alg. 2); members use the balanced CLS (paper: weights=literal) on one shared PCA kNN "
     "graph (space=auto; paper: space=subspace): simulation at 1 % labels 0.64 of planted markers vs laplacian "
     "0.63, cls 0.66; PBMC 0.613 vs 0.503 on own subspaces (README)"))

@@ -237,7 +237,7 @@ def permuted_predictions(tree, X32: np.ndarray, rng: np.random.Generator):
     return feats, tree_predict(tree, stack).reshape(feats.size, n)
 
 
-@register("rf", higher_is_better=True, needs=("labels",))
+@register("rf", higher_is_better=True, needs=("labels",), invariances=("scale", "unit"))
 def random_forest(X, y, constraints, rng, *, n_estimators: PosInt | None = None,
                   max_features: Literal["sqrt", "log2"] | PosInt | Annotated[float, Range(0, 1, low_open=True)]
                   | None = "sqrt", min_samples_split: Annotated[int, Range(2)] = 2):

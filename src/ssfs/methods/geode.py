@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..params import Fraction
 from ..registry import SelectionResult, register
 from ._labeled import labeled, resample_counts
+from ._shared.invariance import EVERY
 
 
 def _kept_components(lam: np.ndarray, vecs: np.ndarray, min_var_share: float):
@@ -138,7 +139,7 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, gamma: float = 
     return np.stack([_direction_scores(Bm[:, m], K, multiclass) for m in range(M)])
 
 
-@register("geode", higher_is_better=True, needs=("labels",))
+@register("geode", higher_is_better=True, needs=("labels",), invariances=EVERY - {"scale"})
 def geode_score(X, y, constraints, rng, *, gamma: Fraction = 1.0, min_var_share: Fraction = 0.001,
                 multiclass: Literal["max", "rms"] = "max"):
     """GeoDE characteristic direction |b| (Clark et al. 2014); one-vs-rest for > 2 classes."""

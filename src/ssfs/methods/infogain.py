@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..params import Range
 from ..registry import SelectionResult, register
 from ._labeled import labeled, resample_counts
+from ._shared.invariance import EVERY
 
 #: samples x features per block (bounds the sorted copies: 24 bytes per element)
 MAX_BLOCK_ELEMENTS = 1 << 18
@@ -131,7 +132,7 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, discretize: str
     return _mdl_gain(np.asarray(X, dtype=np.float64), codes, resample_counts(boots, codes)[0], threads)
 
 
-@register("infogain", higher_is_better=True, needs=("labels",))
+@register("infogain", higher_is_better=True, needs=("labels",), invariances=EVERY)
 def infogain_score(X, y, constraints, rng, *, discretize: Literal["mdl", "equal_width"] = "mdl",
                    n_bins: Annotated[int, Range(2)] = 10):
     """Information gain after Fayyad-Irani MDL (or equal-width) discretisation (FSelectorRcpp)."""

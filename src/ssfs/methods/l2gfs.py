@@ -73,7 +73,7 @@ def _run(X, K, index, beta, max_iter, rng):
     return W, labels, obj, it
 
 
-@register("l2gfs", higher_is_better=True)
+@register("l2gfs", higher_is_better=True, invariances=("shift", "unit"))
 def l2gfs(X, y, constraints, rng, *, beta: float = -0.1, n_clusters: PosInt | None = None, n_init: PosInt = 10,
           max_iter: PosInt = 100, standardize_features: bool = False):
     """Local-to-global feature weighting on constrained k-means (thesis Alg. 14); weights sum to 1."""

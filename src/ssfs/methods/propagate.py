@@ -33,8 +33,9 @@ from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
 from ._shared.class_stats import ClassStatistics, class_statistics, variance_explained
 from ._shared.graph import knn_graph
+from ._shared.invariance import per_distinct_column
 from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
-from ._shared.signal import canonical_rows, signal_embedding
+from ._shared.signal import canonical_rows, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
 FOLDS = 3
@@ -231,7 +232,8 @@ def variance_in_span(X, Z: np.ndarray) -> np.ndarray:
 
 def _label_free(X, n_pcs: int, note: str) -> Propagation:
     Z, d = signal_embedding(X, n_pcs)
-    return Propagation(variance_in_span(X, Z), np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
+    scores = per_distinct_column(lambda A: variance_in_span(A, Z), X)  # a copy scores as its feature, bit for bit
+    return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
                        float("nan"), float("nan"), float("nan"), d, note)
 
 
@@ -261,7 +263,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         return _label_free(X, n_pcs, "fewer than 2 labeled classes: label-free scores (variance on the "
                                      "signal components)")
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
-    pos = canonical_rows(X)
+    pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     W, d = _start_graph(X, k, n_pcs, graph, embedding)
     start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": genes, "folds": FOLDS}
@@ -295,11 +297,12 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note) -> Propagation
     present = np.flatnonzero(P.sum(axis=0) > 0)
     stats = class_statistics(X, P[:, present], np.asarray(names, dtype=object)[present])
     acc, chance = chosen.agreement[:2]
-    return Propagation(variance_explained(X, groups, weight), groups, names, stats, chosen.name, float(acc),
+    scores = per_distinct_column(lambda A: variance_explained(A, groups, weight), X)  # copies: the same bits
+    return Propagation(scores, groups, names, stats, chosen.name, float(acc),
                        float(chance), float(start.agreement[0]), chosen.dims, note)
 
 
-@register("propagate", higher_is_better=True, description=(
+@register("propagate", higher_is_better=True, invariances=("features", "copies", "shift", "unit"), description=(
     "Labels spread over a kNN graph of the signal components (Zhou et al. 2004), unreached samples in groups "
     "of their own; features ranked by the variance the groups explain, per-class markers beside"))
 def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 50, refine: NonNegInt = 2,

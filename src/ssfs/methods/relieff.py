@@ -28,7 +28,10 @@ in the distance, as scikit-rebate does), ``ramp=(eq, diff)`` (CORElearn's ramp
 function: diff 0 below eq x range, 1 above diff x range; CORElearn defaults
 0.04, 0.1) and ``instances`` ("all", "sqrt", "log" or a number: random instances
 drawn with the method's rng; EFSIS used ReliefIterations = -2, i.e. sqrt(n)).
-Ties in distance are broken by sample index.
+Distances equal up to round-off (2^-40 of the largest) tie, and ties are broken by sample
+index (so the sample order can decide neighbours on data with exact ties: ReliefF does not
+promise invariance to it, docs/invariances.md). An
+exact copy of a feature gets the feature's weight to the last bit (computed once).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from ..errors import InputError
 from ..params import Fraction, NonNegInt, PosFloat, PosInt
 from ..registry import SelectionResult, register
 from ._labeled import labeled, resample_counts
+from ._shared.invariance import EVERY, distinct_columns
 
 #: elements of a pair x feature work block (bounds temporary memory to ~32 MB)
 BLOCK_ELEMENTS = 1 << 22
@@ -364,6 +368,18 @@ def instance_sample(n: int, instances, rng) -> np.ndarray:
     return np.sort(rng.choice(n, size=m, replace=False))
 
 
+#: distances are compared on a grid of this many steps up to each data set's largest one
+DISTANCE_STEPS = 2.0**40
+
+
+def _snapped(D: np.ndarray) -> np.ndarray:
+    """M x n x n distances on a grid of 2^-40 of each data set's largest: distances equal up to
+    round-off (sums of the same diffs in another order: the features' order decides the last
+    bits) tie, and ties go to the lower sample index, whatever the order of the features."""
+    top = D.max(axis=(1, 2), keepdims=True)
+    return np.rint(D * np.where(top > 0, DISTANCE_STEPS / np.where(top > 0, top, 1.0), 1.0))
+
+
 def neighbour_weights(D: np.ndarray, codes: np.ndarray, inst: np.ndarray, *, k: int, weighting: str,
                       sigma: float, miss_weights: str):
     """Sparse (rows, cols, weights) of the ReliefF update: instance rows, neighbour columns.
@@ -372,7 +388,7 @@ def neighbour_weights(D: np.ndarray, codes: np.ndarray, inst: np.ndarray, *, k: 
     sharing ``codes`` and ``inst`` at once, and the data set of every weight comes first
     (each set's weights in the order one call of its own would give)."""
     batch = D.ndim == 3
-    D = D if batch else D[None]
+    D = _snapped(D if batch else D[None])
     n = codes.size
     K = int(codes.max()) + 1
     counts = np.bincount(codes, minlength=K)
@@ -451,10 +467,15 @@ def relieff_scores(XL, codes, rng, *, k=10, weighting="equal", sigma=20.0, miss_
     r, c, w = neighbour_weights(D, codes, inst, k=int(k), weighting=weighting, sigma=sigma,
                                 miss_weights=miss_weights)
     I, J, ww = symmetric_pairs(r, c, w, n)
-    return pair_diff_sums(XL, I, J, spec, w=ww) / inst.size
+    first, group = distinct_columns(XL)  # an exact copy of a feature: the feature's sum, bit for bit
+    if first.size == XL.shape[1]:
+        return pair_diff_sums(XL, I, J, spec, w=ww) / inst.size
+    sub = DiffSpec(spec.inv_range[first], spec.discrete[first],
+                   None if spec.std_thr is None else spec.std_thr[first], spec.ramp)
+    return pair_diff_sums(XL[:, first], I, J, sub, w=ww)[group] / inst.size
 
 
-@register("relieff", higher_is_better=True, needs=("labels",))
+@register("relieff", higher_is_better=True, needs=("labels",), invariances=EVERY - {"samples"})
 def relieff_score(X, y, constraints, rng, *, k: PosInt = 10, weighting: Literal["equal", "exprank"] = "equal",
                   sigma: PosFloat = 20.0, miss_weights: Literal["prior", "neighbourhood"] = "prior",
                   instances: Literal["all", "sqrt", "log"] | PosInt = "all", ramp: list[Fraction] | None = None,
@@ -503,10 +524,14 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds, *, k=10, weighting="equ
         dist += absdiff(fs) @ inv[:, fs].T
     Wp, m_inst = _pair_weights(dist, pair_id, codes, boots, seeds, instances, k=int(k), weighting=weighting,
                                sigma=sigma, miss_weights=miss_weights)
-    S = np.empty((M, p))
+    first, group = distinct_columns(X)  # the scores of distinct features only: a copy's are the feature's
+    if first.size < p:
+        X, inv = np.ascontiguousarray(X[:, first]), inv[:, first]
+        blocks = [slice(a, min(a + block_features, first.size)) for a in range(0, first.size, block_features)]
+    S = np.empty((M, X.shape[1]))
     for fs in blocks:
         S[:, fs] = (Wp @ absdiff(fs)) * inv[:, fs]
-    return S / m_inst[:, None]
+    return (S / m_inst[:, None])[:, group] if first.size < p else S / m_inst[:, None]
 
 
 def _pair_weights(dist, pair_id, codes, boots, seeds, instances, **options):

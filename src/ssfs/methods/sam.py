@@ -27,6 +27,7 @@ from ..params import NonNegFloat
 from ..ranking import stable_argsort
 from ..registry import SelectionResult, register
 from ._labeled import labeled, resample_counts
+from ._shared.invariance import EVERY
 
 S0_PERCENTILES = np.round(np.arange(0, 21) * 0.05, 10)
 
@@ -134,7 +135,13 @@ def bootstrap_scores(X, codes, boots: np.ndarray, seeds=None, *, score: str = "a
     return np.abs(d) if score == "abs" else d
 
 
-@register("sam", higher_is_better=True, needs=("labels",))
+def _sam_invariances(params: dict) -> frozenset:
+    """s0 is a percentile of every feature's s_i: a feature's scale moves the others'
+    scores; a given s0 is in the unit of X."""
+    return EVERY - {"scale"} - (set() if params.get("s0", "auto") == "auto" else {"unit"})
+
+
+@register("sam", higher_is_better=True, needs=("labels",), invariances=_sam_invariances)
 def sam_score(X, y, constraints, rng, *, score: Literal["abs", "signed"] = "abs",
               s0: Literal["auto"] | NonNegFloat = "auto"):
     """SAM d statistic (Tusher et al. 2001; samr two-class / multiclass), ranked by |d| or signed d."""

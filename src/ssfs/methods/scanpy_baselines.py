@@ -24,6 +24,7 @@ from ..errors import InputError, SupervisionError
 from ..labels import current_class_name
 from ..params import PosInt
 from ..registry import register
+from ._shared.invariance import EVERY
 
 
 def _anndata(X, obs=None):
@@ -34,7 +35,7 @@ def _anndata(X, obs=None):
         return ad.AnnData(X=X, obs=obs)
 
 
-@register("scanpy_hvg", higher_is_better=True, requires="scanpy")
+@register("scanpy_hvg", higher_is_better=True, requires="scanpy", invariances=("samples", "features", "copies"))
 def scanpy_hvg(X, y, constraints, rng, *, flavor: Literal["seurat", "cell_ranger"] = "seurat",
                n_bins: PosInt = 20):
     """scanpy highly-variable genes: normalized dispersion per gene (unsupervised).
@@ -61,7 +62,7 @@ def scanpy_hvg(X, y, constraints, rng, *, flavor: Literal["seurat", "cell_ranger
     return np.asarray(df["dispersions_norm"], dtype=float)
 
 
-@register("scanpy_rank_genes", higher_is_better=True, needs=("labels",), requires="scanpy")
+@register("scanpy_rank_genes", higher_is_better=True, needs=("labels",), requires="scanpy", invariances=EVERY)
 def scanpy_rank_genes(X, y, constraints, rng, *,
                       method: Literal["t-test", "t-test_overestim_var", "wilcoxon"] = "t-test",
                       tie_correct: bool = False):

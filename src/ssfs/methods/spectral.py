@@ -14,7 +14,7 @@ from ..constraints import Constraints
 from ..errors import MethodError
 from ..params import Bandwidth, Fraction, NonNegFloat, PosInt
 from ..registry import register
-from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph
+from ._shared.cls import balanced_cls, check_cls_options, cls_from_graph, warn_if_label_free
 from ._shared.graph import (
     constrained_graph,
     degree,
@@ -25,11 +25,12 @@ from ._shared.graph import (
     weighted_sq_sums,
     weighted_sums,
 )
+from ._shared.invariance import per_distinct_column, with_adaptive_bandwidth
 from ._shared.representation import graph_space
 from ._shared.som import compress_unlabeled
 
 
-@register("laplacian", higher_is_better=False)
+@register("laplacian", higher_is_better=False, invariances=with_adaptive_bandwidth())
 def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
                     bandwidth: Bandwidth = "auto",
                     use_labels: bool = False, graph: Any = None, space: Literal["auto", "raw", "pca"] = "auto",
@@ -53,15 +54,19 @@ def laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
         W = pairs_matrix(constraints.ml, X.shape[0], pair_weights(Z, constraints.ml, t))
         S = S.maximum(W).tocsr()
     d = degree(S)
-    m = weighted_sums(X, d) / d.sum()  # degree-weighted means
-    num = laplacian_quad(S, X) / 2.0  # f^T L f; L 1 = 0 (D = row sums)
-    if not symmetric:  # f~ = f - m 1: f~^T L f~ = f^T L f - m (1^T L) f, 1^T L = d - column sums
-        num = num - m * weighted_sums(X, d - np.asarray(S.sum(axis=0)).ravel())
-    den = weighted_sq_sums(X, d) - weighted_sums(X, d) ** 2 / d.sum()
-    return num / den
+
+    def score(F):  # per feature, on the graph of all of them
+        m = weighted_sums(F, d) / d.sum()  # degree-weighted means
+        num = laplacian_quad(S, F) / 2.0  # f^T L f; L 1 = 0 (D = row sums)
+        if not symmetric:  # f~ = f - m 1: f~^T L f~ = f^T L f - m (1^T L) f, 1^T L = d - column sums
+            num = num - m * weighted_sums(F, d - np.asarray(S.sum(axis=0)).ravel())
+        den = weighted_sq_sums(F, d) - weighted_sums(F, d) ** 2 / d.sum()
+        return num / den
+
+    return per_distinct_column(score, X)  # an exact copy of a feature scores exactly as the feature
 
 
-@register("cls", higher_is_better=False, description=(
+@register("cls", higher_is_better=False, invariances=with_adaptive_bandwidth(), description=(
     "Constrained Laplacian Score (EnsCLS eq. 1-3). Default differs from the paper: label terms per sample "
     "(weights=balanced), PCA graph for single-cell input; the paper: weights=literal"))
 def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
@@ -126,6 +131,7 @@ def constrained_laplacian_score(X, y, constraints, rng, *, k: PosInt = 10,
     Z = graph_space(X, space, n_pcs, embedding, precomputed=graph)
     if weights == "balanced":
         S, _ = heat_kernel_graph(Z, k=k, bandwidth=bandwidth, precomputed=graph)
+        warn_if_label_free("cls", constraints, y)
         return balanced_cls(S, X, constraints, label_weight=label_weight, label_share=label_share)
     among = None if knn_edges == "all" else constraints.unconstrained(X.shape[0])
     S, _ = constrained_graph(Z, constraints, k=k, bandwidth=bandwidth, precomputed=graph, knn_among=among)

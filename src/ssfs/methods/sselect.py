@@ -18,6 +18,7 @@ from ._shared.graph import (
     weighted_sq_sums,
     weighted_sums,
 )
+from ._shared.invariance import per_distinct_column, with_adaptive_bandwidth
 from ._shared.representation import graph_space
 
 
@@ -42,7 +43,7 @@ def binary_nmi(B: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(den > 0, mi / np.where(den > 0, den, 1.0), 0.0)
 
 
-@register("sselect", higher_is_better=False, needs=("labels",), description=(
+@register("sselect", higher_is_better=False, needs=("labels",), invariances=with_adaptive_bandwidth(), description=(
     "sSelect (eq. 2.9). Default differs from the papers: eta follows the labels' share (paper: eta=0.1); "
     "PCA graph for single-cell input"))
 def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
@@ -68,10 +69,14 @@ def sselect_score(X, y, constraints, rng, *, k: PosInt = 10,
         raise MethodError(f"sselect: eta must be in [0, 1], got {eta}")
     S, _ = heat_kernel_graph(graph_space(X, space, n_pcs, embedding), k=k, bandwidth=bandwidth)
     d = degree(S)
-    mu = weighted_sums(X, d) / d.sum()
-    cut = (laplacian_quad(S, X) / 2.0) / (weighted_sq_sums(X, d) - mu**2 * d.sum())  # g^T L g / g^T D g
     lab = np.flatnonzero(y >= 0)
-    XL = X[lab]
-    XL = XL.toarray() if sparse.issparse(XL) else np.asarray(XL)
-    nmi = binary_nmi(XL - mu[None, :] > 0, y[lab])
-    return eta * cut + (1.0 - eta) * (1.0 - nmi)
+
+    def score(F):  # per feature, on the graph of all: an exact copy scores exactly as the feature
+        mu = weighted_sums(F, d) / d.sum()
+        cut = (laplacian_quad(S, F) / 2.0) / (weighted_sq_sums(F, d) - mu**2 * d.sum())  # g^T L g / g^T D g
+        FL = F[lab]
+        FL = FL.toarray() if sparse.issparse(FL) else np.asarray(FL)
+        nmi = binary_nmi(FL - mu[None, :] > 0, y[lab])
+        return eta * cut + (1.0 - eta) * (1.0 - nmi)
+
+    return per_distinct_column(score, X)

@@ -247,7 +247,7 @@ class _PermutedBatch:
         self.pending, self.parts, self.size = [], [], 0
 
 
-@register("ssfi", higher_is_better=True, needs=("labels",))
+@register("ssfi", higher_is_better=True, needs=("labels",), invariances=("scale", "unit"))
 def ssfi(X, y, constraints, rng, *, n_members: PosInt | None = None, subspace: PosInt | None = None,
          sample_size: PosFloat = 1, max_iter: NonNegInt = 10,
          min_samples_split: Annotated[int, Range(2)] | Annotated[float, Range(0, 1, low_open=True)] = 2,

@@ -8,6 +8,7 @@ from scipy import sparse
 
 from ..registry import register
 from ._shared.graph import weighted_sq_sums, weighted_sums
+from ._shared.invariance import EVERY, per_distinct_column
 
 
 def column_variance(X, w=None) -> np.ndarray:
@@ -18,13 +19,13 @@ def column_variance(X, w=None) -> np.ndarray:
     return np.maximum(weighted_sq_sums(X, w) - m**2, 0.0)
 
 
-@register("variance", higher_is_better=True)
+@register("variance", higher_is_better=True, invariances=EVERY - {"scale"})
 def variance_score(X, y, constraints, rng):
     """Variance of each feature over all samples (Bishop 1995)."""
-    return column_variance(X)
+    return per_distinct_column(column_variance, X)
 
 
-@register("fisher", higher_is_better=True, needs=("labels",))
+@register("fisher", higher_is_better=True, needs=("labels",), invariances=EVERY)
 def fisher_score(X, y, constraints, rng):
     """Fisher score on the labeled samples: sum_c n_c (mu_c - mu)^2 / sum_c n_c sigma_c^2."""
     lab = np.flatnonzero(y >= 0)

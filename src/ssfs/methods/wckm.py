@@ -118,7 +118,7 @@ def _run(X, K, A_ml, A_cl, ml_deg, beta, penalty, max_iter, tol, rng):
     return w, a, obj, it
 
 
-@register("wckm", higher_is_better=True)
+@register("wckm", higher_is_better=True, invariances=("shift",))
 def wckm(X, y, constraints, rng, *, beta: float = -0.1, n_clusters: PosInt | None = None, n_init: PosInt = 10,
          max_iter: PosInt = 100, tol: NonNegFloat = 1e-4, penalty: NonNegFloat = 1.0,
          standardize_features: bool = False):

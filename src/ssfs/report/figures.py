@@ -1,10 +1,12 @@
 """Report figures from the tidy evaluation tables.
 
 Every function takes tidy DataFrames (``dataset, method, rep, n_features, metric,
-value`` plus the extra columns it names), writes ``<path>.svg`` (scalable, what the HTML
-report shows), ``<path>.png`` (dpi 250: at least 900 px wide, for ``snakemake --report``)
-and ``<path>.pdf`` (a ``.png``/``.pdf``/``.svg`` suffix on ``path`` is replaced) and returns the
-:class:`matplotlib.figure.Figure` so callers and tests can inspect the artists.
+value`` plus the extra columns it names), writes ``<path>.svg`` (scalable: what the HTML
+report embeds and ``snakemake --report`` shows) and returns the
+:class:`matplotlib.figure.Figure` so callers and tests can inspect the artists. Inside
+``with figure_formats("pdf", "png"):`` it writes those formats instead (``.pdf`` for papers,
+``.png`` at dpi 250, at least 900 px wide); each format is drawn only when a consumer asks
+for it (the workflow's ``paper_figures`` rule). A ``.png``/``.pdf``/``.svg`` suffix on ``path`` is replaced.
 Captions are the caller's job. Figures are built without ``pyplot`` (no global
 state, safe in parallel jobs) and rendered by the Agg / PDF backends.
 
@@ -16,6 +18,8 @@ passed), :func:`_grid` (panel layout) and :func:`_save`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib as mpl
@@ -62,20 +66,39 @@ def method_colors(methods: Sequence[str]) -> dict[str, tuple]:
     return {m: cmap(i % cmap.N) for i, m in enumerate(names)}
 
 
-def _paths(path) -> tuple[Path, Path, Path]:
+FORMATS = ("svg", "png", "pdf")
+#: the formats :func:`_save` writes (:func:`figure_formats`); SVG alone by default
+_FORMATS: ContextVar[tuple[str, ...]] = ContextVar("ssfs_figure_formats", default=("svg",))
+#: per format: savefig options (reruns write identical files: no dates)
+_SAVE_OPTIONS = {"svg": {"metadata": {"Date": None}}, "png": {"dpi": DPI},
+                 "pdf": {"metadata": {"CreationDate": None}}}
+
+
+@contextmanager
+def figure_formats(*formats: str):
+    """Within the block, the figure functions write each of ``formats`` (of :data:`FORMATS`)."""
+    bad = [f for f in formats if f not in FORMATS]
+    if bad or not formats:
+        raise InputError(f"figure formats must be some of {', '.join(FORMATS)}; got {', '.join(formats) or 'none'}")
+    token = _FORMATS.set(tuple(dict.fromkeys(formats)))
+    try:
+        yield
+    finally:
+        _FORMATS.reset(token)
+
+
+def _paths(path) -> dict[str, Path]:
     p = Path(path)
     if p.suffix.lower() in (".png", ".pdf", ".svg"):
         p = p.with_suffix("")
-    return tuple(p.with_name(p.name + ext) for ext in (".png", ".pdf", ".svg"))
+    return {ext: p.with_name(f"{p.name}.{ext}") for ext in _FORMATS.get()}
 
 
 def _save(fig: Figure, path) -> Figure:
-    png, pdf, svg = _paths(path)
     with mpl.rc_context(STYLE):
-        for path, kw in ((png, {"dpi": DPI}), (pdf, {"metadata": {"CreationDate": None}}),  # reruns: same bytes
-                         (svg, {"metadata": {"Date": None}})):
-            with atomic_path(path) as tmp:
-                fig.savefig(tmp, format=path.suffix[1:], **kw)
+        for ext, p in _paths(path).items():
+            with atomic_path(p) as tmp:
+                fig.savefig(tmp, format=ext, **_SAVE_OPTIONS[ext])
     return fig
 
 

@@ -180,7 +180,7 @@ def display_width(svg: bytes) -> int | None:
 def figure_html(figdir: Path, stem: str, caption: str) -> str:
     """A figure embedded in the page (the scalable SVG, else the PNG) at :data:`ZOOM` times its
     natural size, never wider than the text, with alt text (the caption's first sentence),
-    the caption, and links to the PDF and SVG files."""
+    the caption, and a link to the SVG file (PDF and PNG: the workflow's ``paper_figures`` rule)."""
     found = [(figdir / f"{stem}.{ext}", ext, mime) for ext, mime in (("svg", "image/svg+xml"), ("png", "image/png"))]
     found = [x for x in found if x[0].exists()]
     if not found:
@@ -193,5 +193,4 @@ def figure_html(figdir: Path, stem: str, caption: str) -> str:
     name = html.escape(stem, quote=True)
     return (f"<figure id='fig-{name}'><img alt='{html.escape(alt_text(caption, stem), quote=True)}'{style} "
             f"src='data:{mime};base64,{data}'>"
-            f"<figcaption>{html.escape(caption)} <a href='figures/{name}.pdf'>PDF</a> "
-            f"<a href='figures/{name}.svg'>SVG</a></figcaption></figure>")
+            f"<figcaption>{html.escape(caption)} <a href='figures/{name}.svg'>SVG</a></figcaption></figure>")

@@ -8,10 +8,13 @@ loop over features or pairs.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy import sparse
 
 from ...errors import MethodError
+from ...labels import current_class_name
 from . import kernels
 from .graph import degree, pairs_matrix, weighted_pair_sums
 
@@ -30,12 +33,41 @@ def _drop_pairs(S: sparse.csr_matrix, constraints) -> sparse.csr_matrix:
         return S
     y = getattr(constraints, "labels", None)
     if y is not None:
-        C = S.tocoo()
-        keep = ~((y[C.row] >= 0) & (y[C.col] >= 0) & (y[C.row] != y[C.col]))
-        return sparse.csr_matrix((C.data[keep], (C.row[keep], C.col[keep])), shape=S.shape)
+        S = canonical_csr(S)
+        rows, cols, entries = cannot_link_entries(S, y)
+        return without_entries(S, entries)
     out = (S - S.multiply(pairs_matrix(constraints.cl, S.shape[0]))).tocsr()
     out.eliminate_zeros()
     return out
+
+
+def canonical_csr(S) -> sparse.csr_matrix:
+    """S as CSR with sorted, unique column indices (a copy only when it is not)."""
+    S = sparse.csr_matrix(S)
+    if not S.has_canonical_format:
+        S = S.copy()
+        S.sum_duplicates()
+    return S
+
+
+def cannot_link_entries(S: sparse.csr_matrix, y: np.ndarray):
+    """(rows, columns, positions in ``S.data``) of the edges of the canonical CSR ``S`` that join
+    two samples labeled differently (``y``, -1 unlabeled)."""
+    rows = np.repeat(np.arange(S.shape[0]), np.diff(S.indptr))
+    entries = np.flatnonzero((y[rows] >= 0) & (y[S.indices] >= 0) & (y[rows] != y[S.indices]))
+    return rows[entries], S.indices[entries], entries
+
+
+def without_entries(S: sparse.csr_matrix, entries: np.ndarray) -> sparse.csr_matrix:
+    """The canonical CSR ``S`` without the stored entries at ``entries`` (ascending), the others in
+    their order (what a COO round trip gave, without its sort)."""
+    if not entries.size:
+        return S
+    keep = np.ones(S.nnz, dtype=bool)
+    keep[entries] = False
+    rows = np.searchsorted(S.indptr, entries, side="right") - 1
+    indptr = S.indptr - np.r_[0, np.cumsum(np.bincount(rows, minlength=S.shape[0]))]
+    return sparse.csr_matrix((S.data[keep], S.indices[keep], indptr), shape=S.shape)
 
 
 def mean_partner_sums(X, constraints) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -107,21 +139,36 @@ def label_share_of(n_constrained: int, n: int, label_weight: float = 10.0) -> fl
     return wm / (wm + n) if wm > 0 else 0.0
 
 
+def warn_if_label_free(method: str, constraints, y) -> None:
+    """Say so when the labels or constraints give must-link pairs but no cannot-link pair: the
+    balanced score then gives its label terms no share (they need both kinds of partner) and
+    returns the label-free Laplacian score, which a user who gave labels would not expect."""
+    if constraints.n_cl or not constraints.n_ml:
+        return
+    present = np.unique(np.asarray(y)[np.asarray(y) >= 0])
+    why = (f"every labeled sample is in class {current_class_name(present[0])}" if present.size == 1
+           else "every constraint is must-link")
+    warnings.warn(f"{method}: {why}, so no cannot-link pair exists and the label terms are not used: the scores "
+                  "are the label-free Laplacian score; label samples of a second class (or give cannot-link pairs)",
+                  UserWarning, stacklevel=3)
+
+
 def balanced_cls(S, X, constraints, *, label_weight: float = 10.0, label_share: float | None = None,
-                 groups=None) -> np.ndarray:
+                 groups=None, cannot_links_removed: bool = False) -> np.ndarray:
     """The "balanced" CLS of :func:`constrained_laplacian_score` from a kNN graph ``S``
     (cannot-link edges are removed here). Memory and time linear in n_labeled.
     ``label_share`` s, default :func:`label_share_of` (``label_weight``). ``groups``: G
     independent problems at once as in :func:`cls_from_graph` (``constraints`` must then
-    come from labels; result G x p)."""
-    S = _drop_pairs(sparse.csr_matrix(S), constraints)
+    come from labels; result G x p). ``cannot_links_removed``: ``S`` holds no cannot-link edge already."""
+    S = sparse.csr_matrix(S) if cannot_links_removed else _drop_pairs(sparse.csr_matrix(S), constraints)
     n = X.shape[0]
     ind, g, n_groups = _group_indicator(groups, n)
     d = degree(S)
     vol = np.bincount(g, weights=d, minlength=n_groups)[:, None]
-    X2 = _squared(X)
-    Gq = (_group_sums(ind(d), X2) - _cross_sums(S, X, g, n_groups)) / vol  # f^T L f per unit degree
-    V = (_group_sums(ind(d), X2) - _group_sums(ind(d), X) ** 2 / vol) / vol
+    D = ind(d)
+    dX2 = _group_sums(D, _squared(X))
+    Gq = (dX2 - _cross_sums(S, X, g, n_groups)) / vol  # f^T L f per unit degree
+    V = (dX2 - _group_sums(D, X) ** 2 / vol) / vol
     y = getattr(constraints, "labels", None)
     if y is not None:
         M, C, n_m, n_c = label_partner_sums(X, y, groups)
@@ -172,7 +219,7 @@ def _cross_sums(S, X, g: np.ndarray, n_groups: int) -> np.ndarray:
     out = np.zeros((n_groups, p))
     for a in range(0, n, step):
         b = min(n, a + step)
-        SX = S[a:b] @ X
+        SX = (S if (a, b) == (0, n) else S[a:b]) @ X
         XB = X[a:b]
         if sparse.issparse(SX):
             P = sparse.csr_matrix(SX.multiply(XB))

@@ -29,13 +29,25 @@ def as_float_matrix(X):
     return np.asarray(X, dtype=np.float64)
 
 
-def _sq_dists_of_pairs(X, rows, cols, block: int = 4096) -> np.ndarray:
-    """Exact ||x_rows - x_cols||^2 for each pair, in blocks of pairs (bounded memory); many
-    pairs of a sparse X by the compiled row merge (:mod:`.kernels`, same values)."""
+#: bytes of one block of pair differences in :func:`_sq_dists_of_pairs` (cache-sized: on ALLAML,
+#: 72 x 7,129, blocks of 4,096 pairs took 4x longer, the row gathers streaming through memory)
+PAIR_BLOCK_BYTES = 512 * 1024
+
+
+def _sq_dists_of_pairs(X, rows, cols, block: int | None = None) -> np.ndarray:
+    """Exact ||x_rows - x_cols||^2 for each pair, in blocks of pairs (bounded memory, cache-sized
+    by default); many pairs of a sparse X by the compiled row merge (:mod:`.kernels`, same values).
+    Each pair's value is summed over its own row of differences, so it does not depend on the
+    block; a dense X is gathered from a C-ordered copy (rows of an F-ordered array, as
+    ``scipy.io.loadmat`` returns, are strided)."""
     rows = np.asarray(rows, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
     if kernels.use_kernels(X, rows.size):
         return kernels.pair_sq_dists(X, rows, cols)
+    if not sparse.issparse(X):
+        X = np.ascontiguousarray(X)
+    if block is None:
+        block = max(1, PAIR_BLOCK_BYTES // (8 * max(X.shape[1], 1)))
     out = np.empty(rows.size)
     for s in range(0, rows.size, block):
         diff = X[rows[s:s + block]] - X[cols[s:s + block]]
@@ -102,6 +114,25 @@ def _exact_refine(X, ind_rows, cols, queries: np.ndarray, k: int) -> tuple[np.nd
     return cols[o][take].reshape(queries.size, k), d[o][take].reshape(queries.size, k)
 
 
+def _nonzero_2d(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.nonzero`` of a C-ordered 2-d boolean array (row-major order), through the flat
+    indices: 10x faster than numpy's 2-d nonzero on a 93 x 20,000 block of few hits."""
+    flat = np.flatnonzero(mask)
+    rows, cols = np.divmod(flat, mask.shape[1])
+    return rows, cols
+
+
+def _kth_smallest_per_row(values: np.ndarray, rows: np.ndarray, n_rows: int, k: int) -> np.ndarray:
+    """The k-th smallest of ``values`` within each row (``rows`` ascending, every row at least k
+    entries): one partition of the entries padded to a rectangle (a lexsort of them took half of
+    a 20,000-sample search)."""
+    counts = np.bincount(rows, minlength=n_rows)
+    start = np.cumsum(counts) - counts
+    pad = np.full((n_rows, int(counts.max())), np.inf)
+    pad[rows, np.arange(rows.size) - start[rows]] = values
+    return np.partition(pad, k - 1, axis=1)[:, k - 1]
+
+
 def _smallest_exact(dist: np.ndarray, k: int, step: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Columns and values of the k smallest entries of each row of an exactly computed distance
     block, ordered by (value, column): ties at the k-th value go to the lower columns (however
@@ -110,7 +141,7 @@ def _smallest_exact(dist: np.ndarray, k: int, step: int = 1) -> tuple[np.ndarray
     ties) only they are sorted."""
     if step > 1:
         bound = np.partition(dist[:, ::step], k - 1, axis=1)[:, k - 1]
-        rows, cols = np.nonzero(dist <= bound[:, None])
+        rows, cols = _nonzero_2d(dist <= bound[:, None])
         counts = np.bincount(rows, minlength=dist.shape[0])
         width = int(counts.max()) if rows.size else 0
         if width <= 64 * k:  # candidates padded to one row each, columns ascending: a stable sort
@@ -128,7 +159,7 @@ def _smallest_exact(dist: np.ndarray, k: int, step: int = 1) -> tuple[np.ndarray
     tied = eq.sum(axis=1) > need
     if tied.any():  # the first columns of the tie
         eq[tied] &= np.cumsum(eq[tied], axis=1) <= need[tied, None]
-    rows, cols = np.nonzero(less | eq)  # k per row
+    rows, cols = _nonzero_2d(less | eq)  # k per row
     d = dist[rows, cols].astype(np.float64)
     o = np.lexsort((cols, d, rows))
     return cols[o].reshape(-1, k), d[o].reshape(-1, k)
@@ -183,74 +214,147 @@ def _knn_exact(X, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarr
     return ind[keep].reshape(n, k), d2[keep].reshape(n, k)
 
 
+#: ``precision="auto"`` computes the Gram blocks in float32 for dense data of at most this many
+#: features (the rounding bound, and so the share of candidates re-measured, grows with p) ...
+F32_MAX_FEATURES = 256
+#: ... and at least this many samples (below, the product is too small for its speed to count)
+F32_MIN_SAMPLES = 2000
+#: float32 Gram blocks only for centred values within [2^-40, 2^40] in magnitude (or 0): their
+#: products and sums then stay normal numbers, where the rounding bound holds
+F32_EXPONENT_LIMIT = 40
+
+
+def _gram_dtype(Xc, requested):
+    """float32 or float64 for the Gram blocks of the centred non-integer ``Xc``: ``requested``
+    (None = auto: float32 for dense data of few features and many samples, where the product is
+    the search's main cost), float64 whenever a value's magnitude would leave float32's safe
+    range (:data:`F32_EXPONENT_LIMIT`)."""
+    n, p = Xc.shape
+    if requested is None:
+        requested = np.float32 if (not sparse.issparse(Xc) and p <= F32_MAX_FEATURES
+                                   and n >= F32_MIN_SAMPLES) else np.float64
+    if requested != np.float32:
+        return np.float64
+    a = np.abs(Xc.data if sparse.issparse(Xc) else Xc)
+    lim = 2.0**F32_EXPONENT_LIMIT
+    if a.size and (a.max() > lim or np.min(a, where=a > 0, initial=np.inf) < 1.0 / lim):
+        return np.float64
+    return np.float32
+
+
+#: the first bound on a row's k-th distance is taken over every step-th column, about
+#: SUBSET_PER_K * k of them (candidates: about n / SUBSET_PER_K per row)
+SUBSET_PER_K = 128
+
+
 def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest samples of each row in ``queries`` (ascending; None: every row, itself
-    excluded). Integer data: the Gram-trick distances are exact, ties go to the lower index.
-    Otherwise a Gram-trick distance block (in ``dtype``) gives each row's candidates, every
-    sample whose lower error bound does not exceed a proven upper bound on the k-th distance;
-    the candidates' distances are then computed directly in float64."""
+    excluded). Integer data: the Gram-trick distances are exact, ties go to the lower index
+    (:func:`_knn_integral`). Otherwise a Gram-trick distance block (in ``dtype``) gives each row's
+    candidates, every sample whose lower error bound does not exceed a proven upper bound on the
+    k-th distance; the candidates' distances are then computed directly in float64."""
     n, p = X.shape
     self_excluded = queries is None
     queries = np.arange(n) if queries is None else np.asarray(queries, dtype=np.int64)
     exact_dtype = _integral_dtype(X)
-    integral = exact_dtype is not None
-    Xc = X if integral else _center(X)
-    dtype = exact_dtype if integral else dtype
-    if sparse.issparse(Xc):
-        sq = np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel()
-        Xd = Xc.astype(dtype)
-        XT = Xd.T.tocsc()
-        p_eff = max(1, int(np.diff(Xc.indptr).max())) if Xc.nnz else 1
-    else:
+    step = max(1, n // (SUBSET_PER_K * k))
+    if exact_dtype is not None:
+        return _knn_integral(X, queries, k, block_bytes, exact_dtype, self_excluded, step)
+    Xc = _center(X)
+    dtype = _gram_dtype(Xc, dtype)
+    dense = not sparse.issparse(Xc)
+    if dense:
         sq = np.einsum("ij,ij->i", Xc, Xc)
-        Xd = Xc.astype(dtype, copy=False)
-        XT = Xd.T
         p_eff = max(p, 1)
+    else:
+        sq = np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel()
+        p_eff = max(1, int(np.diff(Xc.indptr).max())) if Xc.nnz else 1
     # rounding error of sq_i - 2 x_i.x_j + sq_j in `dtype` (inputs rounded to dtype, dot products
-    # of p_eff terms, two additions), bounded by c (sq_i + sq_j): a rigorous worst-case bound
+    # of p_eff terms, two additions; or one dot product of p_eff + 1 terms, lo_j the last),
+    # bounded by c (sq_i + sq_j): a rigorous worst-case bound
     c = (2.0 * p_eff + 16.0) * float(np.finfo(dtype).eps)
     lo_i, lo_j = sq * (1.0 - c), (sq * (1.0 - c)).astype(dtype)
     width = 2.0 * c * sq
-    itemsize = np.dtype(dtype).itemsize
-    bs = max(1, min(queries.size, block_bytes // ((itemsize + 1) * max(n, 1))))
+    A, B = _gram_operands(Xc, dtype, lo_j)
+    # candidates: every sample whose lower bound does not exceed an upper bound on the row's
+    # k-th distance; that bound is first the k-th smallest upper bound over every step-th column
+    # (~SUBSET_PER_K k columns, their own small product: no argpartition over all n, no strided
+    # gather), then tightened among the candidates
+    sub = np.arange(0, n, step)
+    Bsub = B[:, sub]
+    bs = max(1, min(queries.size, block_bytes // ((np.dtype(dtype).itemsize + 1) * max(n, 1))))
     ind = np.empty((queries.size, k), dtype=np.int64)
     d2 = np.empty((queries.size, k))
-    # candidates: every sample whose lower bound does not exceed an upper bound on the row's
-    # k-th distance; that bound is first the k-th smallest upper bound over a strided subset of
-    # ~32k columns (no argpartition over all n), then tightened among the candidates
-    step = max(1, n // (32 * k))
-    wsub = width[::step]
-    XT = -2.0 * XT  # exact scaling: one pass less per block
     for s in range(0, queries.size, bs):
         e = min(queries.size, s + bs)
         qb = queries[s:e]
-        G = Xd[qb] @ XT
-        L = G.toarray() if sparse.issparse(G) else np.asarray(G)
-        del G
+        L, Lsub = _dense(A[qb] @ B), _dense(A[qb] @ Bsub)
+        if not dense:
+            L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
+            Lsub += lo_j[None, sub]
         r = np.arange(e - s)
-        if integral:  # exact: sq_i + sq_j - 2 x_i.x_j of integers
-            L += sq[None, :].astype(dtype)
-            L += sq[qb][:, None].astype(dtype)
-            if self_excluded:
-                L[r, qb] = np.inf
-            ind[s:e], d2[s:e] = _smallest_exact(L, k, step)
-            continue
-        L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
         if self_excluded:
             L[r, qb] = np.inf
-        U = L[:, ::step].astype(np.float64) + wsub[None, :]
+            on = qb % step == 0
+            Lsub[r[on], qb[on] // step] = np.inf
+        U = Lsub.astype(np.float64) + width[None, sub]
         thr = np.partition(U, k - 1, axis=1)[:, k - 1] + width[qb]  # minus lo_i
-        del U
         bound = np.nextafter(thr.astype(dtype), np.inf, dtype=dtype)  # rounded up
-        rows, cols = np.nonzero(bound[:, None] >= L)
+        rows, cols = _nonzero_2d(bound[:, None] >= L)
         lc = L[rows, cols].astype(np.float64) + lo_i[qb[rows]]
         del L
         uc = lc + width[qb[rows]] + width[cols]
-        o = np.lexsort((uc, rows))
-        first = np.searchsorted(rows[o], r)
-        thr2 = uc[o][first + k - 1]  # k-th smallest upper bound among the candidates of each row
+        thr2 = _kth_smallest_per_row(uc, rows, e - s, k)  # among the candidates of each row
         keep = lc <= thr2[rows]
         ind[s:e], d2[s:e] = _exact_refine(X, qb[rows[keep]], cols[keep].astype(np.int64), qb, k)
+    return ind, d2
+
+
+def _dense(M) -> np.ndarray:
+    return M.toarray() if sparse.issparse(M) else np.asarray(M)
+
+
+def _gram_operands(Xc, dtype, lo_j):
+    """(A, B) with A[rows] @ B = -2 x_i.x_j (+ lo_j for dense Xc: a column of ones in A and the
+    row lo_j in B, so the product adds it, one pass less per block) in ``dtype``; -2 is exact."""
+    if sparse.issparse(Xc):
+        Xd = Xc.astype(dtype)
+        return Xd, -2.0 * Xd.T.tocsc()
+    n, p = Xc.shape
+    A = np.empty((n, p + 1), dtype=dtype)
+    A[:, :p] = Xc
+    A[:, p] = 1.0
+    BT = np.empty((n, p + 1), dtype=dtype)  # B transposed: its columns are rows here (no transposing copy)
+    np.multiply(A[:, :p], -2.0, out=BT[:, :p])
+    BT[:, p] = lo_j
+    return A, BT.T
+
+
+def _knn_integral(X, queries, k: int, block_bytes: int, dtype, self_excluded: bool, step: int):
+    """:func:`_knn_queries` for integer data whose Gram-trick distances sq_i + sq_j - 2 x_i.x_j are
+    exact in ``dtype`` (:func:`_integral_dtype`): the k smallest of each row, ties to the lower index."""
+    n = X.shape[0]
+    if sparse.issparse(X):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        Xd = X.astype(dtype)
+        XT = -2.0 * Xd.T.tocsc()
+    else:
+        sq = np.einsum("ij,ij->i", X, X)
+        Xd = X.astype(dtype, copy=False)
+        XT = -2.0 * Xd.T
+    sq_d = sq.astype(dtype)
+    bs = max(1, min(queries.size, block_bytes // ((np.dtype(dtype).itemsize + 1) * max(n, 1))))
+    ind = np.empty((queries.size, k), dtype=np.int64)
+    d2 = np.empty((queries.size, k))
+    for s in range(0, queries.size, bs):
+        e = min(queries.size, s + bs)
+        qb = queries[s:e]
+        L = _dense(Xd[qb] @ XT)
+        L += sq_d[None, :]
+        L += sq_d[qb][:, None]
+        if self_excluded:
+            L[np.arange(e - s), qb] = np.inf
+        ind[s:e], d2[s:e] = _smallest_exact(L, k, step)
     return ind, d2
 
 
@@ -274,7 +378,7 @@ def _knn_nndescent(X, k: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def knn_search(X, k: int, block_bytes: int = 16 * 1024**2, *, method: str = "auto",
-               precision: str = "float64", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+               precision: str = "auto", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Each sample's k nearest other samples (Euclidean): indices (n x k), nearest first,
     and their squared distances sum_f (x_if - x_jf)^2 computed directly in float64; ties
     (equal computed distances, e.g. duplicated samples or integer data) go to the lower index.
@@ -284,26 +388,29 @@ def knn_search(X, k: int, block_bytes: int = 16 * 1024**2, *, method: str = "aut
     Gram-trick distances only propose candidates: every sample that rounding could place
     among the k nearest is re-measured directly, so the result is that of exact comparison
     of the directly computed distances. ``precision="float32"`` computes the Gram blocks in
-    float32 (faster, half the memory; same result, more candidates re-measured).
+    float32 (faster, half the memory; same result, more candidates re-measured; float64 when a
+    magnitude leaves float32's safe range); ``"auto"`` (default) float32 for dense data with at most
+    :data:`F32_MAX_FEATURES` features and at least :data:`F32_MIN_SAMPLES` samples, else float64.
     ``"nndescent"`` is pynndescent's approximate search (seeded); ``"auto"``: exact up to
     :data:`KNN_EXACT_MAX_N` samples, NN-descent above.
     """
     if method not in ("auto", "exact", "nndescent"):
         raise InputError(f"kNN search method must be 'auto', 'exact' or 'nndescent', got {method!r}")
-    if precision not in ("float64", "float32"):
-        raise InputError(f"kNN search precision must be 'float64' or 'float32', got {precision!r}")
+    if precision not in ("auto", "float64", "float32"):
+        raise InputError(f"kNN search precision must be 'auto', 'float64' or 'float32', got {precision!r}")
     X = sparse_if_mostly_zero(X)
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=np.float64)
     else:
-        X = np.asarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X, dtype=np.float64)  # rows gathered below (loadmat gives F order)
     n = X.shape[0]
     k = int(k)
     if not 1 <= k <= n - 1:
         raise InputError(f"number of neighbours k must be between 1 and n - 1 = {n - 1}, got {k}")
     if method == "nndescent" or (method == "auto" and n > KNN_EXACT_MAX_N):
         return _knn_nndescent(X, k, seed)
-    return _knn_exact(X, k, int(block_bytes), np.float32 if precision == "float32" else np.float64)
+    dtype = {"auto": None, "float32": np.float32, "float64": np.float64}[precision]
+    return _knn_exact(X, k, int(block_bytes), dtype)
 
 
 def knn_indices(X, k: int) -> np.ndarray:

@@ -36,6 +36,17 @@ def standardized(X):
     return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
+def unit_free(X):
+    """X times the power of two that puts its largest |value| in [0.5, 1): exact, so X and c X
+    (c a power of two) give the same bits, and the hashes below do not depend on the unit of X."""
+    top = abs(X).max() if X.shape[0] and X.shape[1] else 0.0
+    top = float(top) if np.isfinite(top) else 0.0
+    if top <= 0.0:
+        return X
+    factor = float(np.ldexp(1.0, -np.frexp(top)[1]))
+    return X * factor if sparse.issparse(X) else np.asarray(X, dtype=np.float64) * factor
+
+
 def _row_moments(X) -> np.ndarray:
     """n x 3 row sums of x, x^2, x^3, each summed over the row's values in sorted order (so
     they are bit for bit the same whatever the feature order)."""
@@ -65,9 +76,9 @@ def _mix(values: np.ndarray) -> np.ndarray:
 def canonical_rows(X) -> np.ndarray:
     """Position of every row in a pseudo-random order given by its contents: rows sorted by a
     hash of their sums of x, x^2 and x^3 (so the order does not depend on the sample or the
-    feature order, and neighbouring positions share nothing); exact duplicates keep their index
-    order."""
-    m = _row_moments(X)
+    feature order, nor on X's unit, :func:`unit_free`, and neighbouring positions share
+    nothing); exact duplicates keep their index order."""
+    m = _row_moments(unit_free(X))
     h = _mix(m[:, 0]) ^ (_mix(m[:, 1]) >> np.uint64(7)) ^ (_mix(m[:, 2]) >> np.uint64(13))
     order = np.lexsort((np.arange(X.shape[0]), h))
     pos = np.empty(order.size, dtype=np.int64)
@@ -80,6 +91,7 @@ def _column_shifts(X, pos: np.ndarray) -> np.ndarray:
     sequence and summed in canonical row order (the same bits whatever the sample or feature
     order; a column's copy gets its shift)."""
     n = X.shape[0]
+    X = unit_free(X)
     order = np.argsort(pos)
     w = np.random.default_rng(20261127).standard_normal(n)
     if sparse.issparse(X):

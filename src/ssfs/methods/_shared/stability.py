@@ -58,17 +58,21 @@ def efsis_stability(sets, p: int | None = None) -> float:
 
 def efsis_stability_of_ranks(R: np.ndarray, sizes) -> list[float]:
     """EFSIS eq. 1 of the top-t sets of every run, for each t in ``sizes``, from a run x
-    feature matrix of 1-based ranks (each row a permutation): every run selects t features,
-    so S = (M t / |F|) / M with F the features some run ranks <= t (no M x p set matrix)."""
+    feature matrix of 1-based ranks: run m selects the features it ranks <= t (t of them
+    when its ranks are a permutation; fewer when a tie straddles t, as average ranks do),
+    S = (sum_m |S_m| / |F|) / M with F the features some run selects (no M x p set matrix);
+    0 when no run selects any (a tie straddles t at the top of every run)."""
     R = np.atleast_2d(R)
     M = R.shape[0]
     if M < 2:
         raise InputError(f"stability needs at least 2 runs, got {M}")
     best = np.sort(R.min(axis=0))  # each feature's best rank over the runs
+    whole = R.dtype.kind in "iu"  # permutations: each run selects exactly t
     out = []
     for t in sizes:
         n_f = int(np.searchsorted(best, t, side="right"))
-        out.append((M * int(t)) / n_f / M if n_f else float("nan"))
+        chosen = M * int(t) if whole else int(np.count_nonzero(t >= R))
+        out.append(chosen / n_f / M if n_f else 0.0)
     return out
 
 

@@ -1,0 +1,26 @@
+"""Per-method settings that keep one call in milliseconds on the small data of the
+registry-driven tests (tests/methods/test_contract.py, the numerics rows of tests/test_faults_table.py)."""
+
+from __future__ import annotations
+
+#: ``p`` = number of features; the random-subspace ensembles draw every feature
+FAST = {
+    "bcs": lambda p: {"n_bags": 4},
+    "bootstrap_rank": lambda p: {"n_boot": 3},
+    "efsis": lambda p: {"n_boot": 3},
+    "enscls": lambda p: {"n_members": 3, "subspace": p},
+    "ssfi": lambda p: {"n_members": 3, "subspace": p, "max_iter": 2},
+    "rf": lambda p: {"n_estimators": 10},
+    "fwsemifs": lambda p: {"sampling_times": 3, "max_iterations": 2, "cv": 2},
+    "csfsr": lambda p: {"h": min(6, p)},
+    "pca": lambda p: {"n_components": min(3, p)},
+    "ssdr": lambda p: {"n_components": min(3, p)},
+    "l2gfs": lambda p: {"n_init": 2},
+    "wckm": lambda p: {"n_init": 2},
+    "mrmr": lambda p: {"n_features": min(6, p)},
+}
+
+
+def fast_settings(name: str, p: int) -> dict:
+    """The parameters of :data:`FAST` for method ``name`` on ``p`` features (none for most)."""
+    return FAST.get(name, lambda p: {})(p)
