@@ -5,7 +5,7 @@ several methods over resamples (the workflow's selection mode), all without Snak
     ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
     ssfs rank data.csv --method laplacian                      # label-free: no labels needed
     ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
-    ssfs select cells.h5ad --label-key cell_type -o selection/          # --methods propagate (default)
+    ssfs select cells.h5ad --label-key cell_type -o selection/   # --methods propagate,laplacian,fisher,cls
 """
 
 from __future__ import annotations
@@ -507,9 +507,10 @@ def _add_select_parser(sub) -> None:
                     "selection mode (config/README.md) for one file. Prints the answer in words; writes consensus.tsv, "
                     "summary.json, stability_path.tsv/.svg and dotplot.svg to --output.\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(s)
-    s.add_argument("--methods", default="propagate",
-                   help="comma-separated registered methods (default: propagate, the semi-supervised score that "
-                        "led every scenario of docs/labels_that_count.md; it runs label-free without labels)")
+    s.add_argument("--methods", default="propagate,laplacian,fisher,cls",
+                   help="comma-separated registered methods (default: propagate,laplacian,fisher,cls: the committee "
+                        "that found the most planted markers on half-samples, docs/labels_that_count.md; methods "
+                        "that cannot run, e.g. fisher without 2 labels per class, are left out and named)")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
                    help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
     d = SELECTION_DEFAULTS

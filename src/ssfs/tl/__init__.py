@@ -6,7 +6,7 @@
 >>> adata.var["cls_score"], adata.var["cls_rank"], adata.uns["cls"]
 >>> ssfs.tl.rank_features(adata, "propagate", groupby="cell_type")   # + per-class markers
 >>> ssfs.tl.markers_df(adata, "B cell")    # as scanpy.get.rank_genes_groups_df
->>> ssfs.tl.select_stable(adata, groupby="cell_type")      # methods=("propagate",)
+>>> ssfs.tl.select_stable(adata, groupby="cell_type")   # propagate, laplacian, fisher, cls
 >>> adata.var["ssfs_selection_selected"], adata.uns["ssfs_selection"]["features"]
 
 As in scanpy: labels come from an ``obs`` column (NaN = unlabeled), the expression from
