@@ -92,3 +92,33 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(wd)
     for f in ("stability_path.svg", "dotplot.svg"):
         assert (out / f).read_bytes() == (sel / f).read_bytes()  # the same figures, drawn once each
+
+
+@pytest.mark.slow
+def test_the_analysts_case_beside_every_label(tmp_path):
+    """selection.labeled_per_class: the answer from 5 labels per class (the others hidden), the
+    list every label gives in selection/all_labels/, both in the report with their overlap; the
+    fused job (in memory) and the separate rules (chunks) write the same bytes."""
+    data = tmp_path / "planted.csv"
+    planted_csv(data, labeled_per_class=None)
+    runs = {}
+    for name, execution, cores in (("fused", {}, 2), ("chunked", {"reps_per_job": 3}, 1)):
+        cfg = sel_config(data, labeled_per_class=5)
+        cfg["execution"] = execution
+        snakemake(tmp_path / name, cfg, cores=cores)
+        d = tmp_path / name / "results" / "planted" / "selection"
+        runs[name] = {f: (d / f).read_bytes() for f in ("consensus.tsv", "summary.json", "all_labels/consensus.tsv",
+                                                          "all_labels/summary.json")}
+    assert runs["fused"] == runs["chunked"]
+    d = tmp_path / "fused" / "results" / "planted" / "selection"
+    s, s_all = (json.loads((d / f).read_text()) for f in ("summary.json", "all_labels/summary.json"))
+    assert s["labeled_per_class"] == {"a": 5, "b": 5} and s["n_unlabeled"] == 50
+    assert s["labels_kept_per_class"] == 5 and s["labels_given"] == 60
+    assert s_all["labeled_per_class"] == {"a": 30, "b": 30} and s_all["labels_kept_per_class"] is None
+    assert sorted(s["features"]) == sorted(s_all["features"]) == [f"g{j}" for j in range(M)]
+    html = __import__("html").unescape((tmp_path / "fused" / "results" / "report.html").read_text())
+    assert "The analyst's case: 5 labels per class kept of the 60 the data hold" in html
+    assert (f"Beside it, every label (60 labeled samples): {M} features selected, stability "
+            in html) and f"Overlap: {M} of this list's {M} features are in that list (Jaccard 1.00)" in html
+    assert "<th>all labels</th>" in html
+    assert check_page(tmp_path / "fused" / "results" / "report.html")["links"] >= 7  # all_labels/consensus.tsv

@@ -9,80 +9,110 @@ _SRPJ = CFG["execution"]["reps_per_job"] or max(1, len(SEL_RESAMPLES))
 SEL_CHUNKS = [SEL_RESAMPLES[i : i + _SRPJ] for i in range(0, len(SEL_RESAMPLES), _SRPJ)]
 SEL_METHODS = SEL["methods"] if SEL else []
 SELECTION_FILES = ["consensus.tsv", "summary.json", "stability_path.tsv", "stability_path.svg", "dotplot.svg"]
+# selection.labeled_per_class (the analyst's case): the answer from a few labels per class, and beside it
+# the list every label gives (selection/all_labels/: consensus and summary only, for the overlap).
+SEL_ALL_LABELS = bool(SEL and SEL.get("labeled_per_class"))
 SELECTION_OUTPUTS = (
     expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=SELECTION_FILES) if SEL else []
+) + (
+    expand(
+        f"{RESULTS}/{{dataset}}/selection/all_labels/{{name}}",
+        dataset=DATASETS,
+        name=["consensus.tsv", "summary.json"],
+    )
+    if SEL_ALL_LABELS
+    else []
 )
-
 
 # With execution.fuse_steps, one chunk and one batch (the default) that job also writes the
 # consensus (no consensus rule): one process start-up per dataset.
 _SEL_FUSED = FUSE_STEPS and len(SEL_CHUNKS) == 1 and len(method_batches(SEL_METHODS)) == 1
-_CONSENSUS = dict(
-    consensus=f"{RESULTS}/{{dataset}}/selection/consensus.tsv",
-    summary=f"{RESULTS}/{{dataset}}/selection/summary.json",
-    path=f"{RESULTS}/{{dataset}}/selection/stability_path.tsv",
-    figure=f"{RESULTS}/{{dataset}}/selection/stability_path.svg",
-    dotplot=f"{RESULTS}/{{dataset}}/selection/dotplot.svg",
+# (folder under selection/, rule name suffix, selection entry, outputs of the consensus)
+_SEL_SETS = [("", "", SEL, SELECTION_FILES)]
+# fused: the answer's job also computes every label's list, in memory (one start-up per dataset)
+_ALL_LABELS_FUSED = (
+    dict(
+        all_labels_consensus=f"{RESULTS}/{{dataset}}/selection/all_labels/consensus.tsv",
+        all_labels_summary=f"{RESULTS}/{{dataset}}/selection/all_labels/summary.json",
+    )
+    if SEL_ALL_LABELS and _SEL_FUSED
+    else {}
 )
+if SEL_ALL_LABELS and not _SEL_FUSED:
+    _SEL_SETS.append(
+        ("all_labels/", "_all_labels", {**SEL, "labeled_per_class": None}, ["consensus.tsv", "summary.json"])
+    )
+_CONSENSUS_KEYS = {
+    "consensus.tsv": "consensus",
+    "summary.json": "summary",
+    "stability_path.tsv": "path",
+    "stability_path.svg": "figure",
+    "dotplot.svg": "dotplot",
+}
 
-for _chunk, _res in enumerate(SEL_CHUNKS):
-    _batches = method_batches(SEL_METHODS)
-    for _b, _batch in enumerate(_batches):
-        _threads, _runtime, _mem = batch_resources(_batch, len(_res))
+for _dir, _suffix, _sel, _files in _SEL_SETS:
+    _consensus = {_CONSENSUS_KEYS[f]: f"{RESULTS}/{{dataset}}/selection/{_dir}{f}" for f in _files}
+    for _chunk, _res in enumerate(SEL_CHUNKS):
+        _batches = method_batches(SEL_METHODS)
+        for _b, _batch in enumerate(_batches):
+            _threads, _runtime, _mem = batch_resources(_batch, len(_res))
+
+            rule:
+                name:
+                    batch_rule(f"selection{_suffix}", _chunk, _b, _batches)
+                input:
+                    prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+                output:
+                    **(_consensus if _SEL_FUSED else {}),
+                    **(_ALL_LABELS_FUSED if not _dir else {}),
+                    ranks=per_method(f"{{dataset}}/selection/{_dir}ranks/{{method}}/chunk{_chunk}.npz", _batch),
+                    # chunk 0 also ranks the full data
+                    full=(per_method(f"{{dataset}}/selection/{_dir}full/{{method}}.tsv", _batch) if _chunk == 0 else []),
+                log:
+                    f"{RESULTS}/logs/selection/{{dataset}}/{_dir}{batch_name(_batch)}/chunk{_chunk}.log",
+                benchmark:
+                    f"{RESULTS}/{{dataset}}/selection/{_dir}benchmarks/{batch_name(_batch)}/chunk{_chunk}.tsv"
+                conda:
+                    "../../envs/select.yaml"
+                threads: _threads
+                resources:
+                    mem_mb=_mem,
+                    runtime=_runtime,
+                params:
+                    **batch_params(_batch, {"ranks": "one", "full": "list"}),
+                    sup=CFG["supervision"],
+                    sel=_sel,
+                    seed=SEED,
+                    chunk=_res,
+                    fuse_consensus=_SEL_FUSED,
+                    methods=SEL_METHODS,
+                script:
+                    "../scripts/selection_rank.py"
+
+    if not _SEL_FUSED:
 
         rule:
+            """One dataset's consensus table, summary (selected features, stability, error bound, verdict),
+            stability path and dot plot."""
             name:
-                batch_rule("selection", _chunk, _b, _batches)
+                f"consensus{_suffix}"
             input:
                 prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
+                full=expand(f"{RESULTS}/{{{{dataset}}}}/selection/{_dir}full/{{method}}.tsv", method=SEL_METHODS),
+                ranks=expand(
+                    f"{RESULTS}/{{{{dataset}}}}/selection/{_dir}ranks/{{method}}/chunk{{chunk}}.npz",
+                    method=SEL_METHODS,
+                    chunk=range(len(SEL_CHUNKS)),
+                ),
             output:
-                **(_CONSENSUS if _SEL_FUSED else {}),
-                ranks=per_method(f"{{dataset}}/selection/ranks/{{method}}/chunk{_chunk}.npz", _batch),
-                # chunk 0 also ranks the full data
-                full=per_method("{dataset}/selection/full/{method}.tsv", _batch) if _chunk == 0 else [],
+                **_consensus,
             log:
-                f"{RESULTS}/logs/selection/{{dataset}}/{batch_name(_batch)}/chunk{_chunk}.log",
-            benchmark:
-                f"{RESULTS}/{{dataset}}/selection/benchmarks/{batch_name(_batch)}/chunk{_chunk}.tsv"
+                f"{RESULTS}/logs/selection/{{dataset}}/{_dir}consensus.log",
             conda:
-                "../../envs/select.yaml"
-            threads: _threads
-            resources:
-                mem_mb=_mem,
-                runtime=_runtime,
+                "../../envs/report.yaml"
             params:
-                **batch_params(_batch, {"ranks": "one", "full": "list"}),
-                sup=CFG["supervision"],
-                sel=SEL,
-                seed=SEED,
-                chunk=_res,
-                fuse_consensus=_SEL_FUSED,
+                sel=_sel,
                 methods=SEL_METHODS,
+                seed=SEED,
             script:
-                "../scripts/selection_rank.py"
-
-
-if not _SEL_FUSED:
-
-    rule consensus:
-        """One dataset's consensus table, summary (selected features, stability, error bound, verdict), stability
-        path and dot plot."""
-        input:
-            prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
-            full=expand(f"{RESULTS}/{{{{dataset}}}}/selection/full/{{method}}.tsv", method=SEL_METHODS),
-            ranks=expand(
-                f"{RESULTS}/{{{{dataset}}}}/selection/ranks/{{method}}/chunk{{chunk}}.npz",
-                method=SEL_METHODS,
-                chunk=range(len(SEL_CHUNKS)),
-            ),
-        output:
-            **_CONSENSUS,
-        log:
-            f"{RESULTS}/logs/selection/{{dataset}}/consensus.log",
-        conda:
-            "../../envs/report.yaml"
-        params:
-            sel=SEL,
-            methods=SEL_METHODS,
-        script:
-            "../scripts/consensus.py"
+                "../scripts/consensus.py"

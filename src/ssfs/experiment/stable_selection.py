@@ -30,6 +30,7 @@ from .attribution import attribution, memberships_of
 from .error_bound import ASSUMPTIONS, choose_top
 from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, stability_path, summary
 from .selection_defaults import SELECTION_DEFAULTS
+from .splits import draw_labeled
 from .verdict import verdict
 
 DEFAULTS = SELECTION_DEFAULTS
@@ -80,6 +81,21 @@ def method_settings(methods, params: dict | None = None) -> dict:
     if unknown:
         raise ConfigError(f"parameters given for {unknown}, which are not among the methods {methods}")
     return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
+
+
+def selection_labels(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> np.ndarray:
+    """The labels the selection uses: ``y`` itself, or with ``sel["labeled_per_class"]`` = k
+    (the analyst's case of the default run) k labels of every class drawn from the seed (a class
+    with fewer keeps all of them, with a warning), the other samples unlabeled (-1)."""
+    k = sel.get("labeled_per_class")
+    y = np.asarray(y, dtype=np.int64)
+    if k is None:
+        return y
+    keep = draw_labeled(y, np.arange(y.size), int(k), derive_rng(seed, dataset, "selection", "labels", int(k)),
+                        dataset=dataset, small_classes="all", class_names=class_names)
+    out = np.full(y.size, -1, dtype=np.int64)
+    out[keep] = y[keep]
+    return out
 
 
 def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> list[np.ndarray]:
@@ -181,10 +197,13 @@ def _usable(runs: dict) -> tuple[dict, dict]:
     return ok, left
 
 
-def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None) -> SelectionResult:
+def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None,
+                     given=None) -> SelectionResult:
     """Consensus table, summary and stability path from each method's :class:`MethodRuns`
     (label -> runs, methods in the order given), with the per-class attribution of every
-    feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`)."""
+    feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`).
+    ``y``: the labels the selection used; ``given``: the data's labels when some were hidden
+    (:func:`selection_labels`), counted in the summary's ``labels_given``."""
     ok, left = _usable(runs)
     p = X.shape[1]
     cons = consensus({m: r.full for m, r in ok.items()}, {m: r.resamples.astype(np.float64) for m, r in ok.items()},
@@ -197,7 +216,9 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     s = summary(cons, names, sel=sel, methods=list(ok))
     counts = {str(c): int((y == k).sum()) for k, c in enumerate(classes)}
     s = {"dataset": dataset, "n_samples": int(len(y)), "labeled_per_class": counts,
-         "n_unlabeled": int((y < 0).sum()), **s, "left_out": left}
+         "n_unlabeled": int((y < 0).sum()), **s, "left_out": left,
+         "labels_kept_per_class": sel.get("labeled_per_class"),
+         "labels_given": int((np.asarray(y if given is None else given) >= 0).sum())}
     table, s["attribution"] = _attributed(table, X, y, classes, ok)
     table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
     s["verdict"] = verdict(s)

@@ -20,11 +20,14 @@ from .render import html_table, render_page, render_template, svg_figure
 MAX_ROWS = 30
 
 
-def draw_selection_figures(*, summary, path, consensus, figure=None, dotplot=None) -> None:
+def draw_selection_figures(*, summary, consensus, path=None, figure=None, dotplot=None) -> None:
     """The stability path (``figure``) and the dot plot of the selected features by class
     (``dotplot``; the first :data:`DOT_ROWS` consensus features when none is selected) of one
     dataset, from its summary.json, stability_path.tsv and consensus.tsv; each file is written
-    once, in its suffix's format (:func:`ssfs.report.figures.save_as`); None: not drawn."""
+    once, in its suffix's format (:func:`ssfs.report.figures.save_as`); None: not drawn (the
+    list of every label beside the analyst's case has no figures)."""
+    if figure is None and dotplot is None:
+        return
     from .figures import dotplot as draw_dots  # lazy: matplotlib (about 0.5 s) only when figures are drawn
     from .figures import save_as
     from .figures import stability_path as draw_path
@@ -60,7 +63,8 @@ def _note_figure(text: str):
 
 
 def _labels_sentence(s: dict, cfg: dict) -> str:
-    """Which labels the answer used (all the given ones; named per class), and the constraints."""
+    """Which labels the answer used (all the given ones, or ``labeled_per_class`` of each class:
+    the analyst's case; named per class), and the constraints."""
     lab = ", ".join(f"{k} {v}" for k, v in s["labeled_per_class"].items())
     n_lab = sum(s["labeled_per_class"].values())
     csup = (cfg.get("supervision") or {}).get("constraints") or {"mode": "all_pairs"}
@@ -69,8 +73,33 @@ def _labels_sentence(s: dict, cfg: dict) -> str:
     if not n_lab:
         return (f"No labels: {s['n_samples']} unlabeled samples × {s['n_features']} features, label-free "
                 "methods only.")
+    kept = s.get("labels_kept_per_class")
+    if kept:
+        return (f"The analyst's case: {kept} labels per class kept of the {s['labels_given']} the data hold "
+                f"(selection: labeled_per_class), {n_lab} labeled samples ({lab}), the other {s['n_unlabeled']} "
+                f"of {s['n_samples']} samples × {s['n_features']} features unlabeled; {cons}.")
     return (f"Every label given: {n_lab} labeled samples ({lab}) and {s['n_unlabeled']} unlabeled of "
             f"{s['n_samples']} samples × {s['n_features']} features; {cons}.")
+
+
+def compared_sentence(s: dict, s_all: dict | None) -> str:
+    """The analyst's list beside the one every label gives (``s_all``: its summary.json): its
+    length and stability, the overlap, and the features only one of them holds; '' without it."""
+    if s_all is None:
+        return ""
+    mine, full = s["features"], s_all["features"]
+    both = [f for f in mine if f in set(full)]
+    union = len(set(mine) | set(full))
+
+    def few(fs):
+        return ", ".join(fs[:12]) + (f" and {len(fs) - 12} more" if len(fs) > 12 else "") if fs else "none"
+
+    stab = s_all.get("list_stability") or s_all["stability"]
+    stab_text = "undefined" if stab.get("value") is None else f"{stab['value']:.2f}"
+    return (f"Beside it, every label ({s_all['labels_given']} labeled samples): {len(full)} features selected, "
+            f"stability {stab_text}. Overlap: {len(both)} of this list's {len(mine)} features are in that list "
+            f"(Jaccard {len(both) / union if union else 1:.2f}); only here: {few([f for f in mine if f not in both])}; "
+            f"only with every label: {few([f for f in full if f not in set(mine)])}.")
 
 
 def _best_sentence(ds: str, methods, best_all: pd.DataFrame | None, best_sel: pd.DataFrame | None) -> str:
@@ -88,9 +117,10 @@ def _best_sentence(ds: str, methods, best_all: pd.DataFrame | None, best_sel: pd
     return text
 
 
-def _shown_table(table: pd.DataFrame, s: dict) -> tuple[pd.DataFrame, list[str]]:
+def _shown_table(table: pd.DataFrame, s: dict, s_all: dict | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The rows of the report's table (the selected ones and 10 more, at least 20, at most
-    :data:`MAX_ROWS` + the selected) and their classes (``stable`` for the selected)."""
+    :data:`MAX_ROWS` + the selected) and their classes (``stable`` for the selected); with the
+    list every label gives (``s_all``), an ``all labels`` column marks its features."""
     n_rows = int(min(len(table), max(s["n_selected"] + 10, 20), s["n_selected"] + MAX_ROWS))
     show = table.head(n_rows)
     cols = [c for c in ("feature", "symbol", "selected", "frequency", "marks", "direction", "log_fold_change",
@@ -98,6 +128,9 @@ def _shown_table(table: pd.DataFrame, s: dict) -> tuple[pd.DataFrame, list[str]]
     cols += [c for c in show.columns if c.startswith("rank_")]
     out = show[cols].copy()
     out["selected"] = np.where(out["selected"], "✓", "")
+    if s_all is not None:
+        out.insert(list(out.columns).index("selected") + 1, "all labels",
+                   np.where(out["feature"].isin(s_all["features"]), "✓", ""))
     out = out.rename(columns={"log_fold_change": "log fold change", "consensus_rank": "rank",
                               **{c: c.replace("rank_", "rank ") for c in cols if c.startswith("rank_")}})
     return out, ["stable" if v else "" for v in show["selected"]]
@@ -105,13 +138,16 @@ def _shown_table(table: pd.DataFrame, s: dict) -> tuple[pd.DataFrame, list[str]]
 
 def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best_all=None, best_sel=None) -> str:
     s = json.loads((sel_dir / "summary.json").read_text())
+    all_path = sel_dir / "all_labels" / "summary.json"
+    s_all = json.loads(all_path.read_text()) if s.get("labels_kept_per_class") and all_path.exists() else None
     table = pd.read_csv(sel_dir / "consensus.tsv", sep="\t")
-    show, rows = _shown_table(table, s)
+    show, rows = _shown_table(table, s, s_all)
     tid = "top-features" if _dataset_block.first else f"top-features-{ds}"
     _dataset_block.first = False
     return render_template(
         "selection_block.html.j2", ds=ds, s=s, att=s.get("attribution"), labels=_labels_sentence(s, cfg),
-        compared=None, n_rows=len(show), table=html_table(show, table_id=tid, row_classes=rows, scroll=True),
+        compared=compared_sentence(s, s_all), n_rows=len(show),
+        table=html_table(show, table_id=tid, row_classes=rows, scroll=True),
         dotplot=svg_figure(sel_dir / "dotplot.svg", f"{ds}: dot plot of the selected features by class",
                            "Selected features (rows) by class: colour = mean scaled per feature, size = fraction of "
                            "the class's samples with a non-zero value (all equal for continuous data); the class "
@@ -201,7 +237,7 @@ def run_selection_report(out, cfg: dict) -> None:
     nav = [("summary", "Summary"), ("datasets", "Datasets"), ("config", "Configuration")]
     parts = [summary_section(cfg, Path(out).parent, datasets, selection=True),
              "<h2 id='datasets'>Datasets</h2><p>Samples and features after preparation; <i>class_counts</i>: "
-             "labeled samples per class (class order), all of them used by the selection.</p>"
+             "labeled samples per class (class order) the selection used (each answer above says which).</p>"
              + html_table(datasets_table(Path(out).parent, datasets)),
              "<h2 id='config'>Configuration</h2><details><summary>the run's configuration (YAML)</summary><pre>"
              + html.escape(yaml.safe_dump(cfg, sort_keys=False)) + "</pre></details>"]

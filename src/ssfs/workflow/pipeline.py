@@ -19,7 +19,14 @@ from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
 from ..experiment.constrained import compare_constrained
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
-from ..experiment.stable_selection import MethodRuns, consensus_result, run_one_method, selection_resamples
+from ..experiment.stable_selection import (
+    MethodRuns,
+    consensus_result,
+    run_one_method,
+    selection_labels,
+    selection_resamples,
+    stable_selection,
+)
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, write_tsv
 from ..io.h5ad import read_prepared
@@ -260,6 +267,7 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
     once on all labeled samples (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
     X, y, classes, names, _ = _selection_data(prepared)
+    y = selection_labels(y, sel, seed, dataset, classes)
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     full = (full[0] if full else None) if isinstance(full, list) else full  # the rule gives [] or [path]
     subs = selection_resamples(y, sel, seed, dataset, classes)
@@ -280,11 +288,13 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: list,
-                  dataset: str, path=None) -> None:
+                  dataset: str, seed: int, path=None) -> None:
     """consensus.tsv, summary.json and the stability path (``path``, TSV) of one dataset from every
     method's full ranking and resample ranks (``full`` and ``ranks`` ordered like ``methods``;
-    ``ranks`` chunk files in chunk order per method)."""
-    X, y, classes, names, adata = _selection_data(prepared)
+    ``ranks`` chunk files in chunk order per method); the labels of ``sel`` (every label, or
+    ``labeled_per_class`` of each class: :func:`ssfs.experiment.stable_selection.selection_labels`)."""
+    X, given, classes, names, adata = _selection_data(prepared)
+    y = selection_labels(given, sel, seed, dataset, classes)
     p = X.shape[1]
     per = len(ranks) // len(methods)
     runs = {}
@@ -300,11 +310,24 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                              [str(f) for z in parts for f in z["failed"]], str(first["full_failed"]),
                              first["memberships"] if "memberships" in first.files else None)
     res = consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
-                           symbols=_symbol_column(adata))
+                           symbols=_symbol_column(adata), given=given)
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
         write_tsv(res.path, path)
+
+
+def run_all_labels_selection(*, prepared, all_labels_consensus, all_labels_summary, settings: dict, sup: dict,
+                             sel: dict, seed: int, dataset: str) -> None:
+    """The fused job's companion of the analyst's case (``selection.labeled_per_class``): the
+    list every label gives, in memory (no rank files), as the ``selection_all_labels`` and
+    ``consensus_all_labels`` rules write it when jobs are not fused (same seeds: same bytes)."""
+    X, y, classes, names, adata = _selection_data(prepared)
+    cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
+    res = stable_selection(X, y, cons, settings, {**sel, "labeled_per_class": None}, seed=seed, dataset=dataset,
+                           names=names, classes=classes, symbols=_symbol_column(adata))
+    write_tsv(res.table, all_labels_consensus)
+    write_json(res.summary, all_labels_summary)
 
 
 #: var columns holding gene symbols, in order of preference
