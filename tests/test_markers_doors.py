@@ -73,11 +73,12 @@ def test_ssfs_rank_writes_markers_next_to_the_ranking(planted, tmp_path, capsys)
     assert ssfs.tl.markers_df(a, "NK")["names"].iloc[0] == f"g{first['NK']}"
 
 
-def test_select_stable_defaults_to_propagate(planted):
+def test_select_stable_defaults_to_the_committee(planted):
     X, sim, labels = planted
     a = _adata(X, labels)
     ssfs.tl.select_stable(a, groupby="cell_type", resamples=4, top=10, threshold=0.5)
     info = a.uns["ssfs_selection"]
-    assert info["methods"] == ["propagate"]
+    committee = ["propagate", "laplacian", "fisher", "cls"]  # those that cannot run are left out, named
+    assert info["methods"] == [m for m in committee if m not in info["left_out"]] and "propagate" in info["methods"]
     chosen = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
     assert chosen.size >= 5 and np.isin(chosen, sim.markers).all()
