@@ -46,10 +46,23 @@ def on_files(files, config):
     return files
 
 
+#: a link from a page to a file of the repository outside docs/ (source, benchmarks ...)
+REPO_LINK = re.compile(r"\[([^\]]+)\]\(\.\./([^)#\s]+)\)")
+
+
+def _repo_file(m) -> str:
+    """A link to a repository file, which the site does not hold: its path as code (the text
+    beside it when it says more than the path)."""
+    text, path = m.group(1), m.group(2)
+    if not (REPO / path).exists():
+        return m.group(0)  # left to mkdocs --strict: a broken link fails the build
+    return f"`{path}`" if text.strip("`") == path else f"{text} (`{path}`)"
+
+
 def on_page_markdown(markdown, page, config, files):
     for link, name in LINKS.items():
         markdown = markdown.replace(f"]({link})", f"]({name})").replace(f"]({link}#", f"]({name}#")
-    return markdown
+    return REPO_LINK.sub(_repo_file, markdown)
 
 
 #: a reST role as the Markdown renderer leaves it: ``:func:<code>~pkg.name</code>``

@@ -9,6 +9,7 @@ from ssfs.constraints import Constraints
 from ssfs.errors import InputError
 from ssfs.experiment.error_bound import error_bound
 from ssfs.experiment.selection import aggregate, consensus, ranks_from_order, resamples
+from ssfs.io.atomic import write_checked_tsv
 from ssfs.runner import run_method
 
 
@@ -99,7 +100,7 @@ def test_frequent_features_of_benchmark_rankings(tmp_path):
     for rep, feats in enumerate((["x", "y", "z"], ["x", "z", "y"], ["y", "x", "w"])):
         p = tmp_path / "ds" / "base" / "rankings" / "m" / f"{rep}.tsv"
         p.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame({"feature": feats, "rank": [1, 2, 3]}).to_csv(p, sep="\t", index=False)
+        write_checked_tsv(pd.DataFrame({"feature": feats, "rank": [1, 2, 3]}), p)
         paths.append(p)
     out = frequent_features(paths, top=2)
     assert out["features"].tolist() == ["x (3/3), y (2/3), z (1/3)"]
@@ -165,7 +166,7 @@ def test_tl_select_stable_finds_the_planted_markers_and_matches_the_library():
     (["--param", "cls.k"], "--param expects METHOD.NAME=VALUE"),
     (["--param", "pca.n_components=2"], "parameters given for ['pca'], which are not among the methods"),
     (["--methods", "fisher,fisher"], "selection methods must be distinct"),
-    (["--param", "cls.k=0"], "method 'cls' parameter k: expected an integer >= 1, got 0"),
+    (["--param", "propagate.k=0"], "method 'propagate' parameter k: expected an integer >= 1, got 0"),
 ])
 def test_ssfs_select_refuses_bad_options_before_reading_the_data(capsys, argv, message):
     from ssfs.cli import main

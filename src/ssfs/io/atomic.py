@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._checked import MANIFEST, manifest_text, table_bytes
 from .._outputs import check_destination, os_cause, os_errno, output_error  # noqa: F401 - re-exported
 from ..errors import OutputError
 
@@ -85,3 +86,15 @@ def save_npy(arr, path, *, what: str = "") -> None:
     """A numpy array as ``.npy``, written atomically (to a file handle: ``np.save`` would append ``.npy``)."""
     with atomic_path(path, what=what) as tmp, open(tmp, "wb") as fh:
         np.save(fh, arr)
+
+
+def write_checked_tsv(df, path) -> None:
+    """An intermediate table of the workflow, written atomically with its end-of-table line
+    (:mod:`ssfs._checked`: its readers refuse it when cut short or changed)."""
+    atomic_write_bytes(path, table_bytes(df))
+
+
+def write_manifest(folder, paths) -> None:
+    """``folder/.ssfs-manifest.json``: the SHA-256 of each of ``paths`` (written last, after
+    them), checked by the step that reads them (:func:`ssfs._checked.check_manifest`)."""
+    atomic_write_text(Path(folder) / MANIFEST, manifest_text(folder, paths))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._checked import incomplete, load_checked_npz, read_checked_tsv
 from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
@@ -25,7 +26,7 @@ from ..experiment.stable_selection import (
     stable_selection,
 )
 from ..io import prepare_dataset, write_prepared
-from ..io.atomic import atomic_path, atomic_write_text, save_npy, write_json, write_tsv
+from ..io.atomic import atomic_path, atomic_write_text, save_npy, write_checked_tsv, write_json, write_tsv
 from ..io.h5ad import Prepared, gene_symbols, read_prepared
 from ..labels import Labels
 from ..ranking import ranking_table
@@ -111,8 +112,7 @@ def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, see
     for rep, sp, out in zip(reps, splits, constraints, strict=True):
         c = make_constraints(data.y, read_split(sp), sup["constraints"], seed, dataset, rep, user,
                              np.asarray(data.adata.obs_names))
-        with atomic_path(out) as tmp:
-            c.to_tsv(tmp)
+        write_checked_tsv(c.tsv_frame(), out)
 
 
 # ---------------------------------------------------------------------------- select
@@ -132,8 +132,8 @@ def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_c
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
     start-up) that the report shows apart from the median of the other runs. ``key``: the run's
     ``dataset``, ``variant`` and ``method`` (the file carries its own keys)."""
-    write_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
-                            "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
+    write_checked_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
+                                    "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
 
 
 def by_method(files, methods) -> dict[str, list[str]]:
@@ -205,7 +205,7 @@ def _training(data: Prepared, split_path, constraints_path):
     """(training X, partial training labels with the class names, training constraints) of one repetition."""
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
-    cons = Constraints.from_tsv(constraints_path).subset(train)
+    cons = Constraints.from_tsv(constraints_path, checked=True).subset(train)
     return data.X[train], Labels(partial_labels(data.y, split), data.classes), cons
 
 
@@ -245,7 +245,7 @@ def _write_ranked(ranked, data: Prepared, out) -> None:
     else:
         table = ranking_table(data.features, ranked.scores, ranked.order,
                               selected_only=ranked.result.selected is not None, by_size=ranked.by_size)
-    write_tsv(table, out)
+    write_checked_tsv(table, out)
 
 
 def run_member_chunk(*, prepared, split, constraints, members, settings: MethodConfig, seed: int, dataset: str,
@@ -271,10 +271,10 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
     Xtr, ytr, cons = _training(data, split, constraints)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
-        with np.load(cp) as z:
-            parts.append({k: z[k] for k in z.files if not k.startswith("_")})
-            seconds += float(z["_seconds"])
-            peaks.append(float(z["_peak_mb"]))
+        z = load_checked_npz(cp)
+        parts.append({k: v for k, v in z.items() if not k.startswith("_")})
+        seconds += float(z["_seconds"])
+        peaks.append(float(z["_peak_mb"]))
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
         settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), parts=parts,
         **settings.params))
@@ -314,7 +314,7 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
                                   dataset=dataset, with_full=full is not None, classes=data.classes)
     if full is not None:
         if ranked is None:
-            write_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
+            write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
         else:
             _write_ranked(ranked, data, full)
     arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
@@ -338,15 +338,24 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     full, ranks = by_method(full, methods), by_method(ranks, methods)
     runs = {}
     for label in methods:
-        parts = [np.load(f) for f in ranks[label]]
-        t = pd.read_csv(full[label][0], sep="\t")
+        parts = [load_checked_npz(f) for f in ranks[label]]
+        for f, z in zip(ranks[label], parts, strict=True):
+            if z["ranks"].ndim != 2 or z["ranks"].shape[1] != p:
+                shape = " x ".join(map(str, z["ranks"].shape))
+                raise incomplete(f, f"its resample ranks hold an array of shape {shape}, expected any x {p} "
+                                    "(the data's features)")
+        t = read_checked_tsv(full[label][0])
         r = None
         if len(t):
             r = np.full(p, len(t) + 1, dtype=np.float64)
             r[t["index"].to_numpy()] = t["rank"].to_numpy()
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
-                                 parts[0]["memberships"] if "memberships" in parts[0].files else None)
+                                 parts[0].get("memberships"))
+        if runs[label].resamples.shape[0] != sel["resamples"]:
+            raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
+                                              f"{runs[label].resamples.shape[0]} rows in all, expected "
+                                              f"{sel['resamples']} resamples")
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y)
     write_tsv(res.table, consensus)
@@ -385,13 +394,13 @@ def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed:
                                 algorithms=cc["algorithms"], n_init=cc["n_init"], labeled=read_split(sp)["labeled"])
         frames.append(t.assign(dataset=dataset, variant=variant, rep=rep))
     cols = ["dataset", "variant", "algorithm", "setting", "rep", "rand", "n_heldout", "n_constraints"]
-    write_tsv(pd.concat(frames, ignore_index=True)[cols], table)
+    write_checked_tsv(pd.concat(frames, ignore_index=True)[cols], table)
 
 
 def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
     """Mean ± sd (%) of the Rand index per dataset, algorithm and setting over the repetitions, the
     published value beside it when ``paper`` (a TSV: dataset, algorithm, setting, value in %) has one."""
-    df = pd.concat([pd.read_csv(t, sep="\t") for t in tables], ignore_index=True)
+    df = pd.concat([read_checked_tsv(t) for t in tables], ignore_index=True)
     keys = ["dataset", "variant", "algorithm", "setting"]
     g = df.groupby(keys, sort=False)["rand"]
     # n: repetitions with a value (a clustering that found no feasible or finite solution has none)
