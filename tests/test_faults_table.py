@@ -1063,8 +1063,11 @@ def _select_after(damage: Callable):
 
         prepared, split, cons = _pipeline(tmp)
         damage(tmp)
-        pipeline.run_select(prepared, split, cons, tmp / "r.tsv", {"method": "fisher", "params": {}}, 0, "d",
-                            "fisher", 0)
+        from ssfs.io.h5ad import read_prepared
+        from ssfs.runner import MethodConfig
+
+        pipeline.run_select(read_prepared(prepared), split=split, constraints=cons, ranking=tmp / "r.tsv",
+                            settings=MethodConfig("fisher", "fisher"), seed=0, dataset="d", rep=0)
         return tmp / "r.tsv"
 
     return call
@@ -1088,8 +1091,11 @@ def _consensus_with(ranks_shape=None, cut_full: bool = False, cut_ranks: bool = 
         sel = {"resamples": 4, "top": 2, "threshold": 0.6, "scheme": "cpss", "aggregation": "mean_rank",
                "methods": ["fisher"]}
         sup = {"constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
-        pipeline.run_selection_chunk(prepared=prepared, ranks=tmp / "k.npz", settings={"method": "fisher",
-                                     "params": {}}, sup=sup, sel=sel, seed=0, dataset="d", method="fisher",
+        from ssfs.io.h5ad import read_prepared
+        from ssfs.runner import MethodConfig
+
+        pipeline.run_selection_chunk(read_prepared(prepared), ranks=tmp / "k.npz",
+                                     settings=MethodConfig("fisher", "fisher"), sup=sup, sel=sel, seed=0, dataset="d",
                                      chunk=[0, 1, 2, 3], full=tmp / "f.tsv")
         if ranks_shape is not None:
             np.savez(tmp / "k.npz", ranks=np.zeros(ranks_shape, dtype=np.int32), failed=np.full(ranks_shape[0], ""),
@@ -1100,7 +1106,7 @@ def _consensus_with(ranks_shape=None, cut_full: bool = False, cut_ranks: bool = 
             _cut("k.npz", 0.9)(tmp)
         pipeline.run_consensus(prepared=prepared, full=[tmp / "f.tsv"], ranks=[tmp / "k.npz"],
                                consensus=tmp / "consensus.tsv", summary=tmp / "summary.json", sel=sel,
-                               methods=["fisher"], dataset="d", seed=0)
+                               methods={"fisher": {"method": "fisher", "params": {}}}, dataset="d", seed=0)
         return json.loads((tmp / "summary.json").read_text())
 
     return call
@@ -1110,14 +1116,15 @@ def _combine_after_cut(tmp: Path):
     from ssfs.workflow import pipeline
 
     prepared, split, cons = _pipeline(tmp)
-    settings = {"method": "bootstrap_rank", "params": {"base": "fisher", "n_boot": 4}}
+    from ssfs.runner import MethodConfig
+
+    settings = MethodConfig("boot", "bootstrap_rank", {"base": "fisher", "n_boot": 4})
     for c in (0, 1):
         pipeline.run_member_chunk(prepared=prepared, split=split, constraints=cons, members=tmp / f"m{c}.npz",
-                                  settings=settings, seed=0, dataset="d", method="boot", rep=0, chunk=c, n_chunks=2)
+                                  settings=settings, seed=0, dataset="d", rep=0, chunk=c, n_chunks=2)
     _cut("m1.npz", 0.7)(tmp)
     pipeline.run_combine(prepared=prepared, split=split, constraints=cons, chunks=[tmp / "m0.npz", tmp / "m1.npz"],
-                         ranking=tmp / "r.tsv", components=tmp / "r.npy", timing=tmp / "t.tsv", settings=settings,
-                         seed=0, dataset="d", method="boot", rep=0)
+                         ranking=tmp / "r.tsv", timing=tmp / "t.tsv", settings=settings, seed=0, dataset="d", rep=0)
 
 
 def _aggregate_reader(fn: str, name: str, writer):
