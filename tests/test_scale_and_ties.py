@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from ssfs import get_method, run_method
 from ssfs._validation import column_variance
 from ssfs.errors import InputError
+from ssfs.io.atomic import write_checked_tsv
 from ssfs.ranking import tie_break_rng, tie_sizes, tied_at
 
 #: fast deterministic scores over the supervision they need (labels; y = -1 elsewhere)
@@ -121,7 +122,7 @@ def test_ties_decide_the_top_k_warning_and_file_column(tmp_path):
     table = ranking_table([f"g{i}" for i in range(X.shape[1])], r.scores, r.order)
     assert table["ties"].tolist()[:5] == [1, 4, 4, 4, 4]
     path = tmp_path / "r.tsv"
-    table.to_csv(path, sep="\t", index=False)
+    write_checked_tsv(table, path)  # as the workflow writes it
     assert tied_cuts(path, [1, 2, 3, 4, 5, 6]) == [2, 3, 4]
 
 
