@@ -1,7 +1,7 @@
 """Issue #32 item 3: the default workflow run, fresh, its CPU time and where it goes.
 
     python benchmarks/bench_default_run.py                    # measure, one table per job
-    python benchmarks/bench_default_run.py --max-cpu 135 --max-aggregate 15   # the CI check
+    python benchmarks/bench_default_run.py --max-cpu 180 --max-aggregate 15   # the CI check
 
 Runs ``snakemake --cores 2`` of the shipped default config (``config/config.yaml``) in a fresh
 results folder (a new temporary working directory: nothing reused), in a child process waited
@@ -12,9 +12,10 @@ registers an ``atexit`` hook), so the table shows what each job costs, and snake
 share (DAG building, scheduling) is the rest.
 
 ``--max-cpu`` / ``--max-aggregate``: exit with status 1 when the whole run's CPU seconds or the
-``aggregate`` job's wall seconds exceed them (a benchmark-style budget with a generous margin:
-the goals are 45 s CPU and 5 s, and this VM kind's speed varies about 2x from day to day; see
-docs/speed.md).
+``aggregate`` job's CPU seconds (CPU: a loaded runner stretches wall time) exceed them, a
+benchmark-style budget with a generous margin: the goals are 45 s CPU and 5 s, the run took
+89 s with propagate in the default config, and this VM kind's speed varies about 2x from day
+to day (docs/speed.md).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary working directory")
     ap.add_argument("--profile", metavar="RULE", help="cProfile each job of RULE (kept: processes.tsv.<pid>.prof)")
     ap.add_argument("--max-cpu", type=float, help="fail when the run's CPU seconds exceed this")
-    ap.add_argument("--max-aggregate", type=float, help="fail when the aggregate job's wall seconds exceed this")
+    ap.add_argument("--max-aggregate", type=float, help="fail when the aggregate job's CPU seconds exceed this")
     args = ap.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="ssfs_default_run_"))
     log = workdir / "processes.tsv"
@@ -109,9 +110,9 @@ def main(argv=None) -> int:
     failed = []
     if args.max_cpu is not None and cpu > args.max_cpu:
         failed.append(f"CPU {cpu:.1f} s > {args.max_cpu:g} s")
-    agg = jobs.get("aggregate", [0, 0.0, 0.0])[2]
+    agg = jobs.get("aggregate", [0, 0.0, 0.0])[1]
     if args.max_aggregate is not None and agg > args.max_aggregate:
-        failed.append(f"aggregate {agg:.1f} s > {args.max_aggregate:g} s")
+        failed.append(f"aggregate {agg:.1f} s CPU > {args.max_aggregate:g} s")
     if not (args.keep or args.profile):
         shutil.rmtree(workdir, ignore_errors=True)
     else:
