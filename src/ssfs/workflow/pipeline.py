@@ -25,7 +25,6 @@ from ..experiment.stable_selection import (
     run_one_method,
     selection_labels,
     selection_resamples,
-    stable_selection,
 )
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, write_tsv
@@ -315,19 +314,6 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     write_json(res.summary, summary)
     if path is not None:
         write_tsv(res.path, path)
-
-
-def run_all_labels_selection(*, prepared, all_labels_consensus, all_labels_summary, settings: dict, sup: dict,
-                             sel: dict, seed: int, dataset: str) -> None:
-    """The fused job's companion of the analyst's case (``selection.labeled_per_class``): the
-    list every label gives, in memory (no rank files), as the ``selection_all_labels`` and
-    ``consensus_all_labels`` rules write it when jobs are not fused (same seeds: same bytes)."""
-    X, y, classes, names, adata = _selection_data(prepared)
-    cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
-    res = stable_selection(X, y, cons, settings, {**sel, "labeled_per_class": None}, seed=seed, dataset=dataset,
-                           names=names, classes=classes, symbols=_symbol_column(adata))
-    write_tsv(res.table, all_labels_consensus)
-    write_json(res.summary, all_labels_summary)
 
 
 #: var columns holding gene symbols, in order of preference
