@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from analyst_data import CLASSES, marker_class, write_analyst_csv
 
 from ssfs.errors import SupervisionError
@@ -58,6 +59,10 @@ def test_one_threshold_default_everywhere():
         assert getattr(args, key) == value, key
         assert sig[key].default == value, key
     assert SELECTION_DEFAULTS["threshold"] == 0.8 and SELECTION_DEFAULTS["top"] == "auto"
+    # the default committee (docs/labels_that_count.md): ssfs select, ssfs.tl and the default config
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config/config.yaml").read_text())
+    committee = ["propagate", "laplacian", "fisher", "cls"]
+    assert args.methods.split(",") == list(sig["methods"].default) == config["selection"]["methods"] == committee
 
 
 def test_stability_weights_by_hand():
@@ -149,7 +154,7 @@ def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
     assert printed.startswith(f"{s['n_selected']} features selected; about 1 of them may be a false selection")
     assert " ".join(s["verdict"].split()) == " ".join(printed.split("\n\n")[0].split())
     if lpc == 2:
-        assert list(s["left_out"]) == ["fisher"] and s["methods"] == ["laplacian", "cls"]
+        assert list(s["left_out"]) == ["fisher"] and s["methods"] == ["propagate", "laplacian", "cls"]
         assert "fisher (could not run on resample 0: method 'fisher'" in s["verdict"]
     else:
         assert s["left_out"] == {}

@@ -176,4 +176,4 @@ def test_pbmc68k_reduced_ranks_raw():
 
 def test_tl_exports_only_its_functions():
     public = [n for n in dir(ssfs.tl) if not n.startswith("_")]
-    assert public == ["rank_features", "select_stable"] == sorted(ssfs.tl.__all__)
+    assert public == ["markers_df", "rank_features", "select_stable"] == sorted(ssfs.tl.__all__)

@@ -5,7 +5,7 @@ several methods over resamples (the workflow's selection mode), all without Snak
     ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
     ssfs rank data.csv --method laplacian                      # label-free: no labels needed
     ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
-    ssfs select cells.h5ad --label-key cell_type --methods laplacian,fisher,cls -o selection/
+    ssfs select cells.h5ad --label-key cell_type -o selection/   # --methods propagate,laplacian,fisher,cls
 """
 
 from __future__ import annotations
@@ -278,8 +278,30 @@ def cmd_rank(args) -> int:
             _stdout(lambda: table.to_csv(sys.stdout, sep="\t", index=False))
             return 0
         write_tsv(table, args.output, what="-o")
+        info.update(_write_markers(ranked, adata.var_names, args.output, write_tsv))
     _stdout(lambda: print(json.dumps(info)))
     return 0
+
+
+def markers_path(output: str) -> Path:
+    """Where ``ssfs rank -o ranking.tsv`` writes the per-class markers: ``ranking.markers.tsv``."""
+    out = Path(output)
+    return out.with_name(f"{out.stem}.markers.tsv")
+
+
+def _write_markers(ranked, var_names, output: str, write_tsv) -> dict:
+    """The per-class markers of a method that gives them (``propagate``) next to the ranking, one
+    row per (group, feature) best first (:meth:`ssfs.ClassStatistics.to_frame`); {} otherwise."""
+    stats = ranked.result.extra.get("class_statistics")
+    if stats is None:
+        return {}
+    path = markers_path(output)
+    frame = stats.to_frame(np.asarray(var_names)).rename(columns={"names": "feature"})
+    frame.insert(1, "rank", frame.groupby("group", observed=True).cumcount() + 1)
+    write_tsv(frame, path)
+    groups = ranked.result.extra["groups"]
+    sizes = np.bincount(groups, minlength=len(ranked.result.extra["group_names"]))
+    return {"markers": str(path), "groups": dict(zip(ranked.result.extra["group_names"], map(int, sizes), strict=True))}
 
 
 def _select_settings(args) -> tuple[dict, dict]:
@@ -407,9 +429,11 @@ def _write_h5ad(args, prepared, ranked, info: dict, params: dict) -> None:
     # lazy: the h5ad writers load anndata (about 0.7 s)
     from .io import write_prepared
     from .tl._anndata import store
+    from .tl._markers import store_markers
 
     adata = anndata.read_h5ad(args.input) if str(args.input).endswith(".h5ad") else prepared
     store(adata, args.method, ranked, prepared.var_names)
+    store_markers(adata, args.method, ranked, prepared.var_names)
     uns = {k: v for k, v in info.items() if k != "output"}
     uns["params"] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in params.items()}
     uns["random_state"] = int(args.seed)
@@ -440,7 +464,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
     r.add_argument("-o", "--output", default="-",
                    help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
-                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features)")
+                        "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features); methods "
+                        "with per-class markers (propagate) add <output>.markers.tsv (TSV) or "
+                        "uns[<method>_markers] and obs[<method>_group] (h5ad)")
     r.set_defaults(func=cmd_rank)
     _add_select_parser(sub)
     return p
@@ -481,9 +507,10 @@ def _add_select_parser(sub) -> None:
                     "selection mode (config/README.md) for one file. Prints the answer in words; writes consensus.tsv, "
                     "summary.json, stability_path.tsv/.svg and dotplot.svg to --output.\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(s)
-    s.add_argument("--methods", default="laplacian,fisher,cls",
-                   help="comma-separated registered methods (a label-free, a labels-only and a semi-supervised "
-                        "score by default; label-free data: label-free methods only)")
+    s.add_argument("--methods", default="propagate,laplacian,fisher,cls",
+                   help="comma-separated registered methods (default: propagate,laplacian,fisher,cls: the committee "
+                        "that found the most planted markers on half-samples, docs/labels_that_count.md; methods "
+                        "that cannot run, e.g. fisher without 2 labels per class, are left out and named)")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
                    help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
     d = SELECTION_DEFAULTS

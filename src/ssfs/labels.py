@@ -236,6 +236,11 @@ def using_class_names(classes):
         _CURRENT.reset(token)
 
 
+def current_classes():
+    """The class names of the running :func:`ssfs.run_method` call (None outside one)."""
+    return _CURRENT.get()
+
+
 def current_class_name(code) -> str:
     """:func:`class_name` of ``code`` with the names of the running :func:`ssfs.run_method` call."""
     return class_name(_CURRENT.get(), code)

@@ -4,7 +4,9 @@
 >>> import ssfs
 >>> ssfs.tl.rank_features(adata, "cls", groupby="cell_type", k=15)
 >>> adata.var["cls_score"], adata.var["cls_rank"], adata.uns["cls"]
->>> ssfs.tl.select_stable(adata, ("laplacian", "fisher", "cls"), groupby="cell_type")
+>>> ssfs.tl.rank_features(adata, "propagate", groupby="cell_type")   # + per-class markers
+>>> ssfs.tl.markers_df(adata, "B cell")    # as scanpy.get.rank_genes_groups_df
+>>> ssfs.tl.select_stable(adata, groupby="cell_type")   # propagate, laplacian, fisher, cls
 >>> adata.var["ssfs_selection_selected"], adata.uns["ssfs_selection"]["features"]
 
 As in scanpy: labels come from an ``obs`` column (NaN = unlabeled), the expression from
@@ -17,7 +19,8 @@ command line reads it directly (``ssfs select filtered_feature_bc_matrix/ --labe
 labels.csv``).
 """
 
+from ._markers import markers_df
 from ._rank import rank_features
 from ._select import select_stable
 
-__all__ = ["rank_features", "select_stable"]
+__all__ = ["markers_df", "rank_features", "select_stable"]

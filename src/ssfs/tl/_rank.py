@@ -11,6 +11,7 @@ from ..registry import get_method
 from ..runner import run_method
 from ..seeding import as_generator
 from ._anndata import cell_graph, expression, labels_of, store, var_positions
+from ._markers import store_markers
 
 
 @doc_params
@@ -75,6 +76,7 @@ def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_v
         raise SupervisionError(f"{method!r} extracts components; it does not rank features")
     key = key_added or method
     store(adata, key, ranked, data.var_names)
+    store_markers(adata, key, ranked, data.var_names)
     adata.uns[key] = _record(adata, ranked, data, labels, groupby=groupby, unlabeled_values=unlabeled_values,
                              params=params, graph=graph_used, random_state=random_state)
     return adata if copy else None

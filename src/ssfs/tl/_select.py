@@ -16,7 +16,7 @@ from ._anndata import expression, labels_of, var_positions
 
 
 @doc_params
-def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str | None = None,
+def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *, groupby: str | None = None,
                   unlabeled_values=(), use_raw: bool | None = None, layer: str | None = None,
                   params: dict | None = None, resamples: int = _SEL["resamples"], top="auto",
                   threshold: float = _SEL["threshold"], max_false: float = _SEL["max_false"],
@@ -32,8 +32,8 @@ def select_stable(adata, methods=("laplacian", "fisher", "cls"), *, groupby: str
     {adata}
     methods
         Registered method names (``ssfs methods``); their rankings are aggregated on every
-        resample. Each method builds its own graph on every resample (a stored ``obsp``
-        graph covers all cells only).
+        resample (default: docs/labels_that_count.md, selection); each builds its own graph
+        on every resample (a stored ``obsp`` graph covers all cells only).
     {groupby}
     {unlabeled_values}
     {use_raw}

@@ -114,6 +114,32 @@ class ClassStatistics:
             out["group"] = pd.Categorical(out["group"], categories=wanted)
         return out
 
+    def to_rank_genes_groups(self, names, params: dict | None = None) -> dict:
+        """The statistics in the layout of scanpy's ``adata.uns["rank_genes_groups"]`` (method
+        t-test, reference rest), so ``scanpy.get.rank_genes_groups_df`` and scanpy's plots read
+        them: record arrays ``names``, ``scores``, ``logfoldchanges``, ``pvals``, ``pvals_adj``
+        (one field per group, each group's features best first) and the DataFrames ``pts`` and
+        ``pts_rest`` (features x groups); ``params`` is added to scanpy's."""
+        import pandas as pd
+
+        names = np.asarray(names).astype(str)
+        groups = [str(c) for c in self.classes]
+        orders = [self.order(c) for c in range(len(groups))]
+
+        def rec(values, dtype):
+            cols = {g: np.asarray(values[c][orders[c]], dtype=dtype) for c, g in enumerate(groups)}
+            return pd.DataFrame(cols).to_records(index=False)
+
+        return {
+            "params": {"groupby": "", "reference": "rest", "method": "t-test", "use_raw": False, "layer": None,
+                       "corr_method": "benjamini-hochberg", **(params or {})},
+            "names": rec(np.broadcast_to(names, (len(groups), names.size)), object),
+            "scores": rec(self.scores, np.float32), "logfoldchanges": rec(self.logfoldchanges, np.float32),
+            "pvals": rec(self.pvals, np.float64), "pvals_adj": rec(self.pvals_adj, np.float64),
+            "pts": pd.DataFrame(self.pts.T, index=names, columns=groups),
+            "pts_rest": pd.DataFrame(self.pts_rest.T, index=names, columns=groups),
+        }
+
     def best_class(self) -> np.ndarray:
         """Per feature, the position of the class whose score is highest (the class it marks)."""
         return np.argmax(self.scores, axis=0)
@@ -254,3 +280,34 @@ def benjamini_hochberg(pvals) -> np.ndarray:
     out = np.empty(m)
     out[o] = np.minimum(adj, 1.0)
     return out
+
+
+def variance_explained(X, groups, weights=None) -> np.ndarray:
+    """Share of every feature's variance explained by a partition of the samples: the
+    between-group sum of squares sum_g W_g (m_g - m)^2 over the total sum w_i (x_i - m)^2, i.e.
+    the one-way ANOVA's R^2 (it ranks the features as the F statistic F = R^2 / (1 - R^2)
+    (n - G) / (G - 1) does). ``groups``: an int group code per sample (every sample in one
+    group); ``weights``: a non-negative weight per sample (default 1; W_g their sum in group g,
+    m_g and m weighted means). NaN for a feature constant over the weighted samples. Sparse X
+    stays sparse; dense X is centred first (no cancellation)."""
+    g = np.asarray(groups, dtype=np.int64)
+    n = g.size
+    if X.shape[0] != n or (g < 0).any():
+        raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    H = sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
+    size = np.asarray(H.sum(axis=1)).ravel()
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        mu = np.asarray(X.T @ w).ravel() / w.sum()
+        total = np.asarray(X.multiply(X).T @ w).ravel() - w.sum() * mu**2
+        sums = np.asarray((H @ X).todense())
+        between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - w.sum() * mu**2
+    else:
+        Xc = np.asarray(X, dtype=np.float64)
+        Xc = Xc - (w @ Xc) / w.sum()
+        total = w @ (Xc * Xc)
+        sums = np.asarray(H @ Xc)
+        between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)

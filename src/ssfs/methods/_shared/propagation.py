@@ -1,0 +1,210 @@
+"""Labels spread over a kNN graph into class memberships (sparse; never an n x n dense matrix).
+
+* :func:`spread`: local and global consistency (Zhou et al. 2004): the fixed point
+  F* = (1 - alpha) (I - alpha S)^-1 Y of their iteration F <- alpha S F + (1 - alpha) Y (eq. 1-2,
+  Theorem: eq. 4), S = D^-1/2 W D^-1/2; solved by conjugate gradients (I - alpha S is symmetric
+  positive definite for alpha < 1), all classes at once.
+* :func:`harmonic`: the harmonic function of Zhu, Ghahramani & Lafferty 2003 (eq. 5):
+  f_u = (D_uu - W_uu)^-1 W_ul f_l, labeled rows clamped; unlabeled samples with no path to a
+  labeled one get no mass.
+* :func:`class_mass_normalize`: Zhu et al.'s class mass normalisation (section 4): class c's
+  column scaled so that its total mass is the class's prior q_c before taking the argmax.
+* :func:`held_out_agreement`: how well a graph carries the labels, measured on the labeled
+  samples themselves: each fold of them is hidden, spread from the others and compared
+  (the share agreeing, against the share two random labeled samples agree by chance).
+* :func:`unreached_groups`: "none of these": within the samples a class claims, those the
+  labels reach far less than the class's own (a bimodal reach, the low mode free of labels)
+  form a group of their own, so a type nobody labeled is not forced into a labeled class.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from ...errors import MethodError
+
+PROPAGATIONS = ("spread", "harmonic")
+CLASS_MASS = ("uniform", "labeled", "none")
+
+
+def one_hot_labels(y: np.ndarray, n_classes: int, weight=None) -> np.ndarray:
+    """n x K seeds: ``weight`` (default 1) at (i, y_i) for labeled i, 0 elsewhere."""
+    Y = np.zeros((y.size, n_classes))
+    lab = np.flatnonzero(y >= 0)
+    Y[lab, y[lab]] = 1.0 if weight is None else np.asarray(weight, dtype=float)[lab]
+    return Y
+
+
+def block_cg(matvec, B: np.ndarray, *, tol: float = 1e-6, maxiter: int = 2000) -> np.ndarray:
+    """Solve M X = B for a symmetric positive definite M given as ``matvec`` (n x K -> n x K),
+    conjugate gradients on every column at once (one sparse product per iteration); stops
+    when every column's residual is below ``tol`` times its right-hand side."""
+    X = np.zeros_like(B)
+    R = B.copy()
+    Pd = R.copy()
+    rr = np.einsum("ij,ij->j", R, R)
+    stop = (tol**2) * np.maximum(rr, 1e-300)
+    for _ in range(int(maxiter)):
+        if np.all(rr <= stop):
+            break
+        MP = matvec(Pd)
+        pmp = np.einsum("ij,ij->j", Pd, MP)
+        a = np.divide(rr, pmp, out=np.zeros_like(rr), where=pmp > 0)
+        X += Pd * a
+        R -= MP * a
+        rr_new = np.einsum("ij,ij->j", R, R)
+        b = np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0)
+        Pd = R + Pd * b
+        rr = rr_new
+    return X
+
+
+def spread(W, Y: np.ndarray, alpha: float = 0.99, *, tol: float = 1e-6) -> np.ndarray:
+    """Zhou et al. 2004 (eq. 4): F = (1 - alpha) (I - alpha S)^-1 Y, S = D^-1/2 W D^-1/2, for a
+    symmetric non-negative sparse W (isolated samples keep their seed, scaled)."""
+    if not 0.0 < alpha < 1.0:
+        raise MethodError(f"alpha must be in (0, 1), got {alpha}")
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.divide(1.0, np.sqrt(d), out=np.zeros_like(d), where=d > 0)
+    S = sparse.diags(inv) @ W @ sparse.diags(inv)
+    S = sparse.csr_matrix(S)
+    return block_cg(lambda P: P - alpha * (S @ P), (1.0 - alpha) * Y, tol=tol)
+
+
+def harmonic(W, Y: np.ndarray, labeled: np.ndarray, *, tol: float = 1e-6) -> np.ndarray:
+    """Zhu, Ghahramani & Lafferty 2003 (eq. 5): labeled rows of F are Y, unlabeled rows solve
+    (D_uu - W_uu) f_u = W_ul Y_l (a tiny ridge, 1e-9 of the mean degree, keeps samples cut off
+    from every label at 0 instead of making the system singular)."""
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    lab = np.asarray(labeled, dtype=bool)
+    u, l_ = np.flatnonzero(~lab), np.flatnonzero(lab)
+    F = Y.astype(np.float64).copy()
+    if not u.size:
+        return F
+    d = np.asarray(W.sum(axis=1)).ravel()
+    Wuu = W[u][:, u]
+    rhs = np.asarray(W[u][:, l_] @ Y[l_])
+    diag = d[u] + 1e-9 * max(float(d.mean()), 1e-300)
+    F[u] = block_cg(lambda P: diag[:, None] * P - Wuu @ P, rhs, tol=tol)
+    return F
+
+
+def class_mass_normalize(F: np.ndarray, y: np.ndarray, mode: str = "uniform") -> np.ndarray:
+    """Columns of F scaled to total mass q_c (Zhu et al. 2003, section 4): ``"uniform"``
+    q_c = 1/K, ``"labeled"`` q_c = the class's share of the labeled samples, ``"none"`` F as is."""
+    if mode not in CLASS_MASS:
+        raise MethodError(f"class_mass must be one of {CLASS_MASS}, got {mode!r}")
+    F = np.maximum(F, 0.0)
+    if mode == "none":
+        return F
+    K = F.shape[1]
+    q = np.full(K, 1.0 / K) if mode == "uniform" else np.bincount(y[y >= 0], minlength=K) / max((y >= 0).sum(), 1)
+    mass = F.sum(axis=0)
+    return F * np.divide(q, mass, out=np.zeros_like(mass), where=mass > 0)
+
+
+def propagate(W, y: np.ndarray, n_classes: int, *, method: str = "spread", alpha: float = 0.99,
+              class_mass: str = "uniform", seed_weight=None) -> np.ndarray:
+    """Class scores (n x K) of every sample: :func:`spread` or :func:`harmonic` of the labels
+    (seeds weighted by ``seed_weight``), then :func:`class_mass_normalize`."""
+    if method not in PROPAGATIONS:
+        raise MethodError(f"propagation must be one of {PROPAGATIONS}, got {method!r}")
+    Y = one_hot_labels(y, n_classes, seed_weight)
+    F = spread(W, Y, alpha) if method == "spread" else harmonic(W, Y, y >= 0)
+    return class_mass_normalize(F, y, class_mass)
+
+
+def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=None,
+                       folds: int = 5) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """(accuracy, chance, predicted, reach): the labeled samples in ``folds`` folds (dealt in the
+    order of ``positions``, e.g. :func:`ssfs.methods._shared.signal.canonical_rows`, so that the
+    folds do not depend on the sample order; default: index order); each fold's labels are
+    hidden and ``scores_for(y_hidden)`` (n x K normalised class scores, e.g. :func:`propagate`
+    on a graph, or a whole model refitted without them: no label decides anything about its own
+    prediction) predicts them. ``chance`` = sum_c q_c^2 over the labeled classes' shares;
+    ``predicted`` (labeled samples, in index order) is -1 where a sample was not held out (the
+    only labeled sample of its class is never hidden); ``reach`` (same order) is the log of the
+    held-out sample's score for its own class. (nan, nan, ...) when fewer than 2 samples can be
+    held out."""
+    lab = np.flatnonzero(y >= 0)
+    pred = np.full(lab.size, -1, dtype=np.int64)
+    reach = np.full(lab.size, -np.inf)
+    counts = np.bincount(y[lab], minlength=n_classes)
+    ok = counts[y[lab]] >= 2  # a class's only label is never hidden: the class would vanish
+    if ok.sum() < 2:
+        return float("nan"), float("nan"), pred, reach
+    key = (lab if positions is None else np.asarray(positions)[lab]).astype(float)
+    key[~ok] = np.inf
+    fold = np.argsort(np.argsort(key, kind="stable"), kind="stable") % max(2, min(int(folds), int(ok.sum())))
+    fold[~ok] = -1
+    for f in np.unique(fold[ok]):
+        held = lab[fold == f]
+        yy = y.copy()
+        yy[held] = -1
+        if np.unique(yy[yy >= 0]).size >= 1:
+            F = scores_for(yy)[held]
+            pred[fold == f] = F.argmax(axis=1)
+            with np.errstate(divide="ignore"):
+                reach[fold == f] = np.log(F[np.arange(held.size), y[held]])
+    share = np.bincount(y[lab][ok], minlength=n_classes) / ok.sum()
+    done = pred >= 0
+    acc = float((pred[done] == y[lab][done]).mean()) if done.any() else 0.0
+    return acc, float((share**2).sum()), pred, reach
+
+
+def graph_agreement(W, y: np.ndarray, n_classes: int, *, positions=None, folds: int = 5, **kw):
+    """:func:`held_out_agreement` of the labels spread over the fixed graph W (:func:`propagate`, ``kw``)."""
+    return held_out_agreement(lambda yy: propagate(W, yy, n_classes, **kw), y, n_classes,
+                              positions=positions, folds=folds)
+
+
+def _otsu(r: np.ndarray) -> tuple[float, float]:
+    """(eta, threshold): Otsu's split of the values r maximising the between-part variance,
+    eta = between / total (2/pi for a normal distribution, near 1 for two separate modes);
+    each part at least 2 % of the values."""
+    s = np.sort(r)
+    n = s.size
+    if n < 20 or s[0] == s[-1]:
+        return 0.0, float(s[0]) if n else 0.0
+    c = np.cumsum(s)
+    i = np.arange(1, n)
+    between = i * (n - i) / n * (c[:-1] / i - (c[-1] - c[:-1]) / (n - i)) ** 2
+    lo = max(1, n // 50)
+    between[: lo - 1] = 0.0
+    between[n - 1 - lo:] = 0.0
+    j = int(np.argmax(between))
+    return float(between[j] / (s.var() * n)), float((s[j] + s[j + 1]) / 2)
+
+
+#: a class's reach must split with at least this eta (Otsu) to give an unreached group
+UNREACHED_ETA = 0.75
+
+
+def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int | None = None) -> np.ndarray:
+    """Group of every sample: its class (argmax of the normalised scores F, labels kept), or
+    a new group K, K+1, ... for the samples of a class whose log reach (their largest score)
+    falls in the low mode of a bimodal reach (Otsu eta >= :data:`UNREACHED_ETA`) that holds no
+    labeled sample, at least ``min_size`` samples (default max(10, 0.5 % of n)) and, when
+    ``floor`` (per class: the lowest log reach of its labeled samples when held out, e.g. from
+    :func:`held_out_agreement`) is given, a median reach below the class's floor: the low mode
+    is reached less than any labeled member of the class was."""
+    n, K = F.shape
+    g = F.argmax(axis=1)
+    lab = y >= 0
+    g[lab] = y[lab]
+    with np.errstate(divide="ignore"):
+        reach = np.log(np.maximum(F.max(axis=1), 1e-300))
+    min_size = max(10, int(0.005 * n)) if min_size is None else int(min_size)
+    out = g.copy()
+    nxt = K
+    for c in range(K):  # one test per class
+        members = np.flatnonzero(g == c)
+        eta, thr = _otsu(reach[members])
+        low = members[reach[members] < thr]
+        below = floor is None or (low.size and np.median(reach[low]) < floor[c])
+        if eta >= UNREACHED_ETA and low.size >= min_size and not lab[low].any() and below:
+            out[low] = nxt
+            nxt += 1
+    return out

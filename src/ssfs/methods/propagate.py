@@ -1,0 +1,331 @@
+"""``propagate``: labels spread over a kNN graph into classes, features ranked by the share of
+their variance the classes explain, per-class markers beside (issue #28; docs/labels_that_count.md).
+
+1. Graph space: the principal components of X (columns standardised when dense) that carry
+   more variance than any component of a column-permuted copy (parallel analysis,
+   :mod:`ssfs.methods._shared.signal`); kNN graph on them (or the given ``graph`` /
+   ``embedding``, e.g. scanpy's ``obsp['connectivities']`` / ``obsm['X_pca']``).
+2. Propagation: local and global consistency (Zhou et al. 2004) or the harmonic function
+   (Zhu et al. 2003), class mass normalisation, argmax: every sample gets a class; labels are
+   kept (a label its held-out neighbourhood contradicts counts half); samples a class claims
+   but its labels barely reach form groups of their own ("none of these":
+   :func:`ssfs.methods._shared.propagation.unreached_groups`).
+3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
+   ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
+4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features and the
+   labels spread again. Two chains start from different pilots, the graph of all features and
+   the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
+   held-out labels (5 folds) is kept: the data decide whether the graph or the labels lead.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import sparse
+
+from ..errors import MethodError
+from ..labels import current_classes
+from ..params import NonNegInt, OpenFraction, PosInt
+from ..registry import SelectionResult, register
+from ._shared.class_stats import ClassStatistics, class_statistics, variance_explained
+from ._shared.graph import knn_graph
+from ._shared.invariance import per_distinct_column
+from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
+from ._shared.signal import canonical_rows, signal_embedding, standardized
+
+#: folds of the held-out agreement of the refined chains (each fold refits the chain)
+FOLDS = 3
+#: refinement gene count "auto": 10 % of the features, within these bounds
+AUTO_GENES = (100, 500)
+
+
+@dataclass
+class Candidate:
+    """A graph the labels may spread on: where it came from, its signal dimensions, its groups
+    and R^2 scores, and its held-out agreement with the labels (accuracy, chance, predictions)."""
+
+    name: str
+    graph: Any
+    dims: int
+    groups: np.ndarray
+    scores: np.ndarray
+    agreement: tuple = (0.0, 1.0, None, None)
+
+
+@dataclass
+class Propagation:
+    """The fitted model: scores, group of every sample (codes; names in ``group_names``), the
+    per-group statistics, the graph kept and how well the labels agree with it."""
+
+    scores: np.ndarray
+    groups: np.ndarray
+    group_names: list
+    statistics: ClassStatistics | None
+    chosen: str
+    agreement: float
+    chance: float
+    start_agreement: float
+    dims: int
+    note: str | None = None
+
+    def extra(self) -> dict:
+        """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
+        return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
+                "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
+                          "start_agreement": self.start_agreement, "signal_dims": self.dims},
+                "note": self.note}
+
+
+def _knn(Z: np.ndarray, k: int):
+    return knn_graph(Z, max(1, min(int(k), Z.shape[0] - 1)))
+
+
+def _start_graph(X, k: int, n_pcs: int, graph, embedding) -> tuple[Any, int]:
+    """(W, dims): the given graph (symmetrised, no self loops), a kNN graph of the given
+    embedding, or a kNN graph of X's signal components."""
+    n = X.shape[0]
+    if graph is not None:
+        G = sparse.csr_matrix(graph, dtype=np.float64)
+        if G.shape != (n, n):
+            raise MethodError(f"propagate: graph must be {n} x {n} (one row per sample), got {G.shape}")
+        G = G.maximum(G.T).tolil()
+        G.setdiag(0)
+        return sparse.csr_matrix(G), 0
+    if embedding is not None:
+        E = np.asarray(embedding, dtype=np.float64)
+        if E.ndim != 2 or E.shape[0] != n:
+            raise MethodError(f"propagate: embedding must have one row per sample ({n}), got shape {E.shape}")
+        return _knn(E, k), E.shape[1]
+    Z, d = signal_embedding(X, n_pcs)
+    return _knn(Z, k), d
+
+
+def _groups(W, y, K, prop: dict, floor=None, seed_weight=None) -> np.ndarray:
+    """Group of every sample from the labels spread over W (labels kept); with a per-class
+    ``floor`` of held-out reach, groups for the samples the labels barely reach."""
+    F = propagate(W, y, K, seed_weight=seed_weight, **prop)
+    if floor is not None:
+        return unreached_groups(F, y, floor=floor)
+    g = F.argmax(axis=1)
+    g[y >= 0] = y[y >= 0]
+    return g
+
+
+def _candidate(name, X, y, K, W, dims, prop) -> Candidate:
+    g = _groups(W, y, K, prop)
+    return Candidate(name, W, dims, g, variance_explained(X, g))
+
+
+def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
+    """Rebuild the graph ``opts["refine"]`` times on the ``m`` best features of the current
+    scores, starting from the R^2 of the groups the labels give on the start graph ("graph")
+    or of the labeled samples alone ("labels"; None below 2 labeled classes)."""
+    if name == "graph":
+        s = variance_explained(X, _groups(start_graph, y, K, prop))
+    else:
+        s = _labeled_pilot(X, y)
+        if s is None:
+            return None
+    cand = None
+    for _ in range(opts["refine"]):
+        genes = np.sort(np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")[:m])
+        Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
+        cand = _candidate(name, X, y, K, _knn(Z, opts["k"]), d, prop)
+        s = cand.scores
+    return cand
+
+
+def refine_genes(genes, p: int) -> int:
+    """Features the refined graphs are built on: ``genes``, or "auto" = 10 % of the ``p``
+    features within :data:`AUTO_GENES` (never more than p)."""
+    if genes == "auto":
+        return int(min(p, max(AUTO_GENES[0], min(AUTO_GENES[1], round(0.1 * p)))))
+    return int(min(p, int(genes)))
+
+
+def _labeled_pilot(X, y) -> np.ndarray | None:
+    """R^2 of the features on the labeled samples alone (None below 2 classes or 3 samples)."""
+    lab = np.flatnonzero(y >= 0)
+    codes = np.unique(y[lab], return_inverse=True)[1]
+    if codes.max(initial=0) < 1 or lab.size < 3:
+        return None
+    return variance_explained(X[lab], codes)
+
+
+def _agreement(c: Candidate, y, K, pos, prop) -> Candidate:
+    c.agreement = graph_agreement(c.graph, y, K, positions=pos, **prop)
+    return c
+
+
+def _chain_agreement(c: Candidate, X, y, K, start_graph, m, opts, prop, pos) -> Candidate:
+    """Held-out agreement of a chain refitted without each fold's labels (the genes the graph is
+    built on are chosen without them too: no selection bias)."""
+    def scores_for(yy):
+        refit = _chain(c.name, X, yy, K, start_graph, m, opts, prop)
+        if refit is None:
+            return np.zeros((y.size, K))
+        return propagate(refit.graph, yy, K, **prop)
+
+    c.agreement = held_out_agreement(scores_for, y, K, positions=pos, folds=opts["folds"])
+    return c
+
+
+#: prior strength, in held-out labels, of the graph's own evidence (its coherence)
+PRIOR_LABELS = 5.0
+
+
+def coherence(W, groups: np.ndarray) -> float:
+    """How much the graph's edges keep within the groups beyond chance, in [0, 1]: (e - c) / (1 - c)
+    with e the share of edge weight joining samples of one group and c = sum_g (n_g / n)^2 its
+    value for groups drawn at random. Near 1 for groups that are the graph's clusters, near 0 for
+    groups the graph does not see."""
+    C = sparse.coo_matrix(W)
+    total = float(C.data.sum())
+    if total <= 0:
+        return 0.0
+    within = float(C.data[groups[C.row] == groups[C.col]].sum()) / total
+    chance = float(((np.bincount(groups) / groups.size) ** 2).sum())
+    return float(np.clip((within - chance) / (1.0 - chance), 0.0, 1.0)) if chance < 1 else 0.0
+
+
+def reliability(accuracy: float, chance: float, n_labeled: int, prior: float = 1.0) -> float:
+    """Weight of the propagated (unlabeled) samples: the graph's held-out agreement above chance,
+    r = (accuracy - chance) / (1 - chance) in [0, 1], shrunk towards ``prior`` (the graph's
+    :func:`coherence` with its groups) by a weight of :data:`PRIOR_LABELS` held-out labels:
+    (m r + 5 prior) / (m + 5) for m held-out labels. A few (perhaps wrong) labels barely move a
+    graph whose groups are its clusters; many labels decide. ``prior`` when nothing could be held
+    out."""
+    if not np.isfinite(accuracy) or chance >= 1.0:
+        return float(prior)
+    r = float(np.clip((accuracy - chance) / (1.0 - chance), 0.0, 1.0))
+    m = max(int(n_labeled), 0)
+    return (m * r + PRIOR_LABELS * prior) / (m + PRIOR_LABELS)
+
+
+def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
+    """Held-out agreement within two binomial standard errors of chance."""
+    return acc <= chance + 2.0 * np.sqrt(max(chance * (1.0 - chance), 1e-12) / max(n_labeled, 1))
+
+
+def variance_in_span(X, Z: np.ndarray) -> np.ndarray:
+    """Share of every feature's variance in the span of the (centred, orthogonal) columns of Z:
+    sum_k (z_k . x)^2 / (|z_k|^2 |x - mean|^2), the communality of the features on a PCA."""
+    Z = Z - Z.mean(axis=0)
+    zz = np.einsum("ij,ij->j", Z, Z)
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        proj = np.asarray(X.T @ Z)
+        mu = np.asarray(X.mean(axis=0)).ravel()
+        total = np.asarray(X.multiply(X).sum(axis=0)).ravel() - X.shape[0] * mu**2
+    else:
+        Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
+        proj = Xc.T @ Z
+        total = np.einsum("ij,ij->j", Xc, Xc)
+    share = (proj**2 / np.where(zz > 0, zz, np.inf)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, share / total, np.nan)
+
+
+def _label_free(X, n_pcs: int, note: str) -> Propagation:
+    Z, d = signal_embedding(X, n_pcs)
+    scores = per_distinct_column(lambda A: variance_in_span(A, Z), X)  # a copy scores as its feature, bit for bit
+    return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
+                       float("nan"), float("nan"), float("nan"), d, note)
+
+
+def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
+    """The graphs the labels may spread on: the ends of the chain from the start graph and of
+    the chain from the labeled samples after ``refine`` rounds, each with its honest held-out
+    agreement (the start graph alone when there is nothing to refine)."""
+    m = refine_genes(opts["genes"], X.shape[1])
+    if opts["refine"] == 0 or m >= X.shape[1]:
+        return [start]
+    out = []
+    for name in ("graph", "labels"):
+        c = _chain(name, X, y, K, start.graph, m, opts, prop)
+        if c is not None:
+            out.append(_chain_agreement(c, X, y, K, start.graph, m, opts, prop, pos))
+    return out
+
+
+def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
+                    propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
+                    unreached: bool = True, graph=None, embedding=None, classes=None) -> Propagation:
+    """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
+    y = np.asarray(y, dtype=np.int64)
+    lab = y >= 0
+    prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
+    if np.unique(y[lab]).size < 2:
+        return _label_free(X, n_pcs, "fewer than 2 labeled classes: label-free scores (variance on the "
+                                     "signal components)")
+    K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
+    pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
+    W, d = _start_graph(X, k, n_pcs, graph, embedding)
+    start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
+    opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": genes, "folds": FOLDS}
+    cands = _candidates(X, y, K, start, opts, prop, pos)
+    best = max(range(len(cands)), key=lambda i: (np.nan_to_num(round(cands[i].agreement[0], 9), nan=-1.0), -i))
+    chosen = cands[best]
+    acc, chance, pred, held_reach = chosen.agreement
+    seed = np.ones(y.size)
+    seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
+    floor = None
+    if unreached:
+        floor = np.full(K, np.inf)
+        np.minimum.at(floor, y[lab], held_reach)
+    groups = _groups(chosen.graph, y, K, prop, floor, seed)
+    prior = coherence(chosen.graph, groups)
+    weight = np.where(lab, seed, reliability(acc, chance, int((pred >= 0).sum()), prior))
+    note = None
+    if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
+        note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
+                f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
+        note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen is not start else ""
+    return _model(X, y, K, groups, weight, classes, chosen, start, note)
+
+
+def _model(X, y, K, groups, weight, classes, chosen, start, note) -> Propagation:
+    """Scores, group names and per-group statistics of the final groups."""
+    names = [str(classes[c]) if classes is not None and c < len(classes) else str(c) for c in range(K)]
+    names += [f"unlabeled {j + 1}" for j in range(int(groups.max()) + 1 - K)]
+    P = np.zeros((y.size, len(names)))
+    P[np.arange(y.size), groups] = weight
+    present = np.flatnonzero(P.sum(axis=0) > 0)
+    stats = class_statistics(X, P[:, present], np.asarray(names, dtype=object)[present])
+    acc, chance = chosen.agreement[:2]
+    scores = per_distinct_column(lambda A: variance_explained(A, groups, weight), X)  # copies: the same bits
+    return Propagation(scores, groups, names, stats, chosen.name, float(acc),
+                       float(chance), float(start.agreement[0]), chosen.dims, note)
+
+
+@register("propagate", higher_is_better=True, invariances=("features", "copies", "shift", "unit"), description=(
+    "Labels spread over a kNN graph of the signal components (Zhou et al. 2004), unreached samples in groups "
+    "of their own; features ranked by the variance the groups explain, per-class markers beside"))
+def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 50, refine: NonNegInt = 2,
+                    genes: PosInt | Literal["auto"] = "auto",
+                    propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
+                    class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
+                    graph: Any = None, embedding: Any = None):
+    """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
+    higher is better.
+
+    ``k``: neighbours; ``n_pcs``: most principal components considered (parallel analysis keeps
+    those above noise); ``refine``: rounds of rebuilding the graph on the ``genes`` best features
+    (0: the start graph only); ``propagation``: "spread" (Zhou et al. 2004, eq. 4, ``alpha``) or
+    "harmonic" (Zhu et al. 2003, eq. 5); ``class_mass``: class mass normalisation (Zhu et al.,
+    section 4) with uniform or labeled-share priors, or none; ``unreached``: groups for samples
+    the labels barely reach; ``graph`` / ``embedding``: a precomputed connectivity matrix or
+    embedding for the start graph. Constraints are not used. The result's ``extra`` holds the
+    per-group statistics (``class_statistics``), every sample's group and the graph's agreement
+    with held-out labels.
+    """
+    model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
+                            alpha=alpha, class_mass=class_mass, unreached=unreached, graph=graph,
+                            embedding=embedding, classes=current_classes())
+    if model.note:
+        warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)
+    return SelectionResult(scores=model.scores, extra=model.extra())

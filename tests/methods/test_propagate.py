@@ -1,0 +1,147 @@
+"""``propagate`` (issue #28): planted markers first on counts and on a p >> n microarray with
+correlated modules, a type nobody labeled kept apart, per-class markers in the result, the
+graph's agreement with held-out labels and the warning when it has none, the label-free path."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ssfs import run_method
+from ssfs.simulate import few_labels, simulate_singlecell
+
+
+@pytest.fixture(scope="module")
+def cells():
+    X, sim = simulate_singlecell(800, 300, 4, 15, 0, fold_change=4.0)  # sim: ssfs.simulate.Simulation
+    return X, sim
+
+
+def _recall(order, markers):
+    return float(np.isin(order[: markers.size], markers).mean())
+
+
+def _label_spreading_f(X, y):
+    """The six lines of scikit-learn the issue measured (TruncatedSVD 30, LabelSpreading, f_classif)."""
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_selection import f_classif
+    from sklearn.semi_supervised import LabelSpreading
+
+    Z = TruncatedSVD(30, random_state=0).fit_transform(X)
+    F, _ = f_classif(X, LabelSpreading(kernel="knn").fit(Z, y).transduction_)
+    return np.argsort(-np.nan_to_num(F, nan=-np.inf), kind="stable")
+
+
+def test_counts_markers_first_with_three_labels_per_type(cells):
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 1)
+    r = run_method("propagate", X, y)
+    mk = sim.markers
+    ours = _recall(r.order, mk)
+    assert ours >= 0.95
+    assert ours >= _recall(_label_spreading_f(X, y), mk)
+    g = r.result.extra["graph"]
+    assert g["agreement"] == 1.0 and 2 <= g["signal_dims"] <= 10
+
+
+def test_a_type_nobody_labeled_keeps_its_markers_and_group(cells):
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 3)
+    y[y == 3] = -1  # type 3 never labeled (other label draws may leave half of it in a labeled class)
+    r = run_method("propagate", X, y)
+    names = r.result.extra["group_names"]
+    assert names[:3] == ["0", "1", "2"] and any(n.startswith("unlabeled") for n in names[3:])
+    groups = r.result.extra["groups"]
+    hidden = sim.cell_type == 3
+    assert (groups[hidden] >= 3).mean() > 0.8  # the hidden type's cells: a group of their own
+    assert (groups[~hidden] < 3).mean() > 0.95
+    assert _recall(r.order, sim.markers) >= 0.95
+    assert np.isin(sim.markers_of(3), r.order[: sim.markers.size]).mean() >= 0.9  # the hidden type's markers too
+
+
+def test_per_class_markers_travel_with_the_result(cells):
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 3)
+    names = np.array(["B", "NK", "T", "mono"], dtype=object)
+    labels = np.where(y >= 0, names[np.maximum(y, 0)], None)
+    r = run_method("propagate", X, labels)
+    st = r.result.extra["class_statistics"]
+    assert list(st.classes) == ["B", "NK", "T", "mono"]
+    top = st.to_frame(top=5)
+    for c, name in enumerate(names):  # each class's best markers are its planted ones, up-regulated
+        rows = top[top.group == name]
+        assert np.isin(rows["index"], sim.markers_of(c)).all()
+        assert (rows.logfoldchanges > 0).all() and (rows.pct_nz_group > rows.pct_nz_reference).all()
+
+
+def test_microarray_modules_labels_lead_when_the_graph_has_no_class_structure():
+    rng = np.random.default_rng(0)
+    n, p, K = 150, 1500, 3
+    t = np.arange(n) % K
+    X = rng.normal(size=(n, p))
+    for _ in range(20):  # strong correlated modules unrelated to the classes
+        genes = rng.choice(p, 40, replace=False)
+        X[:, genes] += 1.0 * rng.normal(size=(n, 1))
+    markers = rng.choice(p, K * 10, replace=False).reshape(K, 10)
+    for c in range(K):
+        X[np.ix_(t == c, markers[c])] += 2.5
+    X = X * rng.lognormal(0, 0.5, p) + rng.normal(8, 2, p)  # genes on their own scales
+    y = few_labels(t, 3, 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = run_method("propagate", X, y)
+    assert r.result.extra["graph"]["chosen"] == "labels"
+    assert any("carries no class structure" in str(w.message) for w in caught)
+    assert _recall(r.order, markers.ravel()) >= 0.8
+    fisher = run_method("fisher", X, y).order
+    assert _recall(r.order, markers.ravel()) > _recall(fisher, markers.ravel()) + 0.2
+
+
+def test_no_labels_gives_label_free_scores(cells):
+    X, sim = cells
+    r = run_method("propagate", X, None)
+    assert r.result.extra["graph"]["chosen"] == "label-free"
+    assert _recall(r.order, sim.markers) >= 0.9
+
+
+@pytest.mark.parametrize("option", [{"propagation": "harmonic"}, {"refine": 0}, {"unreached": False},
+                                    {"class_mass": "labeled"}])
+def test_the_papers_readings_and_switches_run(cells, option):
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 4)
+    r = run_method("propagate", X, y, **option)
+    assert _recall(r.order, sim.markers) >= 0.9
+
+
+def test_given_graph_and_embedding_are_used(cells):
+    from ssfs.methods._shared.graph import knn_graph
+    from ssfs.methods._shared.signal import signal_embedding
+
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 5)
+    Z, _ = signal_embedding(X)
+    a = run_method("propagate", X, y, embedding=Z, refine=0)
+    b = run_method("propagate", X, y, graph=knn_graph(Z, 15), refine=0)
+    np.testing.assert_allclose(a.scores, b.scores)
+    with pytest.raises(Exception, match="graph must be"):
+        run_method("propagate", X, y, graph=knn_graph(Z[:10], 3))
+
+
+def test_coherence_and_reliability_by_hand():
+    from scipy import sparse
+
+    from ssfs.methods.propagate import coherence, reliability
+
+    # two triangles joined by one edge: 6 of 7 edges within the groups, chance 1/2
+    rows = [0, 0, 1, 3, 3, 4, 2]
+    cols = [1, 2, 2, 4, 5, 5, 3]
+    W = sparse.coo_matrix((np.ones(7), (rows, cols)), shape=(6, 6))
+    W = (W + W.T).tocsr()
+    g = np.array([0, 0, 0, 1, 1, 1])
+    assert coherence(W, g) == pytest.approx((6 / 7 - 0.5) / 0.5)
+    assert coherence(W, np.array([0, 1, 0, 1, 0, 1])) == 0.0  # fewer edges within than chance
+    assert reliability(1.0, 0.5, 10, prior=0.2) == pytest.approx((10 * 1.0 + 5 * 0.2) / 15)
+    assert reliability(0.5, 0.5, 10, prior=0.8) == pytest.approx(5 * 0.8 / 15)
+    assert reliability(float("nan"), float("nan"), 0, prior=0.3) == 0.3

@@ -1,0 +1,147 @@
+"""Building blocks of ``propagate`` (issue #28): parallel analysis on a column-permuted copy,
+label spreading and the harmonic function against their closed forms and scikit-learn,
+class mass normalisation, held-out agreement, groups for unreached samples, R^2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from ssfs.methods._shared.class_stats import variance_explained
+from ssfs.methods._shared.propagation import (
+    class_mass_normalize,
+    graph_agreement,
+    harmonic,
+    one_hot_labels,
+    propagate,
+    spread,
+    unreached_groups,
+)
+from ssfs.methods._shared.representation import pca_embedding
+from ssfs.methods._shared.signal import canonical_rows, permuted_columns, signal_dims, standardized
+
+
+def _clusters(sizes=(30, 30, 30), p=20, sep=6.0, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.repeat(np.arange(len(sizes)), sizes)
+    centres = rng.normal(0, sep, (len(sizes), p))
+    return centres[t] + rng.normal(size=(t.size, p)), t
+
+
+def _knn(X, k=5):
+    from ssfs.methods._shared.graph import knn_graph
+
+    return knn_graph(X, k)
+
+
+# ----------------------------------------------------------------------- parallel analysis
+def test_permuted_columns_keep_values_and_ignore_the_order_of_samples_and_features():
+    X, _ = _clusters()
+    P = permuted_columns(X)
+    np.testing.assert_array_equal(np.sort(P, axis=0), np.sort(X, axis=0))  # every column keeps its values
+    assert abs(np.corrcoef(P.T)[np.triu_indices(X.shape[1], 1)]).mean() < 0.2  # co-variation gone
+    rows, cols = np.random.default_rng(1).permutation(X.shape[0]), np.random.default_rng(2).permutation(X.shape[1])
+    Q = permuted_columns(X[rows][:, cols])  # the same matrix up to the order of its rows
+    np.testing.assert_array_equal(Q[np.lexsort(Q.T[::-1])], P[:, cols][np.lexsort(P[:, cols].T[::-1])])
+    S = permuted_columns(sparse.csr_matrix(X))
+    np.testing.assert_array_equal(S.toarray(), P)
+    assert sorted(canonical_rows(X)) == list(range(X.shape[0]))
+
+
+def test_signal_dims_finds_the_planted_components():
+    rng = np.random.default_rng(0)
+    n, p = 300, 200
+    X = rng.normal(size=(n, 3)) @ (3.0 * rng.normal(size=(3, p))) / np.sqrt(p) * 4 + rng.normal(size=(n, p))
+    Xs = standardized(X)
+    d, null = signal_dims(Xs, pca_embedding(Xs, 20))
+    assert d == 3
+    assert 2.8 < null < 4.2  # Marchenko-Pastur edge of unit noise (1 + sqrt(p / n))^2 = 3.3, plus its fluctuation
+    d_noise, _ = signal_dims(standardized(rng.normal(size=(n, p))), pca_embedding(rng.normal(size=(n, p)), 20))
+    assert d_noise == 2  # nothing above noise: the minimum
+
+
+# ----------------------------------------------------------------------- propagation
+def test_spread_is_zhou_et_al_closed_form_and_scikit_learns_label_spreading():
+    X, t = _clusters(seed=1)
+    W = _knn(X, 6)
+    y = np.full(t.size, -1)
+    y[[0, 1, 30, 31, 60, 61]] = t[[0, 1, 30, 31, 60, 61]]
+    Y = one_hot_labels(y, 3)
+    F = spread(W, Y, alpha=0.9, tol=1e-12)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    S = W.toarray() / np.sqrt(np.outer(d, d))
+    np.testing.assert_allclose(F, 0.1 * np.linalg.solve(np.eye(t.size) - 0.9 * S, Y), atol=1e-10)
+    from sklearn.semi_supervised import LabelSpreading
+
+    ls = LabelSpreading(kernel=lambda a, b: W.toarray(), alpha=0.9, max_iter=5000, tol=1e-12).fit(X, y)
+    np.testing.assert_allclose(F / F.sum(axis=1, keepdims=True), ls.label_distributions_, atol=1e-8)
+
+
+def test_harmonic_is_the_closed_form_with_labels_clamped():
+    X, t = _clusters(seed=2)
+    W = _knn(X, 6).toarray()
+    lab = np.zeros(t.size, dtype=bool)
+    lab[[0, 30, 60]] = True
+    Y = one_hot_labels(np.where(lab, t, -1), 3)
+    F = harmonic(sparse.csr_matrix(W), Y, lab, tol=1e-12)
+    u, l_ = ~lab, lab
+    L = np.diag(W.sum(axis=1)) - W
+    np.testing.assert_allclose(F[u], np.linalg.solve(L[np.ix_(u, u)], W[np.ix_(u, l_)] @ Y[l_]), atol=1e-6)
+    np.testing.assert_array_equal(F[lab], Y[lab])
+    assert (F[u].argmax(axis=1) == t[u]).mean() == 1.0
+
+
+def test_class_mass_normalisation_by_hand():
+    F = np.array([[2.0, 1.0], [2.0, 1.0], [0.0, 2.0]])  # masses 4 and 4
+    np.testing.assert_allclose(class_mass_normalize(F, np.array([0, -1, -1])), F / 8)
+    y = np.array([0, 0, 1])  # labeled shares 2/3, 1/3
+    np.testing.assert_allclose(class_mass_normalize(F, y, "labeled"), F * np.array([2 / 3, 1 / 3]) / 4)
+
+
+def test_held_out_agreement_high_on_clusters_chance_on_noise():
+    X, t = _clusters((40, 40), seed=3)
+    y = np.full(t.size, -1)
+    y[::4] = t[::4]
+    acc, chance, pred, _ = graph_agreement(_knn(X, 5), y, 2)
+    assert acc == 1.0 and chance == pytest.approx(0.5) and (pred == t[::4]).all()
+    noise = np.random.default_rng(0).normal(size=X.shape)
+    acc_noise = graph_agreement(_knn(noise, 5), y, 2)[0]
+    assert acc_noise < 0.75
+
+
+def _floor(W, y, K):
+    """Per class, the lowest log reach of its labeled samples when held out."""
+    _, _, _, reach = graph_agreement(W, y, K)
+    floor = np.full(K, np.inf)
+    np.minimum.at(floor, y[y >= 0], reach)
+    return floor
+
+
+def test_a_class_nobody_labeled_gets_a_group_of_its_own():
+    X, t = _clusters((60, 60, 60), sep=8.0, seed=4)
+    W = _knn(X, 8)
+    y = np.full(t.size, -1)
+    y[[0, 1, 2, 60, 61, 62]] = t[[0, 1, 2, 60, 61, 62]]  # class 2 never labeled
+    g = unreached_groups(propagate(W, y, 2), y, floor=_floor(W, y, 2))
+    assert set(g[t == 2]) == {2} and (g[t < 2] == t[t < 2]).all()
+    every = np.where(np.isin(np.arange(t.size), [0, 1, 2, 60, 61, 62, 120, 121, 122]), t, -1)
+    g_all = unreached_groups(propagate(W, every, 3), every, floor=_floor(W, every, 3))
+    assert (g_all == t).all()  # every class labeled: no group added
+
+
+# ----------------------------------------------------------------------- R^2
+def test_variance_explained_is_the_anova_r2_and_ranks_as_f():
+    from sklearn.feature_selection import f_classif
+
+    X, t = _clusters((10, 15, 20), p=8, sep=1.0, seed=5)
+    r2 = variance_explained(X, t)
+    mu = X.mean(axis=0)
+    between = sum((t == g).sum() * (X[t == g].mean(axis=0) - mu) ** 2 for g in range(3))
+    np.testing.assert_allclose(r2, between / ((X - mu) ** 2).sum(axis=0))
+    F, _ = f_classif(X, t)
+    np.testing.assert_allclose(F, r2 / (1 - r2) * (45 - 3) / 2)
+    np.testing.assert_allclose(variance_explained(sparse.csr_matrix(X), t), r2)
+    w = (np.arange(45) % 2).astype(float)  # 0/1 weights: the computation on the weighted samples alone
+    np.testing.assert_allclose(variance_explained(X, t, w), variance_explained(X[w > 0], t[w > 0]))
+    np.testing.assert_allclose(variance_explained(sparse.csr_matrix(X), t, w), variance_explained(X[w > 0], t[w > 0]))

@@ -1,0 +1,84 @@
+"""Per-class markers of ``propagate`` at every door (issue #28 item 3): ``ssfs.tl`` (scanpy's
+``rank_genes_groups`` layout, read by scanpy's own helper), ``ssfs rank`` (TSV and h5ad), and the
+default of ``ssfs select`` / ``ssfs.tl.select_stable``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ssfs
+from ssfs.simulate import few_labels, simulate_singlecell
+
+
+@pytest.fixture(scope="module")
+def planted():
+    X, sim = simulate_singlecell(600, 120, 3, 10, 0)
+    y = few_labels(sim.cell_type, 3, 1)
+    names = np.array(["B", "NK", "T"], dtype=object)
+    return X, sim, pd.Categorical(np.where(y >= 0, names[np.maximum(y, 0)], None), categories=list(names))
+
+
+def _adata(X, labels):
+    import anndata as ad
+
+    a = ad.AnnData(X=X.copy(), obs=pd.DataFrame({"cell_type": labels}, index=[f"c{i}" for i in range(X.shape[0])]))
+    a.var_names = [f"g{j}" for j in range(X.shape[1])]
+    return a
+
+
+def test_tl_stores_markers_scanpy_reads(planted):
+    sc = pytest.importorskip("scanpy")
+    X, sim, labels = planted
+    a = _adata(X, labels)
+    ssfs.tl.rank_features(a, "propagate", groupby="cell_type")
+    assert list(a.obs["propagate_group"].cat.categories) == ["B", "NK", "T"]
+    assert (a.obs["propagate_group"].cat.codes.to_numpy() == sim.cell_type).mean() > 0.9  # propagated classes
+    for c, name in enumerate(["B", "NK", "T"]):
+        ours = ssfs.tl.markers_df(a, name)
+        theirs = sc.get.rank_genes_groups_df(a, name, key="propagate_markers")
+        pd.testing.assert_frame_equal(ours, theirs)
+        top = ours["names"].str[1:].astype(int).to_numpy()[:10]
+        assert np.isin(top, sim.markers_of(c)).mean() >= 0.9
+    with pytest.raises(ssfs.InputError, match="no group 'X'"):
+        ssfs.tl.markers_df(a, "X")
+    with pytest.raises(ssfs.InputError, match="no per-class markers under key 'cls'"):
+        ssfs.tl.markers_df(a, key="cls")
+
+
+def test_ssfs_rank_writes_markers_next_to_the_ranking(planted, tmp_path, capsys):
+    import anndata as ad
+
+    from ssfs.cli import main
+
+    X, sim, labels = planted
+    d = pd.DataFrame(X.toarray(), index=[f"c{i}" for i in range(X.shape[0])],
+                     columns=[f"g{j}" for j in range(X.shape[1])])
+    d.insert(0, "type", labels.astype(object))
+    d.to_csv(tmp_path / "cells.csv")
+    assert main(["rank", str(tmp_path / "cells.csv"), "--label-column", "type", "--method", "propagate",
+                 "-o", str(tmp_path / "r.tsv")]) == 0
+    info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert info["markers"] == str(tmp_path / "r.markers.tsv") and set(info["groups"]) == {"B", "NK", "T"}
+    m = pd.read_csv(tmp_path / "r.markers.tsv", sep="\t")
+    assert list(m.columns[:4]) == ["group", "rank", "feature", "index"]
+    first = m[m["rank"] == 1].set_index("group")["index"]
+    assert all(first[name] in sim.markers_of(c) for c, name in enumerate(["B", "NK", "T"]))
+    assert main(["rank", str(tmp_path / "cells.csv"), "--label-column", "type", "--method", "propagate",
+                 "-o", str(tmp_path / "r.h5ad")]) == 0
+    a = ad.read_h5ad(tmp_path / "r.h5ad")
+    assert ssfs.tl.markers_df(a, "NK")["names"].iloc[0] == f"g{first['NK']}"
+
+
+def test_select_stable_defaults_to_the_committee(planted):
+    X, sim, labels = planted
+    a = _adata(X, labels)
+    ssfs.tl.select_stable(a, groupby="cell_type", resamples=4, top=10, threshold=0.5)
+    info = a.uns["ssfs_selection"]
+    committee = ["propagate", "laplacian", "fisher", "cls"]  # those that cannot run are left out, named
+    assert info["methods"] == [m for m in committee if m not in info["left_out"]] and "propagate" in info["methods"]
+    chosen = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
+    assert chosen.size >= 5 and np.isin(chosen, sim.markers).all()
