@@ -684,6 +684,9 @@ OUTPUT_CASES = [
          Err("cannot write /proc/ssfs-ranking.tsv (-o): cannot create a file in folder /proc")),
     Case("-o under a regular file", cli(*RANK, "-o", "d.csv/r.tsv", files=D),
          Err("cannot write d.csv/r.tsv (-o): a part of the path is a file, not a folder")),
+    Case("-o an empty name", cli(*RANK, "-o", "", files=D), Err("cannot write '' (-o): the file name is empty")),
+    Case("-o a name too long", cli(*RANK, "-o", "x" * 300 + ".tsv", files=D),
+         Err("(-o): file name too long")),
     Case("-o x.h5ad an existing directory", cli(*RANK, "-o", "x.h5ad", files={**D, "x.h5ad/y": "1"}),
          Err("it is a directory")),
     Case("-o x.h5ad under /proc", cli(*RANK, "-o", "/proc/x.h5ad", files=D), Err("/proc/x.h5ad")),
@@ -797,6 +800,13 @@ PARAM_CASES = [
     Case("--methods twice the same", cli(*SEL, "--methods", "fisher,fisher", files=D), Err("distinct")),
     Case("--methods empty", cli(*SEL, "--methods", ",", files=D), Err("methods")),
     Case("--methods unknown", cli(*SEL, "--methods", "fisher,fishr", files=D), Err("unknown method 'fishr'")),
+    Case("select --methods an extraction", cli(*SEL, "--methods", "fisher,pca", files=D),
+         Err("selection method 'pca' builds components, not a feature ranking")),
+    Case("select_stable with an extraction", tl("select_stable", _adata(), ("ssdr",), groupby="cell_type"),
+         Err("'ssdr' builds components")),
+    Case("config: selection of an extraction", config(methods={"fisher": {}, "pca": {}},
+                                                      selection={"methods": ["pca"]}),
+         Err("selection.methods: 'pca' builds components", kind=ConfigError)),
     Case("select --param without the method", cli(*SEL, "--param", "k=3", files=D), Err("METHOD.NAME=VALUE")),
     Case("select --param of an absent method", cli(*SEL, "--param", "cls.k=3", "--methods", "fisher", files=D),
          Err("cls")),
@@ -807,6 +817,10 @@ PARAM_CASES = [
     Case("--seed beyond 64 bits", cli(*RANK, "--seed", str(2**70), "-o", "r.tsv", files=D), Ok(planted)),
     Case("--labeled-per-class above the class sizes", cli(*RANK, "--labeled-per-class", "50", files=D),
          Err("class 'a' has 6 training sample(s)")),
+    Case("--labeled-per-class on label-free data", cli("rank", "d.csv", "--method", "variance",
+                                                       "--labeled-per-class", "2",
+                                                       files={"d.csv": csv_text(labels=None)}),
+         Err("--labeled-per-class 2: d.csv has no labels to keep")),
     Case("--unlabeled-value hides every label", cli(*RANK, "--method", "fisher", "--unlabeled-value", "a",
                                                    "--unlabeled-value", "b", files=D), Err("fisher")),
     Case("--label-column absent", cli("rank", "d.csv", "--label-column", "class", files=D),
@@ -846,6 +860,12 @@ def _run(*args, **kw):
     from ssfs import run_method
 
     return run_method(*args, **kw)
+
+
+def _cons(ml, cl):
+    from ssfs import Constraints
+
+    return Constraints(ml, cl)
 
 
 def _validate(cfg):
@@ -918,6 +938,12 @@ DATA_CASES = [
     Case("api: 2-d labels column", api("fisher", XP, Y01[:, None]), Err("labels have shape (12, 1)")),
     Case("api: labels with None", api("fisher", XP, [None, *LAB[1:]]), Ok(planted)),
     Case("api: boolean labels", api("fisher", XP, LAB == "b"), Ok(planted)),
+    Case("api: a constraint index 0.5", py(lambda tmp: _run("cs2", XP, None, _cons([(0.5, 2)], [(0, 7)]))),
+         Err("constraint indices must be whole sample positions, got 0.5")),
+    Case("api: constraints of three indices", py(lambda tmp: _run("cs2", XP, None, _cons([(0, 1, 2)], []))),
+         Err("constraints must be pairs of sample indices (n x 2), got shape (1, 3)")),
+    Case("api: constraints as a pair of floats", py(lambda tmp: _run("cs2", XP, None, _cons([(0.0, 2.0)], [(0, 7)]))),
+         Ok(lambda o: o.value.order.size == P)),
     Case("api: rng as text", py(lambda tmp: _run("fisher", XP, Y01, rng="seed")), Err("rng")),
     Case("api: pandas frame X keeps the order", api("fisher", frame(labels=None), Y01), Ok(planted)),
     Case("api: integer matrix", api("fisher", np.rint(XP * 100).astype(np.int64), Y01), Ok(planted)),
@@ -972,6 +998,279 @@ CONFIG_CASES = [
     Case("config: k as a float 10.0", config(methods={"cls": {"k": 10.0}}),
          Ok(lambda o: o.value["methods"]["cls"]["params"]["k"] == 10)),
     Case("config: the whole config a list", py(lambda tmp: _validate([1])), Err("mapping", kind=ConfigError)),
+]
+
+
+# ===================================================== intermediate results cut short or changed
+def _ranking_file(path: Path) -> Path:
+    """A ranking as the workflow's select step writes it (planted g1 first)."""
+    from ssfs import run_method
+    from ssfs.io.atomic import write_checked_tsv
+    from ssfs.ranking import ranking_table
+
+    r = run_method("fisher", XP, Y01, rng=0)
+    write_checked_tsv(ranking_table(FEATS, r.scores, r.order), path)
+    return path
+
+
+def _damaged(kind: str):
+    """A file writer: a ranking, then damaged as ``kind`` says."""
+
+    def write(path: Path) -> None:
+        data = _ranking_file(path).read_bytes()
+        lines = data.splitlines(keepends=True)
+        damaged = {
+            "first rows": b"".join(lines[:3]),
+            "mid-line": data[: len(b"".join(lines[:4])) + 5],
+            "no end line": b"".join(lines[:-1]),
+            "a value edited": data.replace(lines[1].split(b"\t")[2], b"0.5", 1),
+            "a row deleted": b"".join(lines[:2] + lines[3:]),
+            "a line appended": data + b"g9\t9\t0.1\t7\t1\n",
+            "empty": b"",
+            "CRLF line ends": data.replace(b"\n", b"\r\n"),
+        }[kind]
+        path.write_bytes(damaged)
+
+    return write
+
+
+def _read_ranking(name: str):
+    def call(tmp: Path):
+        from ssfs.ranking import read_ranking
+
+        return read_ranking(tmp / name)
+
+    return call
+
+
+def _pipeline(tmp: Path, method: str = "fisher"):
+    """prepared data, split and constraints of one repetition, as the workflow's steps write them."""
+    from ssfs.io import write_prepared
+    from ssfs.io.delimited import read_delimited
+    from ssfs.workflow import pipeline
+
+    (tmp / "d.csv").write_text(CSV)
+    a = read_delimited(tmp / "d.csv", sep=",", where="d", label_column="label")
+    write_prepared(a, tmp / "p.h5ad")
+    sup = {"protocol": "holdout", "test_size": 0.25, "n_folds": 5, "labeled_per_class": 3, "small_classes": "error",
+           "constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
+    pipeline.run_split(prepared=tmp / "p.h5ad", splits=[tmp / "s.json"], sup=sup, seed=0, dataset="d", reps=[0])
+    pipeline.run_constraints(prepared=tmp / "p.h5ad", splits=[tmp / "s.json"], constraints=[tmp / "c.tsv"], sup=sup,
+                             seed=0, dataset="d", reps=[0])
+    return tmp / "p.h5ad", tmp / "s.json", tmp / "c.tsv"
+
+
+def _select_after(damage: Callable):
+    """The select step of one repetition after ``damage(tmp)`` hit one of its inputs."""
+
+    def call(tmp: Path):
+        from ssfs.workflow import pipeline
+
+        prepared, split, cons = _pipeline(tmp)
+        damage(tmp)
+        pipeline.run_select(prepared, split, cons, tmp / "r.tsv", {"method": "fisher", "params": {}}, 0, "d",
+                            "fisher", 0)
+        return tmp / "r.tsv"
+
+    return call
+
+
+def _cut(name: str, keep: float = 0.5):
+    def damage(tmp: Path) -> None:
+        data = (tmp / name).read_bytes()
+        (tmp / name).write_bytes(data[: int(len(data) * keep)])
+
+    return damage
+
+
+def _consensus_with(ranks_shape=None, cut_full: bool = False, cut_ranks: bool = False):
+    """The consensus step of the selection mode on files written as its chunk jobs write them."""
+
+    def call(tmp: Path):
+        from ssfs.workflow import pipeline
+
+        prepared, _, _ = _pipeline(tmp)
+        sel = {"resamples": 4, "top": 2, "threshold": 0.6, "scheme": "cpss", "aggregation": "mean_rank",
+               "methods": ["fisher"]}
+        sup = {"constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
+        pipeline.run_selection_chunk(prepared=prepared, ranks=tmp / "k.npz", settings={"method": "fisher",
+                                     "params": {}}, sup=sup, sel=sel, seed=0, dataset="d", method="fisher",
+                                     chunk=[0, 1, 2, 3], full=tmp / "f.tsv")
+        if ranks_shape is not None:
+            np.savez(tmp / "k.npz", ranks=np.zeros(ranks_shape, dtype=np.int32), failed=np.full(ranks_shape[0], ""),
+                     full_failed=np.asarray(""))
+        if cut_full:
+            _cut("f.tsv")(tmp)
+        if cut_ranks:
+            _cut("k.npz", 0.9)(tmp)
+        pipeline.run_consensus(prepared=prepared, full=[tmp / "f.tsv"], ranks=[tmp / "k.npz"],
+                               consensus=tmp / "consensus.tsv", summary=tmp / "summary.json", sel=sel,
+                               methods=["fisher"], dataset="d", seed=0)
+        return json.loads((tmp / "summary.json").read_text())
+
+    return call
+
+
+def _combine_after_cut(tmp: Path):
+    from ssfs.workflow import pipeline
+
+    prepared, split, cons = _pipeline(tmp)
+    settings = {"method": "bootstrap_rank", "params": {"base": "fisher", "n_boot": 4}}
+    for c in (0, 1):
+        pipeline.run_member_chunk(prepared=prepared, split=split, constraints=cons, members=tmp / f"m{c}.npz",
+                                  settings=settings, seed=0, dataset="d", method="boot", rep=0, chunk=c, n_chunks=2)
+    _cut("m1.npz", 0.7)(tmp)
+    pipeline.run_combine(prepared=prepared, split=split, constraints=cons, chunks=[tmp / "m0.npz", tmp / "m1.npz"],
+                         ranking=tmp / "r.tsv", components=tmp / "r.npy", timing=tmp / "t.tsv", settings=settings,
+                         seed=0, dataset="d", method="boot", rep=0)
+
+
+def _aggregate_reader(fn: str, name: str, writer):
+    """A reader of the aggregate step (``read_timings``; scores) on a file cut short."""
+
+    def call(tmp: Path):
+        from ssfs.io.atomic import write_checked_tsv
+        from ssfs.report import build
+
+        path = tmp / "d" / "base" / "timing" / "m" / name
+        path.parent.mkdir(parents=True)
+        write_checked_tsv(writer(), path)
+        _cut(str(path.relative_to(tmp)), 0.8)(tmp)
+        return build.read_timings([path]) if fn == "timings" else build.read_checked_tsv(path)
+
+    return call
+
+
+def _whole_round_trip(tmp: Path):
+    from ssfs._checked import read_checked_tsv
+    from ssfs.io.atomic import write_checked_tsv
+
+    df = frame().reset_index()
+    write_checked_tsv(df, tmp / "t.tsv")
+    back = read_checked_tsv(tmp / "t.tsv")
+    pd.testing.assert_frame_equal(back, df, check_exact=False, rtol=1e-9)
+    return back
+
+
+def _manifest_then(damage: Callable | None):
+    """Tables and the manifest their step writes last (as the aggregate step does), then ``damage``."""
+
+    def call(tmp: Path):
+        from ssfs._checked import check_manifest
+        from ssfs.io.atomic import write_manifest, write_tsv
+
+        names = ["tables/scores.tsv", "figures/index.tsv"]
+        for n in names:
+            write_tsv(frame(), tmp / n)
+        write_manifest(tmp, [tmp / n for n in names])
+        if damage is not None:
+            damage(tmp)
+        check_manifest(tmp, names)
+        return True
+
+    return call
+
+
+def _consensus_cut(tmp: Path):
+    from ssfs.report.selection import read_consensus
+
+    table = pd.DataFrame({"feature": FEATS, "index": range(P), "frequency": 0.5})
+    text = table.to_csv(sep="\t", index=False)
+    (tmp / "consensus.tsv").write_text(text[: len(text) // 2])
+    return read_consensus(tmp / "consensus.tsv", P)
+
+
+def _live_lock_message(tmp: Path) -> str:
+    """The lock error a second run meets while the first (here: this process) still runs."""
+    import socket
+
+    import psutil
+    import snakemake.exceptions as sx
+
+    from ssfs.workflow.locks import OWNER_FILE, PARENT_ENV, clear_stale_locks
+
+    sdir = tmp / ".snakemake"
+    (sdir / "locks").mkdir(parents=True)
+    (sdir / "locks" / "0.output.lock").write_text("x\n")
+    me = psutil.Process()
+    (sdir / OWNER_FILE).write_text(json.dumps({"host": socket.gethostname(), "pid": me.pid,
+                                               "create_time": me.create_time()}))
+    original, env = sx.LockException, os.environ.get(PARENT_ENV)
+    try:
+        assert clear_stale_locks(sdir) is None
+        return str(sx.LockException())
+    finally:
+        sx.LockException = original
+        if env is None:
+            os.environ.pop(PARENT_ENV, None)
+        else:
+            os.environ[PARENT_ENV] = env
+
+
+def _npy_bytes(arr) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    return buf.getvalue()
+
+
+INCOMPLETE = "is incomplete"
+REGENERATE = "delete it and run the same snakemake command again to recompute it: rm '"
+RESULT_CASES = [
+    *[Case(f"ranking {kind}", py(_read_ranking("r.tsv"), {"r.tsv": _damaged(kind)}),
+           Err(f"r.tsv {INCOMPLETE}: {why}", REGENERATE, kind=InputError))
+      for kind, why in [("first rows", "its end-of-table line is missing"),
+                        ("mid-line", "its end-of-table line is missing"),
+                        ("no end line", "its end-of-table line is missing"),
+                        ("a value edited", "its content does not match the checksum"),
+                        ("a row deleted", "its content does not match the checksum written with it (5 rows, 6 "),
+                        ("a line appended", "its end-of-table line is not its last line"),
+                        ("empty", "the file is empty"),
+                        ("CRLF line ends", "its line ends were changed to CRLF")]],
+    Case("ranking whole", py(_read_ranking("r.tsv"), {"r.tsv": _ranking_file}),
+         Ok(lambda o: list(o.value.order[:1]) == [0])),
+    Case("checked table round trip", py(_whole_round_trip), Ok()),
+    Case("tied cuts of a ranking cut short", py(lambda tmp: __import__("ssfs.ranking").ranking.tied_cuts(
+        tmp / "r.tsv", [1, 2]), {"r.tsv": _damaged("first rows")}), Err(INCOMPLETE, kind=InputError)),
+    Case("select step: split cut short", py(_select_after(_cut("s.json"))),
+         Err("s.json is incomplete: it is not a complete JSON document", REGENERATE)),
+    Case("select step: constraints cut short", py(_select_after(_cut("c.tsv"))),
+         Err("c.tsv is incomplete", REGENERATE)),
+    Case("select step: prepared data cut short", py(_select_after(_cut("p.h5ad"))),
+         Err("p.h5ad is incomplete: the prepared data cannot be read", REGENERATE)),
+    Case("select step: constraints of an older ssfs", py(_select_after(
+        lambda tmp: (tmp / "c.tsv").write_text("i\tj\tkind\n0\t1\tML\n"))),
+         Err("c.tsv is incomplete: its end-of-table line is missing")),
+    Case("select step whole", py(_select_after(lambda tmp: None)),
+         Ok(lambda o: __import__("ssfs._checked")._checked.read_checked_tsv(o.value)["feature"].iloc[0] == "g1")),
+    Case("consensus: full ranking cut short", py(_consensus_with(cut_full=True)), Err("f.tsv is incomplete")),
+    Case("consensus: resample ranks cut short", py(_consensus_with(cut_ranks=True)),
+         Err("k.npz is incomplete: the archive is damaged")),
+    Case("consensus: resample ranks of another dataset", py(_consensus_with(ranks_shape=(4, 5))),
+         Err("k.npz is incomplete: its resample ranks hold an array of shape 4 x 5, expected any x 6")),
+    Case("consensus: too few resamples", py(_consensus_with(ranks_shape=(3, 6))),
+         Err("k.npz is incomplete: the resample ranks of fisher hold 3 rows in all, expected 4 resamples")),
+    Case("consensus whole", py(_consensus_with()), Ok(lambda o: o.value["features"][0] == "g1")),
+    Case("combine: a member chunk cut short", py(_combine_after_cut), Err("m1.npz is incomplete: the archive")),
+    Case("aggregate: a timing cut short", py(_aggregate_reader("timings", "0.tsv", lambda: pd.DataFrame(
+        {"rep": range(40), "seconds": 0.5, "peak_mb": 2.0}))), Err("0.tsv is incomplete")),
+    Case("evaluation: components cut short", py(lambda tmp: __import__("ssfs._checked")._checked.load_checked_npy(
+        tmp / "z.npy"), {"z.npy": lambda p: p.write_bytes(_npy_bytes(np.ones((5, 4)))[:-8])}),
+         Err("z.npy is incomplete")),
+    Case("report: a summary.json cut short", py(lambda tmp: __import__("ssfs._checked")._checked.read_checked_json(
+        tmp / "summary.json"), {"summary.json": '{"features": ["g1", "g2"], "n_sel'}),
+         Err("summary.json is incomplete: it is not a complete JSON document")),
+    Case("report: the aggregate tables whole", py(_manifest_then(None)), Ok()),
+    Case("report: a table cut after the aggregate", py(_manifest_then(_cut("tables/scores.tsv"))),
+         Err("scores.tsv is incomplete: its content does not match the checksum its step recorded")),
+    Case("report: a table edited after the aggregate", py(_manifest_then(
+        lambda tmp: (tmp / "figures/index.tsv").write_text("stem\tsection\n"))), Err("index.tsv is incomplete")),
+    Case("report: no manifest (an older aggregate)", py(_manifest_then(
+        lambda tmp: (tmp / ".ssfs-manifest.json").unlink())), Err(".ssfs-manifest.json is incomplete: the file is")),
+    Case("report: consensus.tsv cut short", py(_consensus_cut),
+         Err("consensus.tsv is incomplete: it lists 2 rows, its summary.json 6 features")),
+    Case("lock: a second run while the first is alive", py(_live_lock_message),
+         Ok(lambda o: f"Snakemake process {os.getpid()}" in o.value and "do not use --unlock" in o.value
+            and "can be removed with the --unlock" not in o.value)),
 ]
 
 
@@ -1131,7 +1430,7 @@ NUMERIC_CASES = [c for m in list_methods() if _importable(m) for c in _numeric_r
 ]
 
 
-CASES: list[Case] = FILE_CASES + OUTPUT_CASES + PARAM_CASES + DATA_CASES + CONFIG_CASES + NUMERIC_CASES
+CASES: list[Case] = FILE_CASES + OUTPUT_CASES + PARAM_CASES + DATA_CASES + CONFIG_CASES + RESULT_CASES + NUMERIC_CASES
 
 
 def test_the_table_is_large_and_its_names_unique():
@@ -1218,3 +1517,37 @@ def test_faults_across_processes(tmp_path):
                 or len(hits) != (1 if fragment else 0) or left):
             failed.append(f"{name}: exit {proc.returncode}, left {left}, stderr {err[-600:]!r}")
     assert not failed, "\n".join(failed)
+
+
+_JIT = """
+import sys
+from ssfs._jit import numba_module
+numba = numba_module()
+sys.path.insert(0, sys.argv[1])
+import tiny_kernel
+assert tiny_kernel.twice(21) == 42
+print(numba.config.CACHE_DIR)
+"""
+
+
+def test_numba_caches_go_to_the_user_cache_folder(tmp_path, monkeypatch):
+    """ssfs's numba functions (cache=True) write their compiled caches under the user's cache
+    folder (``$XDG_CACHE_HOME/ssfs/numba``; ``$NUMBA_CACHE_DIR`` when set), never next to the
+    source files (the package's ``__pycache__``)."""
+    pytest.importorskip("numba")
+    from ssfs._jit import numba_cache_dir
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
+    assert numba_cache_dir() == tmp_path / "mine"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tiny_kernel.py").write_text("import numba\n\n@numba.njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), PYTHONPATH=str(REPO / "src"))
+    res = subprocess.run([sys.executable, "-c", _JIT, str(src)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    folder = tmp_path / "xdg" / "ssfs" / "numba"
+    assert res.stdout.strip() == str(folder)
+    assert list(folder.rglob("*.nbi")), "no cache index in the cache folder"
+    assert not list(src.rglob("*.nbi")) and not list(src.rglob("*.nbc")), "a cache file beside the source"

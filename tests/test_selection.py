@@ -9,6 +9,7 @@ from ssfs.constraints import Constraints
 from ssfs.errors import InputError
 from ssfs.experiment.error_bound import error_bound
 from ssfs.experiment.selection import aggregate, consensus, ranks_from_order, resamples
+from ssfs.io.atomic import write_checked_tsv
 from ssfs.runner import run_method
 
 
@@ -99,7 +100,7 @@ def test_frequent_features_of_benchmark_rankings(tmp_path):
     for rep, feats in enumerate((["x", "y", "z"], ["x", "z", "y"], ["y", "x", "w"])):
         p = tmp_path / "ds" / "base" / "rankings" / "m" / f"{rep}.tsv"
         p.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame({"feature": feats, "rank": [1, 2, 3]}).to_csv(p, sep="\t", index=False)
+        write_checked_tsv(pd.DataFrame({"feature": feats, "rank": [1, 2, 3]}), p)
         paths.append(p)
     out = frequent_features(paths, top=2)
     assert out["features"].tolist() == ["x (3/3), y (2/3), z (1/3)"]

@@ -197,13 +197,22 @@ def _centred(X: np.ndarray, lo: np.ndarray) -> np.ndarray:
     move = np.flatnonzero(lo != 0)
     if not move.size:
         return X
-    sub = X[:, move]
-    d = sub - lo[move]
-    back = d - sub  # TwoSum: d = sub - lo exactly iff the rounding error below is 0
-    err = (sub - (d - back)) - (lo[move] + back)
+    whole = move.size == X.shape[1]
+    sub = X if whole else X[:, move]  # no gathered copy when every feature moves
+    lm = lo[move]
+    d = sub - lm
+    # TwoSum, d = sub - lo exactly iff err = (sub - (d - back)) - (lo + back) is 0, back = d - sub;
+    # in place in two buffers (the same operations in the same order: the same bits)
+    back = d - sub
+    err = d - back
+    np.subtract(sub, err, out=err)
+    back += lm
+    err -= back
     exact = ~(err != 0).any(axis=0)
     if not exact.any():
         return X
+    if whole and exact.all():
+        return np.ascontiguousarray(d)  # what the copy below gives: C order
     out = X.copy()
     out[:, move[exact]] = d[:, exact]
     return out

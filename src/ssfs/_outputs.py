@@ -72,9 +72,11 @@ def check_destination(path, *, what: str = "") -> Path:
 
     Raises :class:`OutputError` (one line naming ``path``) when it is a directory, a device,
     a pipe or a socket. ``what`` prefixes the message (``-o``)."""
+    if not str(path).strip():
+        raise OutputError(f"cannot write {_named(repr(str(path)), what)}: the file name is empty")
     path = Path(path)
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
         mode = os.stat(target).st_mode
     except FileNotFoundError:
         return target

@@ -196,6 +196,9 @@ def _read_input(args, log):
     y, classes = encode_labels(adata.obs["label"])
     rng = np.random.default_rng(args.seed)
     if args.labeled_per_class not in (None, "all"):  # an experiment: hide labels, keep N per class
+        if not (y >= 0).any():
+            raise SSFSError(f"--labeled-per-class {args.labeled_per_class}: {args.input} has no labels to keep "
+                            "(give --label-column, --labels-file or --label-key)")
         lab = draw_labeled(y, np.flatnonzero(y >= 0), int(args.labeled_per_class), rng, dataset=name,
                            class_names=classes)
         hidden = np.full(y.size, -1)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import sparse
 
+from ._checked import read_checked_tsv
 from .errors import InputError, SupervisionError
 
 if TYPE_CHECKING:
@@ -23,7 +24,20 @@ if TYPE_CHECKING:
 
 
 def _canon(pairs) -> np.ndarray:
-    a = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    """Pairs as sorted unique (i < j) int64 rows; indices that are not whole numbers, or rows
+    that are not pairs, are one-line :class:`SupervisionError` (never truncated)."""
+    try:
+        raw = np.asarray(pairs, dtype=float if not isinstance(pairs, np.ndarray) else None)
+    except (TypeError, ValueError):
+        raise SupervisionError(f"constraints must be pairs of sample indices, got {pairs!r}"[:200]) from None
+    if raw.size and (raw.ndim != 2 or raw.shape[1] != 2) and not (raw.ndim == 1 and raw.size == 2):
+        raise SupervisionError(f"constraints must be pairs of sample indices (n x 2), got shape {raw.shape}")
+    whole = raw.dtype.kind in "iu" or (raw.dtype.kind == "f" and bool(np.all(raw == np.round(raw))) and
+                                       bool(np.isfinite(raw).all()))
+    if raw.size and not whole:
+        bad = raw[(raw != np.round(raw)) | ~np.isfinite(raw)].ravel()[0] if raw.dtype.kind == "f" else raw.ravel()[0]
+        raise SupervisionError(f"constraint indices must be whole sample positions, got {bad}")
+    a = raw.astype(np.int64).reshape(-1, 2)
     if a.size == 0:
         return np.zeros((0, 2), dtype=np.int64)
     a = np.sort(a, axis=1)
@@ -211,18 +225,26 @@ class Constraints:
             }
         )
 
+    def tsv_frame(self) -> pd.DataFrame:
+        """The rows :meth:`to_tsv` writes (and :meth:`from_tsv` reads back): one per pair."""
+        return self.to_frame()
+
     def to_tsv(self, path) -> None:
-        self.to_frame().to_csv(path, sep="\t", index=False)
+        self.tsv_frame().to_csv(path, sep="\t", index=False)
 
     @classmethod
-    def from_tsv(cls, path) -> Constraints:
+    def from_tsv(cls, path, *, checked: bool = False) -> Constraints:
+        """Constraints of a file written by :meth:`to_tsv` (columns ``i``, ``j``, ``kind``);
+        ``checked``: a workflow result with its end-of-table line (:mod:`ssfs._checked`),
+        refused in one line when cut short."""
         path = Path(path)
         if not path.exists():
             raise InputError(f"constraint file {path} does not exist")
         import pandas as pd
 
         try:
-            df = pd.read_csv(path, sep="\t", dtype={"kind": str})
+            df = (read_checked_tsv(path, dtype={"kind": str}) if checked
+                  else pd.read_csv(path, sep="\t", dtype={"kind": str}))
         except pd.errors.EmptyDataError:
             raise InputError(f"constraint file {path} is empty (expected columns i, j, kind)") from None
         missing = {"i", "j", "kind"} - set(df.columns)
@@ -398,13 +420,13 @@ class LabelConstraints(Constraints):
     def samples(self) -> np.ndarray:
         return np.flatnonzero(self.labels >= 0)
 
-    def to_tsv(self, path) -> None:
+    def tsv_frame(self) -> pd.DataFrame:
         """One row per labeled sample (``i``, its class code ``j``, kind ``class``) instead of the
         n_labeled^2 / 2 pairs; :meth:`Constraints.from_tsv` reads it back as these constraints."""
-        import pandas as pd
+        import pandas as pd  # lazy: pandas is I/O only, not on a method's path
 
         i = self.samples()
-        pd.DataFrame({"i": i, "j": self.labels[i], "kind": "class"}).to_csv(path, sep="\t", index=False)
+        return pd.DataFrame({"i": i, "j": self.labels[i], "kind": "class"})
 
     def validate(self, n: int) -> Constraints:
         if self.labels.size != int(n) and (self.labels >= 0).any() and self.samples().max() >= n:

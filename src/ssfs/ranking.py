@@ -20,9 +20,12 @@ better), so published rankings never hold NaN.
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ._checked import checked_body
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -205,22 +208,23 @@ class RankingOrders:
 
 
 def read_ranking(path, max_rows: int | None = None) -> RankingOrders:
-    """The orders of a ranking file written from :func:`ranking_table` (only its first
-    ``max_rows`` rows when it has no per-size columns)."""
+    """The orders of a workflow ranking file (:func:`ranking_table` written with its
+    end-of-table line, :mod:`ssfs._checked`; a file cut short is refused in one line), only
+    its first ``max_rows`` rows when it has no per-size columns."""
     import csv
     from itertools import islice
 
     import pandas as pd
 
-    with open(path, newline="") as fh:
-        rows = csv.reader(fh, delimiter="\t")  # pandas' quoting: a feature name may hold a tab
-        head = next(rows)
-        sized = [c for c in head if c.startswith(SIZE_PREFIX)]
-        if not sized:  # the index column of the first rows (pandas costs 3 ms a file: 0.3 s a report)
-            col = head.index("index")
-            idx = np.array([int(r[col]) for r in islice(rows, max_rows)], dtype=np.int64)
-            return RankingOrders(idx, {})
-    table = pd.read_csv(path, sep="\t", usecols=["index", *sized])
+    body = checked_body(path)
+    rows = csv.reader(io.StringIO(body.decode()), delimiter="\t")  # pandas' quoting: a name may hold a tab
+    head = next(rows)
+    sized = [c for c in head if c.startswith(SIZE_PREFIX)]
+    if not sized:  # the index column of the first rows (pandas costs 3 ms a file: 0.3 s a report)
+        col = head.index("index")
+        idx = np.array([int(r[col]) for r in islice(rows, max_rows)], dtype=np.int64)
+        return RankingOrders(idx, {})
+    table = pd.read_csv(io.BytesIO(body), sep="\t", usecols=["index", *sized])
     idx = table["index"].to_numpy(np.int64)
     by_size = {int(c[len(SIZE_PREFIX):]): idx[np.argsort(table[c].to_numpy(), kind="stable")] for c in sized}
     return RankingOrders(idx, by_size)
@@ -278,9 +282,10 @@ def tied_cuts(path, sizes) -> list[int]:
     ties (rows t and t + 1 share their score; files without a ``ties`` column: none)."""
     import pandas as pd
 
-    head = pd.read_csv(path, sep="\t", nrows=0).columns
+    body = checked_body(path)
+    head = pd.read_csv(io.BytesIO(body), sep="\t", nrows=0).columns
     if "ties" not in head or "score" not in head:
         return []
-    t = pd.read_csv(path, sep="\t", usecols=["score", "ties"])
+    t = pd.read_csv(io.BytesIO(body), sep="\t", usecols=["score", "ties"])
     s, n = t["score"].to_numpy(float), t["ties"].to_numpy(np.int64)
     return [int(k) for k in sizes if 0 < int(k) < s.size and n[k - 1] > 1 and s[k - 1] == s[k]]

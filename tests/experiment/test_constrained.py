@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from ssfs.experiment.constrained import compare_constrained
+from ssfs.io.atomic import write_checked_tsv
 
 
 def test_compare_constrained_on_separated_blobs():
@@ -34,7 +35,7 @@ def test_given_labeled_samples_and_the_workflow_table(tmp_path):
     paths = []
     for rep in (0, 1):
         p = tmp_path / f"r{rep}.tsv"
-        t.assign(dataset="blobs", variant="base", rep=rep, rand=t["rand"] - 0.1 * rep).to_csv(p, sep="\t", index=False)
+        write_checked_tsv(t.assign(dataset="blobs", variant="base", rep=rep, rand=t["rand"] - 0.1 * rep), p)
         paths.append(str(p))
     pub = tmp_path / "pub.tsv"
     pub.write_text("# test\ndataset\talgorithm\tsetting\tvalue\nblobs\tcop_kmeans\tconstrained\t90.5\n")

@@ -57,7 +57,7 @@ def test_ssfs_select_on_10x_output(tenx, tmp_path, capsys, name):
     root, *_ = tenx
     out = tmp_path / "sel"
     assert main(["select", str(root / name), "--labels-file", str(root / "labels.csv"), "--resamples", "4",
-                 "--top", "3", "--no-progress", "-o", str(out)]) == 0
+                 "--top", "3", "--no-progress", "--json", "-o", str(out)]) == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert sorted(printed["features"]) == [f"G{m}" for m in MARKERS]
     summary = json.loads((out / "summary.json").read_text())

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ssfs._checked import read_checked_tsv
 from ssfs.experiment import stats as S
 from ssfs.experiment.splits import make_split
 from ssfs.report.build import runtime_summary, warm_runs
@@ -111,7 +112,7 @@ def test_select_reps_marks_the_first_call_of_the_process(tmp_path):
     run_select_reps(prepared=prepared, splits=f["split"], constraints=f["cons"], rankings=f["rank"],
                     components=f["comp"], timing=f["time"], settings=cfg["methods"]["fisher"], seed=0,
                     dataset="wine", method="fisher", reps=reps)
-    t = pd.concat([pd.read_csv(p, sep="\t") for p in f["time"]])
+    t = pd.concat([read_checked_tsv(p) for p in f["time"]])
     assert t["first_call"].tolist() == [True, False, False] and (t["seconds"] > 0).all()
 
 

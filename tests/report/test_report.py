@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from html_check import check_page
 
+from ssfs.io.atomic import write_checked_tsv
 from ssfs.report.build import (
     mean_sd_table,
     run_aggregate,
@@ -86,8 +87,8 @@ def test_stability_numbers_by_hand(tmp_path):
     for rep, o in orders.items():
         p = tmp_path / "d" / "base" / "rankings" / "m" / f"{rep}.tsv"
         p.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame({"feature": [f"g{i}" for i in o], "index": o, "score": 0.0, "rank": range(1, 7)}).to_csv(
-            p, sep="\t", index=False)
+        write_checked_tsv(pd.DataFrame({"feature": [f"g{i}" for i in o], "index": o, "score": 0.0,
+                                        "rank": range(1, 7)}), p)
         paths.append(p)
     got = read_orders(paths)
     assert list(got) == [("d", "base", "m")]
@@ -219,19 +220,20 @@ def _workdir(tmp_path):
         for m in ("a", "b", "c"):
             sp = res / ds / "base" / "scores" / f"{m}.tsv"
             sp.parent.mkdir(parents=True, exist_ok=True)
-            scores[(scores.dataset == ds) & (scores.method == m)].to_csv(sp, sep="\t", index=False)
+            write_checked_tsv(scores[(scores.dataset == ds) & (scores.method == m)], sp)
             score_paths.append(sp)
             for r in range(3):
                 o = rng.permutation(6)
                 rp = res / ds / "base" / "rankings" / m / f"{r}.tsv"
                 rp.parent.mkdir(parents=True, exist_ok=True)
-                pd.DataFrame({"feature": [f"g{i}" for i in o], "index": o, "score": 0.0, "rank": range(1, 7)}).to_csv(
-                    rp, sep="\t", index=False)
+                write_checked_tsv(pd.DataFrame({"feature": [f"g{i}" for i in o], "index": o, "score": 0.0,
+                                                "rank": range(1, 7)}), rp)
                 rank_paths.append(rp)
                 tp = res / ds / "base" / "timing" / m / f"{r}.tsv"
                 tp.parent.mkdir(parents=True, exist_ok=True)
-                pd.DataFrame({"dataset": [ds], "variant": ["base"], "method": [m], "rep": [r], "seconds": [0.1 + r],
-                              "peak_mb": [2.0]}).to_csv(tp, sep="\t", index=False)  # the file carries its keys
+                timing = {"dataset": [ds], "variant": ["base"], "method": [m], "rep": [r], "seconds": [0.1 + r],
+                          "peak_mb": [2.0]}  # the file carries its keys
+                write_checked_tsv(pd.DataFrame(timing), tp)
                 bench.append(tp)
     return res, score_paths, bench, prepared, rank_paths
 

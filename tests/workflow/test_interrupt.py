@@ -34,6 +34,8 @@ import pytest
 import yaml
 from workflow_helpers import PROFILE, command, config, reference_run, snakemake, tables
 
+from ssfs._checked import END, read_checked_tsv
+
 psutil = pytest.importorskip("psutil")  # a dependency of snakemake
 
 pytestmark = pytest.mark.slow
@@ -63,9 +65,12 @@ def _kill_tree(proc: subprocess.Popen, grace: float = 0.5) -> None:
 def _check_readable(path: Path) -> None:
     """Raise if ``path`` is not a complete file of its kind."""
     suffix = "".join(path.suffixes[-2:]) if path.name.endswith(".components.npy") else path.suffix
-    if suffix == ".tsv":
-        df = pd.read_csv(path, sep="\t")
+    if suffix == ".tsv":  # intermediate tables prove they are whole (ssfs._checked); final tables are plain
+        checked = path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1].startswith(END.encode())
+        df = read_checked_tsv(path) if checked else pd.read_csv(path, sep="\t")
         assert len(df.columns) >= 2, path
+        final = "tables" in path.parts or "benchmarks" in path.parts or path.name == "consensus.tsv"
+        assert checked != final, path
     elif suffix == ".json":
         json.loads(path.read_text())
     elif suffix in (".npy", ".components.npy"):

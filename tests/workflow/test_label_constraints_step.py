@@ -6,11 +6,12 @@ pairs."""
 import tracemalloc
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from ssfs._checked import read_checked_tsv
 from ssfs.constraints import Constraints, LabelConstraints
 from ssfs.experiment.splits import write_split
+from ssfs.io.atomic import write_checked_tsv
 from ssfs.workflow import pipeline
 
 ALL_PAIRS = {"mode": "all_pairs", "closure": False, "noise": 0.0}
@@ -31,13 +32,13 @@ def _step_files(tmp_path, y, train, labeled):
              "labeled": [int(i) for i in labeled]}
     write_split(split, tmp_path / "split.json")
     cons = pipeline.make_constraints(y, split, ALL_PAIRS, seed=0, dataset="d", rep=0)
-    cons.to_tsv(tmp_path / "cons.tsv")
+    write_checked_tsv(cons.tsv_frame(), tmp_path / "cons.tsv")  # as the supervision step writes it
     return tmp_path / "split.json", tmp_path / "cons.tsv", cons
 
 
 def _select(data, split, cons_path, out, method):
     pipeline.run_select(data, split, cons_path, out, {"method": method, "params": {}}, 0, "d", method, 0)
-    return pd.read_csv(out, sep="\t")
+    return read_checked_tsv(out)
 
 
 def test_select_step_never_builds_pairs_and_ranks_as_with_the_pairs(tmp_path, monkeypatch):
@@ -46,11 +47,11 @@ def test_select_step_never_builds_pairs_and_ranks_as_with_the_pairs(tmp_path, mo
     labeled = train[:24]  # 8 per class: 84 must-link and 192 cannot-link pairs
     split, cons_path, cons = _step_files(tmp_path, y, train, labeled)
     assert isinstance(cons, LabelConstraints)
-    rows = cons_path.read_text().splitlines()
+    rows = cons_path.read_text().splitlines()[:-1]  # the last line: the end of the table
     assert len(rows) == 1 + labeled.size and set(r.split("\t")[2] for r in rows[1:]) == {"class"}
     pairs = Constraints.pairs_from_labels(np.where(np.isin(np.arange(y.size), labeled), y, -1))
     assert len(pairs) == 24 * 23 // 2
-    Constraints(pairs.ml, pairs.cl).to_tsv(tmp_path / "pairs.tsv")
+    write_checked_tsv(Constraints(pairs.ml, pairs.cl).tsv_frame(), tmp_path / "pairs.tsv")
     data = (X, y, np.array(["a", "b", "c"]), np.array([f"f{j}" for j in range(X.shape[1])]), None)
     # explicit pairs first (reading them is allowed), then the label rows with pair building refused
     explicit = {m: _select(data, split, tmp_path / "pairs.tsv", tmp_path / f"{m}_pairs.tsv", m)
@@ -75,7 +76,7 @@ def test_select_step_memory_is_linear_in_the_labeled_samples(tmp_path, method):
     X, y = _planted(20_000, 5)
     train = np.arange(y.size)
     split, cons_path, _ = _step_files(tmp_path, y, train, train)
-    assert len(cons_path.read_text().splitlines()) == 1 + y.size
+    assert len(cons_path.read_text().splitlines()) == 1 + y.size + 1  # header, one row per sample, end line
     data = (X, y, np.array(["a", "b", "c"]), np.array([f"f{j}" for j in range(X.shape[1])]), None)
     tracemalloc.start()
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from workflow_helpers import (
     REPO,
@@ -27,8 +26,10 @@ from workflow_helpers import (
     tables,
 )
 
+from ssfs._checked import read_checked_tsv
 from ssfs.errors import ConfigError, MethodError
 from ssfs.experiment.evaluation import evaluate_order
+from ssfs.io.atomic import write_checked_tsv
 from ssfs.methods import efsis
 from ssfs.methods._shared.stability import n_top
 from ssfs.ranking import RankingOrders, ranking_table, read_ranking
@@ -144,12 +145,12 @@ def test_ranking_file_round_trip_with_sizes(tmp_path):
     # feature 3 is first in the main order and fourth in the list for t = 2
     assert table["rank_top2"].tolist() == [4, 3, 1, 6, 2, 5]
     path = tmp_path / "r.tsv"
-    table.to_csv(path, sep="\t", index=False)
+    write_checked_tsv(table, path)  # as the workflow writes it
     got = read_ranking(path, max_rows=2)  # per-size columns: the whole file is read
     np.testing.assert_array_equal(got.order, order)
     np.testing.assert_array_equal(got.at(2), by2)
     np.testing.assert_array_equal(got.at(3), order)
-    ranking_table(names, None, order).to_csv(path, sep="\t", index=False)
+    write_checked_tsv(ranking_table(names, None, order), path)
     assert read_ranking(path, max_rows=2).order.tolist() == [3, 1]
 
 
@@ -187,7 +188,7 @@ def test_workflow_member_chunks_give_identical_tables(tmp_path, tmp_path_factory
     assert done.count("select_members") == 2 * 3 and done.count("combine_members") == 2  # one line per job
     # the chunk arrays are temporary; the timing sums the chunks
     assert not list((tmp_path / "results" / "wine" / "base" / "members").rglob("*.npz"))
-    timing = pd.read_csv(tmp_path / "results/wine/base/timing/boot/0.tsv", sep="\t")
+    timing = read_checked_tsv(tmp_path / "results/wine/base/timing/boot/0.tsv")
     assert timing["seconds"].iloc[0] > 0 and timing["peak_mb"].iloc[0] > 0
 
 

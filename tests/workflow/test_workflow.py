@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from ssfs._checked import read_checked_tsv
+
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = {
@@ -54,7 +56,7 @@ def test_tiny_workflow_end_to_end(tmp_path):
     assert scores.value.between(0, 1).all() and scores.value.mean() > 0.5
     top = pd.read_csv(res / "tables/top_k.tsv", sep="\t")
     assert len(top) == 2 * 3 and top["mean"].notna().all()
-    ranking = pd.read_csv(res / "wine/base/rankings/cls/0.tsv", sep="\t")
+    ranking = read_checked_tsv(res / "wine/base/rankings/cls/0.tsv")
     assert sorted(ranking["index"]) == list(range(13)) and list(ranking["rank"]) == list(range(1, 14))
     assert (res / "tables/top_k.md").read_text().count("**") >= 2
     assert (res / "tables/summary.tex").read_text().startswith("\\begin{tabular}")

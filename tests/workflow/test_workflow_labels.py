@@ -9,6 +9,8 @@ import pytest
 from partial_labels import PLANTED, frame, planted
 from workflow_helpers import snakemake
 
+from ssfs._checked import read_checked_tsv
+
 N, LABELED = 100, (5, 5, 5, 5)
 
 
@@ -47,12 +49,12 @@ def test_partially_labelled_dataset(tmp_path):
         assert set(split["test"]) <= known and set(split["labeled"]) <= known  # split/hiding among the labeled
         assert set(split["unlabeled"]) == set(unl.tolist()) <= set(split["train"])  # unlabeled: training only
         assert len(split["labeled"]) == 12
-        cons = pd.read_csv(base / f"constraints/{rep}.tsv", sep="\t")
+        cons = read_checked_tsv(base / f"constraints/{rep}.tsv")
         assert ((cons.i == unl[0]) & (cons.j == unl[1]) & (cons.kind == "ML")).sum() == 1
         for m in ("cls", "fisher", "laplacian"):
-            r = pd.read_csv(base / f"rankings/{m}/{rep}.tsv", sep="\t")
+            r = read_checked_tsv(base / f"rankings/{m}/{rep}.tsv")
             assert set(r["index"][:8]) == set(PLANTED.tolist()), (m, rep)
-    scores = pd.read_csv(base / "scores/fisher.tsv", sep="\t")
+    scores = read_checked_tsv(base / "scores/fisher.tsv")
     acc = scores[(scores.metric == "accuracy") & (scores.n_features == 8)]
     assert len(acc) == 2 and acc.value.notna().all() and acc.value.mean() > 0.8
     ds = pd.read_csv(tmp_path / "run/results/tables/datasets.tsv", sep="\t")
@@ -72,8 +74,8 @@ def test_label_free_dataset_runs_label_free_methods_only(tmp_path):
               "results/free/base/scores/laplacian.tsv", cores=2)
     base = tmp_path / "ok/results/free/base"
     assert json.loads((base / "splits/0.json").read_text())["test"] == []
-    assert set(pd.read_csv(base / "rankings/laplacian/0.tsv", sep="\t")["index"][:8]) == set(PLANTED.tolist())
-    scores = pd.read_csv(base / "scores/laplacian.tsv", sep="\t")
+    assert set(read_checked_tsv(base / "rankings/laplacian/0.tsv")["index"][:8]) == set(PLANTED.tolist())
+    scores = read_checked_tsv(base / "scores/laplacian.tsv")
     assert set(scores.metric) == {"red"} and scores.value.notna().sum() == 2 * 7  # n_features 2..8 (NaN at 1)
 
 

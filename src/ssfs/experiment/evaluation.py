@@ -45,9 +45,10 @@ from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
+from .._checked import load_checked_npy
 from ..constraints import Constraints
 from ..errors import ConfigError, SupervisionError
-from ..io.atomic import write_tsv
+from ..io.atomic import write_checked_tsv
 from ..io.h5ad import read_prepared
 from ..ranking import RankingOrders, read_ranking, tied_cuts
 from ..seeding import derive_rng
@@ -338,10 +339,10 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
                           stacklevel=2)
         Xe, own = X, None
         if components:
-            Z = np.load(components[i])
+            Z = load_checked_npy(components[i])
             if Z.size:
                 Xe, own = Z, components[i]  # an extraction's own features: nothing to share
-        cons = Constraints.from_tsv(constraints[i]) if constraints else None
+        cons = Constraints.from_tsv(constraints[i], checked=True) if constraints else None
         clf_seed = int(derive_rng(seed, dataset, "classifier", rep).integers(2**31))
         df = evaluate_order(
             Xe, y, read_split(sp), ranking, grid,
@@ -359,4 +360,4 @@ def run_evaluation(*, prepared, splits: list, rankings: list, components: list |
     res.insert(0, "method", method)
     res.insert(0, "variant", variant)
     res.insert(0, "dataset", dataset)
-    write_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], scores)
+    write_checked_tsv(res[["dataset", "variant", "method", "rep", "n_features", "metric", "value"]], scores)

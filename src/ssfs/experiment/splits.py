@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from .._checked import read_checked_json
 from ..errors import SupervisionError
 from ..io.atomic import atomic_write_text
 from ..labels import class_name
@@ -158,5 +159,5 @@ def write_split(split: dict, path) -> None:
 
 
 def read_split(path) -> dict:
-    with open(path) as fh:
-        return json.load(fh)
+    """A split written by :func:`write_split` (a JSON document cut short is refused in one line)."""
+    return read_checked_json(path)

@@ -80,6 +80,10 @@ def method_settings(methods, params: dict | None = None) -> dict:
     unknown = sorted(set(params) - set(methods))
     if unknown:
         raise ConfigError(f"parameters given for {unknown}, which are not among the methods {methods}")
+    built = [m for m in methods if get_method(m).kind == "extraction"]
+    if built:  # components have no feature ranks: the consensus would count component numbers as features
+        raise ConfigError(f"selection method {built[0]!r} builds components, not a feature ranking; choose methods "
+                          "that rank features (ssfs methods)")
     return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
 
 

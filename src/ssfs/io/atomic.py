@@ -20,6 +20,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .._checked import MANIFEST, manifest_text, table_bytes
 from .._outputs import check_destination, os_cause, os_errno, output_error  # noqa: F401 - re-exported
 from ..errors import OutputError
 
@@ -71,3 +72,15 @@ def write_tsv(df, path, *, what: str = "") -> None:
     """Tab-separated table, written atomically, floats with full precision (byte-stable)."""
     with atomic_path(path, what=what) as tmp:
         df.to_csv(tmp, sep="\t", index=False, float_format="%.10g")
+
+
+def write_checked_tsv(df, path) -> None:
+    """An intermediate table of the workflow, written atomically with its end-of-table line
+    (:mod:`ssfs._checked`: its readers refuse it when cut short or changed)."""
+    atomic_write_bytes(path, table_bytes(df))
+
+
+def write_manifest(folder, paths) -> None:
+    """``folder/.ssfs-manifest.json``: the SHA-256 of each of ``paths`` (written last, after
+    them), checked by the step that reads them (:func:`ssfs._checked.check_manifest`)."""
+    atomic_write_text(Path(folder) / MANIFEST, manifest_text(folder, paths))

@@ -12,6 +12,7 @@ import anndata
 import numpy as np
 from anndata import AnnData
 
+from .._checked import incomplete
 from ..errors import ConfigError, InputError, SupervisionError
 from ..labels import encode_labels
 from .atomic import atomic_write_bytes
@@ -97,8 +98,9 @@ def read_prepared(path):
 
     try:
         adata = ad.read_h5ad(path)
-    except Exception as e:  # truncated / not HDF5
-        raise InputError(f"cannot read prepared data {path}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - truncated / not HDF5: h5py raises OSError, KeyError ...
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise incomplete(path, f"the prepared data cannot be read ({first})") from None
     if "label" not in adata.obs:
         raise InputError(f"{path} has no obs['label'] column")
     y, classes = encode_labels(adata.obs["label"])

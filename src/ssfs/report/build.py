@@ -26,6 +26,7 @@ import datetime as _dt
 import html
 import importlib.metadata
 import io
+import os
 import platform
 import re
 from pathlib import Path
@@ -34,10 +35,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from .._checked import check_manifest, checked_body, read_checked_tsv
 from ..errors import InputError
 from ..experiment.grid import metric_higher_is_better, n_features_grid
 from ..experiment.variants import variants
-from ..io.atomic import atomic_write_text, write_tsv
+from ..io.atomic import atomic_write_text, write_manifest, write_tsv
 from ..io.h5ad import dataset_summary
 from ..registry import get_method
 from .papers import OUT_COLUMNS, available_papers, compare_with_paper, load_paper
@@ -77,8 +79,7 @@ def read_timings(paths) -> pd.DataFrame:
     # one table parsed at once (pandas costs 3 ms a file: 180 files took 0.3 s)
     by_header: dict[str, list[str]] = {}
     for p in paths:
-        with open(p, newline="") as fh:
-            rows = list(csv.reader(fh, delimiter="\t"))
+        rows = list(csv.reader(io.StringIO(checked_body(p).decode()), delimiter="\t"))
         missing = [k for k in KEYS if not rows or k not in rows[0]]
         if missing:
             raise InputError(f"timing file {p} lacks column(s) {', '.join(missing)} (written by an older ssfs): "
@@ -318,7 +319,7 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
     figdir.mkdir(parents=True, exist_ok=True)
-    scores = pd.concat([pd.read_csv(p, sep="\t") for p in score_paths], ignore_index=True)
+    scores = pd.concat([read_checked_tsv(p) for p in score_paths], ignore_index=True)
     write_tsv(scores, tables_dir / "scores.tsv")
     summ = summarize(scores)
     _write_all(summ, _drop_base(mean_sd_table(summ, ["dataset", "variant", "metric", "n_features"])),
@@ -351,6 +352,18 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     if name and papers_dir is not None and (Path(papers_dir) / f"{name}.tsv").exists():
         comp = compare_with_paper(load_paper(Path(papers_dir) / f"{name}.tsv"), scores, p_of, cfg)
     write_tsv(comp, tables_dir / "paper_comparison.tsv")
+    base, names = _report_reads(tables_dir, figdir)
+    write_manifest(base, [base / name for name in names])
+
+
+def _report_reads(tables_dir: Path, figdir: Path) -> tuple[Path, list[str]]:
+    """(their common folder, ``results/``; the aggregate outputs the report reads, relative to
+    it): plain tables for users, checked by the manifest the aggregate step writes last."""
+    base = Path(os.path.commonpath([tables_dir.resolve(), figdir.resolve()]))
+    return base, [(d.resolve() / f).relative_to(base).as_posix() for d, f in
+            [(tables_dir, "top_k.tsv"), (tables_dir, "datasets.tsv"), (tables_dir, "runtime.tsv"),
+             (tables_dir, "scores.tsv"), (tables_dir, "stability.tsv"), (tables_dir, "paper_comparison.tsv"),
+             (tables_dir, "stats.html"), (figdir, "index.tsv")]]
 
 
 def _figures(scores, stab, timings, ds, cfg: dict, figdir: Path):
@@ -450,6 +463,7 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     """Write the self-contained HTML report ``out`` from the aggregate outputs; its first section
     is the summary (:mod:`ssfs.report.selection`: the consensus lists when ``selection`` ran)."""
     tables_dir, figdir = Path(tables_dir), Path(figures_dir)
+    check_manifest(*_report_reads(tables_dir, figdir))
     tk = pd.read_csv(tables_dir / "top_k.tsv", sep="\t")
     ds = pd.read_csv(tables_dir / "datasets.tsv", sep="\t")
     rt = pd.read_csv(tables_dir / "runtime.tsv", sep="\t")

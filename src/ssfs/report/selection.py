@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._checked import incomplete, read_checked_json
 from ..experiment.attribution import long_stats
 from ..io.atomic import atomic_write_text
 from .render import html_table, render_page, render_template, svg_figure
@@ -32,14 +33,14 @@ def draw_selection_figures(*, summary, consensus, path=None, figure=None, dotplo
     from .figures import save_as
     from .figures import stability_path as draw_path
 
-    s = json.loads(Path(summary).read_text())
+    s = read_checked_json(summary)
     if figure is not None:
         save_as(draw_path(pd.read_csv(path, sep="\t"), threshold=s["threshold"], q=s["top"], selected=s["features"],
                           title=f"{s['dataset']}: selection frequency against q"), figure)
     if dotplot is None:
         return
     att = s.get("attribution")
-    table = pd.read_csv(consensus, sep="\t")
+    table = read_consensus(consensus, s["n_features"])
     feats = list(s["features"][:DOT_ROWS]) or list(table["feature"].head(DOT_ROWS))
     if att is None:
         fig = _note_figure("no labels: no per-class statistics")
@@ -136,11 +137,23 @@ def _shown_table(table: pd.DataFrame, s: dict, s_all: dict | None = None) -> tup
     return out, ["stable" if v else "" for v in show["selected"]]
 
 
+def read_consensus(path, n_features: int) -> pd.DataFrame:
+    """A ``consensus.tsv`` (a plain table: users read it as it is), checked whole against its
+    summary: every one of the ``n_features`` features once (else one-line
+    :class:`~ssfs.errors.IncompleteResultError`)."""
+    table = pd.read_csv(path, sep="\t")
+    idx = table["index"] if "index" in table.columns else pd.Series(dtype=float)
+    if len(table) != n_features or idx.isna().any() or set(idx) != set(range(n_features)):
+        raise incomplete(path, f"it lists {len(table)} rows, its summary.json {n_features} features (cut short "
+                               "or changed after it was written?)")
+    return table
+
+
 def _dataset_block(ds: str, sel_dir: Path, cfg: dict, best_all=None, best_sel=None) -> str:
-    s = json.loads((sel_dir / "summary.json").read_text())
+    s = read_checked_json(sel_dir / "summary.json")
     all_path = sel_dir / "all_labels" / "summary.json"
-    s_all = json.loads(all_path.read_text()) if s.get("labels_kept_per_class") and all_path.exists() else None
-    table = pd.read_csv(sel_dir / "consensus.tsv", sep="\t")
+    s_all = read_checked_json(all_path) if s.get("labels_kept_per_class") and all_path.exists() else None
+    table = read_consensus(sel_dir / "consensus.tsv", s["n_features"])
     show, rows = _shown_table(table, s, s_all)
     tid = "top-features" if _dataset_block.first else f"top-features-{ds}"
     _dataset_block.first = False

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._checked import incomplete, load_checked_npz, read_checked_tsv
 from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
@@ -27,7 +28,7 @@ from ..experiment.stable_selection import (
     selection_resamples,
 )
 from ..io import prepare_dataset, write_prepared
-from ..io.atomic import atomic_path, atomic_write_text, write_tsv
+from ..io.atomic import atomic_path, atomic_write_text, write_checked_tsv, write_tsv
 from ..io.h5ad import read_prepared
 from ..labels import Labels
 from ..ranking import ranking_table
@@ -110,8 +111,7 @@ def run_constraints(*, prepared, splits: list, constraints: list, sup: dict, see
     for rep, sp, out in zip(reps, splits, constraints, strict=True):
         c = make_constraints(y, read_split(sp), sup["constraints"], seed, dataset, rep, user,
                              np.asarray(adata.obs_names))
-        with atomic_path(out) as tmp:
-            c.to_tsv(tmp)
+        write_checked_tsv(c.tsv_frame(), out)
 
 
 # ---------------------------------------------------------------------------- select
@@ -131,8 +131,8 @@ def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_c
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
     start-up) that the report shows apart from the median of the other runs. ``key``: the run's
     ``dataset``, ``variant`` and ``method`` (the file carries its own keys)."""
-    write_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
-                            "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
+    write_checked_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
+                                    "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
 
 
 def run_select_reps(*, prepared, splits: list, constraints: list, rankings: list, components: list, timing: list,
@@ -158,7 +158,7 @@ def _training(prepared, split_path, constraints_path):
     X, y, classes, names, _ = read_prepared(prepared) if isinstance(prepared, (str, Path)) else prepared
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
-    cons = Constraints.from_tsv(constraints_path).subset(train)
+    cons = Constraints.from_tsv(constraints_path, checked=True).subset(train)
     return X, X[train], Labels(partial_labels(y, split), classes), cons, names
 
 
@@ -203,7 +203,7 @@ def _write_ranked(ranked, X, names, out, components_out=None) -> None:
                               by_size=ranked.by_size)
     if components_out is not None and ranked.kind != "extraction":
         save_npy(np.zeros((0, 0)), components_out)
-    write_tsv(table, out)
+    write_checked_tsv(table, out)
 
 
 def run_member_chunk(*, prepared, split, constraints, members, settings: dict, seed: int, dataset: str,
@@ -227,10 +227,10 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, componen
     X, Xtr, ytr, cons, names = _training(prepared, split, constraints)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
-        with np.load(cp) as z:
-            parts.append({k: z[k] for k in z.files if not k.startswith("_")})
-            seconds += float(z["_seconds"])
-            peaks.append(float(z["_peak_mb"]))
+        z = load_checked_npz(cp)
+        parts.append({k: v for k, v in z.items() if not k.startswith("_")})
+        seconds += float(z["_seconds"])
+        peaks.append(float(z["_peak_mb"]))
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
         settings["method"], Xtr, ytr, cons, rng=_select_rng(seed, dataset, method, rep), parts=parts,
         **settings["params"]))
@@ -275,7 +275,7 @@ def run_selection_chunk(*, prepared, ranks, settings: dict, sup: dict, sel: dict
                                   with_full=full is not None, classes=classes)
     if full is not None:
         if ranked is None:
-            write_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
+            write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
         else:
             _write_ranked(ranked, X, names, full)
     arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
@@ -298,16 +298,24 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     per = len(ranks) // len(methods)
     runs = {}
     for i, m in enumerate(methods):
-        parts = [np.load(f) for f in ranks[i * per:(i + 1) * per]]
+        parts = [load_checked_npz(f) for f in ranks[i * per:(i + 1) * per]]
+        for f, z in zip(ranks[i * per:(i + 1) * per], parts, strict=True):
+            if z["ranks"].ndim != 2 or z["ranks"].shape[1] != p:
+                shape = " x ".join(map(str, z["ranks"].shape))
+                raise incomplete(f, f"its resample ranks hold an array of shape {shape}, expected any x {p} "
+                                    "(the data's features)")
         first = parts[0]
-        t = pd.read_csv(full[i], sep="\t")
+        t = read_checked_tsv(full[i])
         r = None
         if len(t):
             r = np.full(p, len(t) + 1, dtype=np.float64)
             r[t["index"].to_numpy()] = t["rank"].to_numpy()
         runs[m] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                              [str(f) for z in parts for f in z["failed"]], str(first["full_failed"]),
-                             first["memberships"] if "memberships" in first.files else None)
+                             first.get("memberships"))
+        if runs[m].resamples.shape[0] != sel["resamples"]:
+            raise incomplete(ranks[i * per], f"the resample ranks of {m} hold {runs[m].resamples.shape[0]} rows "
+                                             f"in all, expected {sel['resamples']} resamples")
     res = consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset,
                            symbols=_symbol_column(adata), given=given)
     write_tsv(res.table, consensus)
@@ -342,13 +350,13 @@ def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed:
                                 algorithms=cc["algorithms"], n_init=cc["n_init"], labeled=read_split(sp)["labeled"])
         frames.append(t.assign(dataset=dataset, variant=variant, rep=rep))
     cols = ["dataset", "variant", "algorithm", "setting", "rep", "rand", "n_heldout", "n_constraints"]
-    write_tsv(pd.concat(frames, ignore_index=True)[cols], table)
+    write_checked_tsv(pd.concat(frames, ignore_index=True)[cols], table)
 
 
 def run_constrained_table(*, tables: list, out, markdown, paper: list) -> None:
     """Mean ± sd (%) of the Rand index per dataset, algorithm and setting over the repetitions, the
     published value beside it when ``paper`` (a TSV: dataset, algorithm, setting, value in %) has one."""
-    df = pd.concat([pd.read_csv(t, sep="\t") for t in tables], ignore_index=True)
+    df = pd.concat([read_checked_tsv(t) for t in tables], ignore_index=True)
     keys = ["dataset", "variant", "algorithm", "setting"]
     g = df.groupby(keys, sort=False)["rand"]
     # n: repetitions with a value (a clustering that found no feasible or finite solution has none)

@@ -281,17 +281,19 @@ def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarra
     # (~SUBSET_PER_K k columns, their own small product: no argpartition over all n, no strided
     # gather), then tightened among the candidates
     sub = np.arange(0, n, step)
-    Bsub = B[:, sub]
+    Bsub = None if step == 1 else B[:, sub]  # step 1 (n < SUBSET_PER_K k): the subset is every column
     bs = max(1, min(queries.size, block_bytes // ((np.dtype(dtype).itemsize + 1) * max(n, 1))))
     ind = np.empty((queries.size, k), dtype=np.int64)
     d2 = np.empty((queries.size, k))
     for s in range(0, queries.size, bs):
         e = min(queries.size, s + bs)
         qb = queries[s:e]
-        L, Lsub = _dense(A[qb] @ B), _dense(A[qb] @ Bsub)
+        L = _dense(A[qb] @ B)
+        Lsub = L if Bsub is None else _dense(A[qb] @ Bsub)  # one product less for small n
         if not dense:
             L += lo_j[None, :]  # L + lo_i <= true d2 (lower bound); lo_i is added to the thresholds
-            Lsub += lo_j[None, sub]
+            if Lsub is not L:
+                Lsub += lo_j[None, sub]
         r = np.arange(e - s)
         if self_excluded:
             L[r, qb] = np.inf

@@ -5,7 +5,8 @@ filled up outside ssfs, an edit) must not be trusted by the steps that read it: 
 table would silently lose rows. Every intermediate result carries what its reader needs:
 
 * tables (``.tsv``): a last line ``# ssfs end of table: rows=N sha256=H`` written last, H the
-  SHA-256 of every byte above it (:func:`write_checked_tsv`, :func:`read_checked_tsv`);
+  SHA-256 of every byte above it (:func:`table_bytes`, written by
+  :func:`ssfs.io.atomic.write_checked_tsv`; :func:`read_checked_tsv`);
 * JSON documents: a complete document (:func:`read_checked_json`);
 * ``.npy`` arrays: the header, the full size and the expected shape (:func:`load_checked_npy`);
 * ``.npz`` archives: the zip directory and every member's CRC (:func:`load_checked_npz`).
@@ -14,7 +15,8 @@ A reader that finds a result incomplete raises :class:`~ssfs.errors.IncompleteRe
 one line naming the file, what is wrong, and the command that regenerates it (delete it and
 run the same Snakemake command again: the step that writes it runs again). Checking costs one
 read and one hash of the file, which the reader reads anyway; nothing is checked while
-Snakemake plans the run.
+Snakemake plans the run. (Below :mod:`ssfs.ranking` and :mod:`ssfs.constraints`, whose readers
+use it; pandas is imported only by :func:`read_checked_tsv`.)
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ import hashlib
 import io
 import json
 import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import IncompleteResultError
-from .atomic import atomic_write_bytes
+from .errors import IncompleteResultError
 
 #: the start of the last line of a checked table
 END = "# ssfs end of table:"
@@ -46,11 +48,6 @@ def table_bytes(df) -> bytes:
     """A table's tab-separated text (floats in full precision, byte-stable) and its end line."""
     body = df.to_csv(sep="\t", index=False, float_format="%.10g", lineterminator="\n").encode()
     return body + f"{END} rows={len(df)} sha256={hashlib.sha256(body).hexdigest()}\n".encode()
-
-
-def write_checked_tsv(df, path) -> None:
-    """Write ``df`` atomically with its end-of-table line (read it with :func:`read_checked_tsv`)."""
-    atomic_write_bytes(path, table_bytes(df))
 
 
 def checked_body(path) -> bytes:
@@ -75,16 +72,20 @@ def checked_body(path) -> bytes:
 def _missing_end(path: Path, data: bytes):
     if not data:
         raise incomplete(path, "the file is empty")
+    if END.encode() in data and data.endswith(b"\r\n"):
+        raise incomplete(path, "its line ends were changed to CRLF after it was written (a Windows editor or "
+                               "git's autocrlf?)")
     if END.encode() in data:
-        raise incomplete(path, "its end-of-table line is damaged")
+        raise incomplete(path, "its end-of-table line is not its last line (lines added after it was written, or "
+                               "the line damaged)")
     raise incomplete(path, "its end-of-table line is missing (cut short, or written by another program or an "
                            "older ssfs?)")
 
 
 def read_checked_tsv(path, **read_csv):
-    """A table written by :func:`write_checked_tsv`, checked whole (else one-line
+    """A table written by :func:`ssfs.io.atomic.write_checked_tsv`, checked whole (else one-line
     :class:`~ssfs.errors.IncompleteResultError`); ``read_csv``: options of :func:`pandas.read_csv`."""
-    import pandas as pd
+    import pandas as pd  # lazy: pandas (about 0.5 s) is I/O only
 
     return pd.read_csv(io.BytesIO(checked_body(path)), sep="\t", **read_csv)
 
@@ -117,10 +118,44 @@ def load_checked_npy(path, shape: tuple | None = None) -> np.ndarray:
     return arr
 
 
+#: the manifest of a folder of results read by a later step: name -> SHA-256, written last
+MANIFEST = ".ssfs-manifest.json"
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def manifest_text(folder, paths) -> str:
+    """The manifest of ``paths`` (relative to ``folder``), for tables a user reads as they are
+    (no end-of-table line) but a later step reads too (:func:`check_manifest`)."""
+    folder = Path(folder)
+    entries = {Path(p).resolve().relative_to(folder.resolve()).as_posix(): file_sha256(p) for p in paths}
+    return json.dumps(dict(sorted(entries.items())), indent=1) + "\n"
+
+
+def check_manifest(folder, names) -> None:
+    """Each of ``names`` (relative to ``folder``) is the file its step wrote, by the manifest the
+    step wrote last (else one-line :class:`~ssfs.errors.IncompleteResultError`)."""
+    folder = Path(folder)
+    listed = read_checked_json(folder / MANIFEST)
+    for name in names:
+        path = folder / name
+        if name not in listed:
+            raise incomplete(path, f"it is not in {folder / MANIFEST}, the list its step wrote last")
+        if not path.is_file():
+            raise incomplete(path, "the file is missing")
+        if file_sha256(path) != listed[name]:
+            raise incomplete(path, "its content does not match the checksum its step recorded (cut short or "
+                                   "changed after it was written?)")
+
+
 def load_checked_npz(path) -> dict[str, np.ndarray]:
     """Every array of a ``.npz`` archive, each member's CRC checked as it is read."""
-    import zipfile
-
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as z:
