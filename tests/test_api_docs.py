@@ -17,6 +17,8 @@ from ssfs.selector import LabeledOnly, SemiSupervisedSelector, labeled_scorer
 PUBLIC = {
     "ssfs.tl.rank_features": ssfs.tl.rank_features,
     "ssfs.tl.select_stable": ssfs.tl.select_stable,
+    "ssfs.tl.markers_df": ssfs.tl.markers_df,
+    "propagate": ssfs.get_method("propagate").fn,
     "ssfs.run_method": ssfs.run_method,
     "ssfs.SemiSupervisedSelector": SemiSupervisedSelector,
     "ssfs.SemiSupervisedSelector.fit": SemiSupervisedSelector.fit,

@@ -1,6 +1,7 @@
 """Per-class markers of ``propagate`` at every door (issue #28 item 3): ``ssfs.tl`` (scanpy's
 ``rank_genes_groups`` layout, read by scanpy's own helper), ``ssfs rank`` (TSV and h5ad), and the
-default of ``ssfs select`` / ``ssfs.tl.select_stable``."""
+default committee of ``ssfs select`` / ``ssfs.tl.select_stable``; ``propagate`` in a scikit-learn
+Pipeline and in the workflow config."""
 
 from __future__ import annotations
 
@@ -82,3 +83,39 @@ def test_select_stable_defaults_to_the_committee(planted):
     assert info["methods"] == [m for m in committee if m not in info["left_out"]] and "propagate" in info["methods"]
     chosen = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
     assert chosen.size >= 5 and np.isin(chosen, sim.markers).all()
+
+
+def test_propagate_in_a_scikit_learn_pipeline(planted):
+    """The scikit-learn door: ``SemiSupervisedSelector("propagate")`` in a Pipeline, string labels
+    with None for unlabeled cells; the kept genes are planted markers and the classifier fits on
+    the labeled cells only."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+
+    from ssfs.selector import LabeledOnly, SemiSupervisedSelector
+
+    X, sim, labels = planted
+    y = np.array([None if pd.isna(v) else v for v in labels], dtype=object)
+    pipe = make_pipeline(SemiSupervisedSelector("propagate", n_features=10, k=10), LabeledOnly(LinearSVC()))
+    pipe.fit(X, y)
+    kept = pipe[0].get_support(indices=True)
+    assert np.isin(kept, sim.markers).all() and kept.size == 10
+    pred = pipe.predict(X)  # a linear SVM on the 9 labeled cells: above chance (1/3), class names kept
+    truth = np.array(["B", "NK", "T"], dtype=object)[sim.cell_type]
+    assert set(pred) <= {"B", "NK", "T"} and (pred == truth).mean() > 0.5
+
+
+def test_propagate_in_the_workflow_config():
+    """The workflow door: ``methods: {propagate: {...}}`` is a valid config (parameters checked
+    against the method's signature), a bad value is one line naming it."""
+    from pathlib import Path
+
+    from ssfs import ConfigError
+    from ssfs.workflow.config import load_schema, validate_config
+
+    schema = load_schema(Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml")
+    base = {"datasets": {"wine": {"source": "builtin", "name": "wine"}}}
+    cfg = validate_config({**base, "methods": {"propagate": {"k": 10, "propagation": "harmonic"}}}, schema)
+    assert cfg["methods"]["propagate"] == {"method": "propagate", "params": {"k": 10, "propagation": "harmonic"}}
+    with pytest.raises(ConfigError, match="propagation"):
+        validate_config({**base, "methods": {"propagate": {"propagation": "diffuse"}}}, schema)

@@ -313,15 +313,50 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
-    ``k``: neighbours; ``n_pcs``: most principal components considered (parallel analysis keeps
-    those above noise); ``refine``: rounds of rebuilding the graph on the ``genes`` best features
-    (0: the start graph only); ``propagation``: "spread" (Zhou et al. 2004, eq. 4, ``alpha``) or
-    "harmonic" (Zhu et al. 2003, eq. 5); ``class_mass``: class mass normalisation (Zhu et al.,
-    section 4) with uniform or labeled-share priors, or none; ``unreached``: groups for samples
-    the labels barely reach; ``graph`` / ``embedding``: a precomputed connectivity matrix or
-    embedding for the start graph. Constraints are not used. The result's ``extra`` holds the
-    per-group statistics (``class_statistics``), every sample's group and the graph's agreement
-    with held-out labels.
+    Parameters
+    ----------
+    X
+        Samples x features, dense (columns standardised for the graph) or sparse (log counts).
+    y
+        Class codes, -1 for unlabeled samples (fewer than 2 labeled classes: label-free scores,
+        each feature's variance in the span of the signal components).
+    constraints
+        Not used.
+    rng
+        Not used (the method is deterministic).
+    k
+        Neighbours of the kNN graph.
+    n_pcs
+        Most principal components considered; parallel analysis (Horn 1965) keeps those whose
+        variance exceeds the largest of a column-permuted copy.
+    refine
+        Rounds of rebuilding the graph on the ``genes`` best features (0: the start graph only).
+    genes
+        Features the refined graphs are built on; "auto": 10 % of them, within 100-500.
+    propagation
+        "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y with
+        S = D^-1/2 W D^-1/2 (Zhou et al. 2004, eq. 4, the limit of the iteration of eq. 1-2);
+        "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l, labels clamped (Zhu, Ghahramani & Lafferty
+        2003, eq. 5).
+    alpha
+        Zhou et al.'s alpha in (0, 1) (0.99 as in the paper).
+    class_mass
+        Class mass normalisation before the argmax (Zhu et al. 2003, section 4): priors q_c
+        uniform, the labeled shares ("labeled"), or none.
+    unreached
+        Samples the labels barely reach form groups of their own ("unlabeled 1", ...).
+    graph, embedding
+        A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
+        embedding (n x d, ``obsm['X_pca']``) for the start graph.
+
+    Returns
+    -------
+    SelectionResult
+        ``scores``: each feature's share of variance explained by the groups (the one-way
+        ANOVA's R^2, labeled samples weight 1, propagated ones the graph's reliability);
+        ``extra``: per-group statistics (``class_statistics``, scanpy's ``rank_genes_groups``
+        layout via :meth:`ssfs.ClassStatistics.to_rank_genes_groups`), every sample's group and
+        group names, and the graph's agreement with held-out labels.
     """
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
                             alpha=alpha, class_mass=class_mass, unreached=unreached, graph=graph,

@@ -61,8 +61,26 @@ def block_cg(matvec, B: np.ndarray, *, tol: float = 1e-6, maxiter: int = 2000) -
 
 
 def spread(W, Y: np.ndarray, alpha: float = 0.99, *, tol: float = 1e-6) -> np.ndarray:
-    """Zhou et al. 2004 (eq. 4): F = (1 - alpha) (I - alpha S)^-1 Y, S = D^-1/2 W D^-1/2, for a
-    symmetric non-negative sparse W (isolated samples keep their seed, scaled)."""
+    """Local and global consistency (Zhou, Bousquet, Lal, Weston & Schölkopf 2004, eq. 4).
+
+    Parameters
+    ----------
+    W
+        Symmetric non-negative affinities, n x n, sparse (never densified).
+    Y
+        n x K seeds (one-hot rows of the labeled samples, zero rows elsewhere).
+    alpha
+        In (0, 1): the weight of the neighbours against the seed (eq. 1-2).
+    tol
+        Relative residual of the conjugate gradients.
+
+    Returns
+    -------
+    numpy.ndarray
+        F = (1 - alpha) (I - alpha S)^-1 Y with S = D^-1/2 W D^-1/2, the limit of the iteration
+        F <- alpha S F + (1 - alpha) Y; solved by block conjugate gradients (I - alpha S is
+        symmetric positive definite). An isolated sample keeps its seed, scaled.
+    """
     if not 0.0 < alpha < 1.0:
         raise MethodError(f"alpha must be in (0, 1), got {alpha}")
     W = sparse.csr_matrix(W, dtype=np.float64)
@@ -74,9 +92,25 @@ def spread(W, Y: np.ndarray, alpha: float = 0.99, *, tol: float = 1e-6) -> np.nd
 
 
 def harmonic(W, Y: np.ndarray, labeled: np.ndarray, *, tol: float = 1e-6) -> np.ndarray:
-    """Zhu, Ghahramani & Lafferty 2003 (eq. 5): labeled rows of F are Y, unlabeled rows solve
-    (D_uu - W_uu) f_u = W_ul Y_l (a tiny ridge, 1e-9 of the mean degree, keeps samples cut off
-    from every label at 0 instead of making the system singular)."""
+    """The harmonic function (Zhu, Ghahramani & Lafferty 2003, eq. 5).
+
+    Parameters
+    ----------
+    W
+        Symmetric non-negative affinities, n x n, sparse.
+    Y
+        n x K seeds; the rows of the labeled samples are kept (clamped).
+    labeled
+        Boolean mask of the labeled samples.
+    tol
+        Relative residual of the conjugate gradients.
+
+    Returns
+    -------
+    numpy.ndarray
+        F with F_l = Y_l and f_u = (D_uu - W_uu)^-1 W_ul f_l (a ridge of 1e-9 of the mean degree
+        keeps samples cut off from every label at 0 instead of making the system singular).
+    """
     W = sparse.csr_matrix(W, dtype=np.float64)
     lab = np.asarray(labeled, dtype=bool)
     u, l_ = np.flatnonzero(~lab), np.flatnonzero(lab)
