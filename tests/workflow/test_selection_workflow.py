@@ -103,7 +103,7 @@ def test_the_analysts_case_beside_every_label(tmp_path):
     planted_csv(data, labeled_per_class=None)
     runs = {}
     for name, execution, cores in (("fused", {}, 2), ("chunked", {"reps_per_job": 3}, 1)):
-        cfg = sel_config(data, labeled_per_class=5)
+        cfg = sel_config(data, labeled_per_class={"planted": 5})
         cfg["execution"] = execution
         snakemake(tmp_path / name, cfg, cores=cores)
         d = tmp_path / name / "results" / "planted" / "selection"

@@ -3,6 +3,7 @@ import os
 import re
 import sys
 
+from ssfs.experiment.selection_defaults import kept_per_class
 from ssfs.experiment.variants import supervision_for, variants
 from ssfs.workflow import batches
 from ssfs.workflow.config import PAPERS_DIR, run_parts, validate_config, load_schema

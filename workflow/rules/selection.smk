@@ -10,18 +10,15 @@ SEL_CHUNKS = [SEL_RESAMPLES[i : i + _SRPJ] for i in range(0, len(SEL_RESAMPLES),
 SEL_METHODS = SEL["methods"] if SEL else []
 SELECTION_FILES = ["consensus.tsv", "summary.json", "stability_path.tsv", "stability_path.svg", "dotplot.svg"]
 # selection.labeled_per_class (the analyst's case): the answer from a few labels per class, and beside it
-# the list every label gives (selection/all_labels/: consensus and summary only, for the overlap).
-SEL_ALL_LABELS = bool(SEL and SEL.get("labeled_per_class"))
+# the list every label gives (selection/all_labels/: consensus and summary only, for the overlap), for the
+# datasets it names (or every dataset when it is one number).
+SEL_COMPANIONS = [ds for ds in DATASETS if SEL and kept_per_class(SEL, ds)]
 SELECTION_OUTPUTS = (
     expand(f"{RESULTS}/{{dataset}}/selection/{{name}}", dataset=DATASETS, name=SELECTION_FILES) if SEL else []
-) + (
-    expand(
-        f"{RESULTS}/{{dataset}}/selection/all_labels/{{name}}",
-        dataset=DATASETS,
-        name=["consensus.tsv", "summary.json"],
-    )
-    if SEL_ALL_LABELS
-    else []
+) + expand(
+    f"{RESULTS}/{{dataset}}/selection/all_labels/{{name}}",
+    dataset=SEL_COMPANIONS,
+    name=["consensus.tsv", "summary.json"],
 )
 
 # With execution.fuse_steps, one chunk and one batch (the default) that job also writes the
@@ -29,16 +26,7 @@ SELECTION_OUTPUTS = (
 _SEL_FUSED = FUSE_STEPS and len(SEL_CHUNKS) == 1 and len(method_batches(SEL_METHODS)) == 1
 # (folder under selection/, rule name suffix, selection entry, outputs of the consensus)
 _SEL_SETS = [("", "", SEL, SELECTION_FILES)]
-# fused: the answer's job also computes every label's list, in memory (one start-up per dataset)
-_ALL_LABELS_FUSED = (
-    dict(
-        all_labels_consensus=f"{RESULTS}/{{dataset}}/selection/all_labels/consensus.tsv",
-        all_labels_summary=f"{RESULTS}/{{dataset}}/selection/all_labels/summary.json",
-    )
-    if SEL_ALL_LABELS and _SEL_FUSED
-    else {}
-)
-if SEL_ALL_LABELS and not _SEL_FUSED:
+if SEL_COMPANIONS:
     _SEL_SETS.append(
         ("all_labels/", "_all_labels", {**SEL, "labeled_per_class": None}, ["consensus.tsv", "summary.json"])
     )
@@ -61,7 +49,6 @@ for _dir, _suffix, _sel, _files in _SEL_SETS:
                 prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
             output:
                 **(_consensus if _SEL_FUSED else {}),
-                **(_ALL_LABELS_FUSED if not _dir else {}),
                 ranks=per_method(f"{{dataset}}/selection/{_dir}ranks/{{method}}/chunk{_job.chunk}.npz", _job.methods),
                 # chunk 0 also ranks the full data
                 full=(

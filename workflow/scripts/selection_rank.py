@@ -1,5 +1,5 @@
 from ssfs.report.selection import draw_selection_figures
-from ssfs.workflow.pipeline import run_all_labels_selection, run_consensus, run_selection_batch
+from ssfs.workflow.pipeline import run_consensus, run_selection_batch
 from ssfs.workflow.scripting import job
 
 with job(snakemake) as sm:  # noqa: F821
@@ -13,8 +13,3 @@ with job(snakemake) as sm:  # noqa: F821
                       seed=sm.params.seed)
         draw_selection_figures(summary=sm.output.summary, path=sm.output.path, consensus=sm.output.consensus,
                                figure=sm.output.figure, dotplot=sm.output.dotplot)
-    if hasattr(sm.output, "all_labels_summary"):  # the analyst's case, fused: every label's list beside it
-        run_all_labels_selection(prepared=sm.input.prepared, all_labels_consensus=sm.output.all_labels_consensus,
-                                 all_labels_summary=sm.output.all_labels_summary, methods=sm.params.methods,
-                                 sup=sm.params.sup, sel=sm.params.sel, seed=sm.params.seed,
-                                 dataset=sm.wildcards.dataset)

@@ -29,7 +29,7 @@ from ..seeding import derive_rng
 from .attribution import attribution, memberships_of
 from .error_bound import ASSUMPTIONS, choose_top
 from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, stability_path, summary
-from .selection_defaults import SELECTION_DEFAULTS
+from .selection_defaults import SELECTION_DEFAULTS, kept_per_class
 from .splits import draw_labeled
 from .verdict import verdict
 
@@ -88,10 +88,11 @@ def method_settings(methods, params: dict | None = None) -> dict:
 
 
 def selection_labels(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> np.ndarray:
-    """The labels the selection uses: ``y`` itself, or with ``sel["labeled_per_class"]`` = k
-    (the analyst's case of the default run) k labels of every class drawn from the seed (a class
-    with fewer keeps all of them, with a warning), the other samples unlabeled (-1)."""
-    k = sel.get("labeled_per_class")
+    """The labels the selection uses: ``y`` itself, or with ``sel["labeled_per_class"]`` = k for
+    ``dataset`` (:func:`~ssfs.experiment.selection_defaults.kept_per_class`; the analyst's case of
+    the default run) k labels of every class drawn from the seed (a class with fewer keeps all of
+    them, with a warning), the other samples unlabeled (-1)."""
+    k = kept_per_class(sel, dataset)
     y = np.asarray(y, dtype=np.int64)
     if k is None:
         return y
@@ -220,7 +221,7 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     counts = {str(c): int((y == k).sum()) for k, c in enumerate(classes)}
     s = {"dataset": dataset, "n_samples": int(len(y)), "labeled_per_class": counts,
          "n_unlabeled": int((y < 0).sum()), **s, "left_out": left,
-         "labels_kept_per_class": sel.get("labeled_per_class"),
+         "labels_kept_per_class": kept_per_class(sel, dataset),
          "labels_given": int((np.asarray(y if given is None else given) >= 0).sum())}
     table, s["attribution"] = _attributed(table, X, y, classes, ok)
     table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input

@@ -145,6 +145,11 @@ def selection_methods(cfg: dict) -> list[str]:
     if sel["scheme"] == "cpss" and sel["resamples"] % 2:
         raise ConfigError(f"{key}.resamples: {sel['resamples']} is odd; scheme cpss draws complementary pairs "
                           "(use an even number)")
+    kept = sel.get("labeled_per_class")
+    unknown = sorted(set(kept) - set(cfg["datasets"])) if isinstance(kept, dict) else []
+    if unknown:
+        raise ConfigError(f"{key}.labeled_per_class: {', '.join(map(repr, unknown))} is not one of the configured "
+                          f"datasets ({', '.join(sorted(cfg['datasets']))})")
     if sel["methods"] is None:
         labels = [m for m in sorted(cfg["methods"]) if get_method(cfg["methods"][m]["method"]).kind != "extraction"]
     else:

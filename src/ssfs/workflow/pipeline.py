@@ -23,7 +23,6 @@ from ..experiment.stable_selection import (
     run_one_method,
     selection_labels,
     selection_resamples,
-    stable_selection,
 )
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, atomic_write_text, save_npy, write_checked_tsv, write_json, write_tsv
@@ -362,22 +361,6 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     write_json(res.summary, summary)
     if path is not None:
         write_tsv(res.path, path)
-
-
-def run_all_labels_selection(*, prepared, all_labels_consensus, all_labels_summary, methods: dict, sup: dict,
-                             sel: dict, seed: int, dataset: str) -> None:
-    """The fused job's companion of the analyst's case (``selection.labeled_per_class``): the
-    list every label gives, in memory (no rank files), as the ``selection_all_labels`` and
-    ``consensus_all_labels`` rules write it when jobs are not fused (same seeds: same bytes);
-    ``methods``: label -> ``{"method", "params"}``."""
-    data = read_prepared(prepared)
-    cons = make_constraints(data.y, {"labeled": np.flatnonzero(data.y >= 0)}, sup["constraints"], seed, dataset,
-                            "selection")
-    res = stable_selection(data.X, data.y, cons, methods, {**sel, "labeled_per_class": None}, seed=seed,
-                           dataset=dataset, names=data.features, classes=data.classes,
-                           symbols=gene_symbols(data.adata))
-    write_tsv(res.table, all_labels_consensus)
-    write_json(res.summary, all_labels_summary)
 
 
 # ------------------------------------------------------------------ constrained clustering (thesis Table 4.3)
