@@ -37,11 +37,17 @@ END = "# ssfs end of table:"
 _END_LINE = re.compile(rb"# ssfs end of table: rows=(\d+) sha256=([0-9a-f]{64})\n\Z")
 
 
-def incomplete(path, why: str) -> IncompleteResultError:
-    """The one-line error of an intermediate result that cannot be trusted."""
-    return IncompleteResultError(
-        f"{path} is incomplete: {why}; delete it and run the same snakemake command again to recompute it: "
-        f"rm '{path}'")
+def incomplete(path, why: str, also=()) -> IncompleteResultError:
+    """The one-line error of an intermediate result that cannot be trusted; ``also``: results
+    computed from it that Snakemake must recompute with it (the rm command names them too).
+    The error keeps ``path`` and ``why``."""
+    extra = f" (and {', '.join(map(str, also))}, computed from it)" if also else ""
+    rm = " ".join(f"'{p}'" for p in (path, *also))
+    err = IncompleteResultError(
+        f"{path} is incomplete: {why}; delete it{extra} and run the same snakemake command again to recompute "
+        f"it: rm {rm}")
+    err.path, err.why = str(path), why
+    return err
 
 
 def table_bytes(df) -> bytes:

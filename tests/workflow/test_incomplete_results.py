@@ -5,6 +5,7 @@ and following that line gives the whole table again."""
 
 from __future__ import annotations
 
+import shlex
 import shutil
 
 import pytest
@@ -28,8 +29,12 @@ def test_a_ranking_cut_short_in_a_finished_run_is_refused_then_regenerated(tmp_p
     assert hits and f"rm '{CUT}'" in hits[0], out[-3000:]
     assert "Traceback" not in out
     assert not (wd / TARGET).exists()
-    # the command the message gives, then the same run: the ranking is recomputed, byte for byte
-    (wd / CUT).unlink()
+    # the command the message gives (the ranking and the scores table computed from it), then the
+    # same run: the ranking is recomputed, byte for byte
+    removed = shlex.split(hits[0].split(": rm ", 1)[1])
+    assert removed == [CUT, "results/wine/base/scores/bcs.tsv"]
+    for path in removed:
+        (wd / path).unlink()
     snakemake(wd, config(), TARGET)
     assert (wd / CUT).read_bytes() == whole
     assert (wd / TARGET).exists()

@@ -29,14 +29,15 @@ import io
 import os
 import platform
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
-from .._checked import check_manifest, checked_body, read_checked_tsv
-from ..errors import InputError
+from .._checked import check_manifest, checked_body, incomplete, read_checked_tsv
+from ..errors import IncompleteResultError, InputError
 from ..experiment.grid import metric_higher_is_better, n_features_grid
 from ..experiment.variants import variants
 from ..io.atomic import atomic_write_text, write_manifest, write_tsv
@@ -314,6 +315,20 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
 
 
 # ------------------------------------------------------------------ entry points
+@contextmanager
+def _recomputed_with_scores():
+    """Ranking and timing files are read by path: the DAG holds their scores table, so deleting a
+    ranking alone would not make Snakemake recompute it. One that is cut short or missing names
+    its scores table (``{dataset}/{variant}/scores/{method}.tsv``) in the rm command too."""
+    try:
+        yield
+    except IncompleteResultError as e:
+        parts = Path(getattr(e, "path", "")).parts
+        if len(parts) < 5 or parts[-3] not in ("rankings", "timing"):
+            raise
+        raise incomplete(e.path, e.why, also=[Path(*parts[:-3]) / "scores" / f"{parts[-2]}.tsv"]) from None
+
+
 def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, tables_dir, figures_dir, cfg: dict,
                   papers_dir=None) -> None:
     """Every table of ``tables_dir`` and every figure of ``figures_dir`` (see the module doc)."""
@@ -326,7 +341,8 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
                tables_dir / "summary")
     tk = top_k(scores)
     _write_all(tk, _drop_base(mean_sd_table(tk, ["dataset", "variant", "metric"])), tables_dir / "top_k")
-    timings = read_timings(bench_paths)
+    with _recomputed_with_scores():
+        timings = read_timings(bench_paths)
     write_tsv(timings, tables_dir / "runtime.tsv")
     ds = pd.DataFrame([{"dataset": Path(p).parent.name, **dataset_summary(p)} for p in prepared_paths])
     ds["class_counts"] = ds["class_counts"].map(lambda d: ":".join(str(v) for v in d.values()))
@@ -337,7 +353,8 @@ def run_aggregate(score_paths, bench_paths, prepared_paths, ranking_paths, table
     ev = cfg["evaluation"]
     grid = {d: n_features_grid(p, ev["max_features"], ev["n_features"], ev["percent"]) for d, p in p_of.items()}
     extraction = {lab for lab, m in cfg["methods"].items() if get_method(m["method"]).kind == "extraction"}
-    orders = read_orders(ranking_paths, max_rows=max(max(g) for g in grid.values()))
+    with _recomputed_with_scores():
+        orders = read_orders(ranking_paths, max_rows=max(max(g) for g in grid.values()))
     stab = stability_table(orders, p_of, grid, alpha=cfg["report"].get("alpha", 0.05), skip_methods=extraction)
     _write_all(stab, _drop_base(stability_at_one_size(stab)), tables_dir / "stability")
 
