@@ -133,10 +133,20 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
     cand = None
     for _ in range(opts["refine"]):
         genes = np.sort(np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")[:m])
-        Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
-        cand = _candidate(name, X, y, K, _knn(Z, opts["k"]), d, prop)
+        cand = _candidate(name, X, y, K, *_graph_on(X, genes, opts), prop)
         s = cand.scores
     return cand
+
+
+def _graph_on(X, genes: np.ndarray, opts) -> tuple[Any, int]:
+    """(W, dims): the kNN graph of the signal components of X's columns ``genes``, built once
+    per gene set in a fit (``opts["graphs"]``): the chains and their held-out refits often pick
+    the same genes, and the graph is a function of them alone."""
+    key = genes.tobytes()
+    if key not in opts["graphs"]:
+        Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
+        opts["graphs"][key] = (_knn(Z, opts["k"]), d)
+    return opts["graphs"][key]
 
 
 def refine_genes(genes, p: int) -> int:
@@ -266,7 +276,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     W, d = _start_graph(X, k, n_pcs, graph, embedding)
     start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
-    opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": genes, "folds": FOLDS}
+    opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": genes, "folds": FOLDS, "graphs": {}}
     cands = _candidates(X, y, K, start, opts, prop, pos)
     best = max(range(len(cands)), key=lambda i: (np.nan_to_num(round(cands[i].agreement[0], 9), nan=-1.0), -i))
     chosen = cands[best]

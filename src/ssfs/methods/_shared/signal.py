@@ -48,7 +48,7 @@ def unit_free(X):
 
 
 def _row_moments(X) -> np.ndarray:
-    """n x 3 row sums of x, x^2, x^3, each summed over the row's values in sorted order (so
+    """n x 3 row sums of x, x x, x x x, each summed over the row's values in sorted order (so
     they are bit for bit the same whatever the feature order)."""
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
@@ -57,13 +57,18 @@ def _row_moments(X) -> np.ndarray:
         starts = X.indptr[:-1]
         out = np.zeros((X.shape[0], 3))
         nonempty = np.diff(X.indptr) > 0
-        for k in (1, 2, 3):
-            if data.size:
-                out[nonempty, k - 1] = np.add.reduceat(data**k, starts[nonempty])
+        if data.size:
+            for k, power in enumerate((data, data * data, data * data * data)):
+                out[nonempty, k] = np.add.reduceat(power, starts[nonempty])
         return out
-    S = np.sort(X, axis=1)  # sequential sums (cumsum): np.sum's pairwise sums depend on memory alignment
-    return np.column_stack([np.cumsum(S**k, axis=1)[:, -1] if S.shape[1] else np.zeros(S.shape[0])
-                            for k in (1, 2, 3)])
+    S = np.sort(X, axis=1)
+    out = np.zeros((S.shape[0], 3))
+    for column in np.ascontiguousarray(S.T):  # sequential sums, column by column: np.sum's pairwise
+        square = column * column              # sums depend on memory alignment (a row-wise cumsum is slow)
+        out[:, 0] += column
+        out[:, 1] += square
+        out[:, 2] += square * column
+    return out
 
 
 def _mix(values: np.ndarray) -> np.ndarray:
