@@ -144,6 +144,9 @@ METHOD_TEXT: dict[str, str] = {
     "weights": '"balanced" (each labeled sample contributes one mean over its must-link / cannot-link '
                'partners, the labels\' share set by ``label_weight``) or "literal" (the paper\'s all-pairs '
                "terms).",
+    "c4.weights": '"balanced" (the weighted geometric mean LS^(1-s) x C1^s, C1 per constrained sample, s the '
+                  'labels\' share set by ``label_weight`` or ``label_share``) or "literal" (the paper\'s product '
+                  "LS x C1, eq. 7).",
     "label_weight": "The weight w of a labeled sample against an unlabeled one: the labels' share is "
                     "s = w m / (w m + n), m labeled samples of n (``weights`` \"balanced\").",
     "label_share": "The labels' share s itself, in [0, 1] (None: from ``label_weight``).",
