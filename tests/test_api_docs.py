@@ -123,3 +123,54 @@ def test_every_registered_method_documents_each_parameter_from_its_annotation(na
     for param, alts in spec.types.items():
         line = next(x for x in lines if x.startswith(f"{param} : "))
         assert line == f"{param} : {describe(alts)}, default {spec.defaults[param]!r}", line
+
+
+#: what a parameter's description is not: a placeholder, a bare fragment
+NOT_A_DESCRIPTION = re.compile(r"(?i)^(as described above|see above|todo|tbd|none)\.?$")
+
+
+@pytest.mark.parametrize("name", ssfs.list_methods())
+def test_every_method_parameter_has_a_real_description_and_the_docstring_shows_it(name):
+    """Each parameter of a registered method is described by a sentence of its own (ssfs._docs.METHOD_TEXT,
+    or the method's hand-written Parameters section), and the docstring's entry holds that very text: what
+    help(), the IDE, the site's method reference and `ssfs methods -v` show is one wording."""
+    from ssfs._docs import numpydoc_params
+
+    spec = ssfs.get_method(name)
+    assert set(spec.param_text) == set(spec.types)
+    shown = numpydoc_params(spec.fn.__doc__)
+    for param, text in spec.param_text.items():
+        assert not NOT_A_DESCRIPTION.match(text.strip()), (param, text)
+        assert len(text.split()) >= 4 and text.rstrip().endswith((".", ")")), (param, text)
+        assert " ".join(shown[param].split()) == " ".join(text.split()), param
+
+
+def test_a_method_parameter_without_a_description_is_refused_at_registration():
+    """No placeholder can reach the docs: registering a method whose parameter has no text is an error
+    naming the method, the parameter and where the text goes; a hand-written Parameters section counts."""
+    from ssfs._docs import UndocumentedParameter
+    from ssfs.registry import _REGISTRY, register
+
+    def undocumented(X, y, constraints, rng, *, zeta_unheard_of: float = 1.0):
+        """A test method."""
+
+    with pytest.raises(UndocumentedParameter, match=r"'_t_undoc' parameter 'zeta_unheard_of'.*METHOD_TEXT"):
+        register("_t_undoc", higher_is_better=True)(undocumented)
+    assert "_t_undoc" not in _REGISTRY
+
+    def described(X, y, constraints, rng, *, zeta_unheard_of: float = 1.0):
+        """A test method.
+
+        Parameters
+        ----------
+        zeta_unheard_of
+            A weight described by the method
+            itself, over two lines.
+        """
+
+    try:
+        register("_t_described", higher_is_better=True)(described)
+        text = _REGISTRY["_t_described"].param_text["zeta_unheard_of"]
+        assert text == "A weight described by the method itself, over two lines."
+    finally:
+        _REGISTRY.pop("_t_described", None)

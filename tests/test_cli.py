@@ -48,6 +48,28 @@ def test_methods_table_has_a_header_and_one_row_per_method(capsys):
     assert "labels (package mrmr_selection)" in rows["mrmr"]
 
 
+def test_methods_verbose_prints_the_docstrings_parameter_text(capsys):
+    """`ssfs methods -v` describes each parameter in the words of the method's docstring
+    (ssfs._docs.METHOD_TEXT, or a hand-written Parameters section), not a wording of its own."""
+    from ssfs._docs import METHOD_TEXT, plain
+
+    assert main(["methods", "-v", "relieff", "cls", "propagate"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split())
+    assert out.startswith("relieff: score, higher is better; needs: labels;")
+    assert "\n  k = 10  (an integer >= 1)\n" in out
+    for text in (METHOD_TEXT["relieff.k"], METHOD_TEXT["bandwidth"], METHOD_TEXT["denominator"],
+                 "Zhou et al.'s alpha in (0, 1) (0.99 as in the paper)."):
+        assert " ".join(plain(text).split()) in flat, text
+    assert flat.count(METHOD_TEXT["k"]) == 1  # cls's k; relieff's and propagate's own words
+    assert "``" not in out and "fisher:" not in out
+    assert main(["methods", "-v"]) == 0
+    every = capsys.readouterr().out
+    assert all(f"\n{name}: " in f"\n{every}" for name in list_methods())
+    assert main(["methods", "-v", "nope"]) == 1
+    assert "unknown method 'nope'" in capsys.readouterr().err
+
+
 def test_methods_json_and_markdown(capsys):
     assert main(["methods", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
@@ -56,6 +78,7 @@ def test_methods_json_and_markdown(capsys):
                            "splittable": False, "requires": None,
                            "invariances": ["samples", "features", "copies", "scale", "shift", "unit"],
                            "parameters": {"lam": 0.1, "scale": "constrained"},
+                           "parameter_text": get_method("cs2").param_text,
                            "description": get_method("cs2").description}
     assert rows["enscls"]["splittable"] and rows["enscls"]["parameters"]["k"] == 10
     assert main(["methods", "--markdown"]) == 0

@@ -92,3 +92,8 @@ def test_site_builds_with_warnings_as_errors(tmp_path):
     warnings = [line for line in res.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
     assert res.returncode == 0, "\n".join(warnings) or res.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "index.html").is_file()
+    # the method reference shows each method's parameters in the docstring's words (ssfs._docs.METHOD_TEXT)
+    reference = " ".join((tmp_path / "site" / "method_reference" / "index.html").read_text(encoding="utf-8").split())
+    for text in ("The number of nearest hits and misses (per class) of each sample.",
+                 "The number of bootstrap bags of the must-link and of the cannot-link set (Algorithm 5)."):
+        assert text in reference, text

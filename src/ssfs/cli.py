@@ -14,20 +14,21 @@ import argparse
 import json
 import logging
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
 
 from . import __version__
-from ._docs import cli_help
+from ._docs import cli_help, plain
 from ._outputs import check_destination, os_cause, output_error
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
 from .experiment.selection_defaults import SELECTION_DEFAULTS
 from .labels import Labels, class_counts, encode_labels
-from .params import parse_text
+from .params import describe, parse_text
 from .ranking import ranking_table
 from .registry import PIP_NAMES, check_params, get_method, list_methods
 from .runner import run_method
@@ -85,9 +86,10 @@ METHOD_COLUMNS = ("name", "kind", "needs", "direction", "splittable", "invariant
 PADDED = 6
 
 
-def method_rows() -> list[dict]:
-    """One summary per registered method (:meth:`ssfs.registry.MethodSpec.summary`)."""
-    return [get_method(name).summary() for name in list_methods()]
+def method_rows(names=None) -> list[dict]:
+    """One summary per registered method (:meth:`ssfs.registry.MethodSpec.summary`), or per method
+    of ``names`` (an unknown name: MethodError naming the known ones)."""
+    return [get_method(name).summary() for name in names or list_methods()]
 
 
 def _cells(row: dict, code: str = "") -> list[str]:
@@ -100,10 +102,28 @@ def _cells(row: dict, code: str = "") -> list[str]:
             "yes" if row["splittable"] else "no", " ".join(row["invariances"]) or "-", params]
 
 
-def methods_markdown() -> str:
+def methods_markdown(rows=None) -> str:
     """The methods table in Markdown (docs/methods.md holds this text)."""
     lines = ["| " + " | ".join(METHOD_COLUMNS) + " |", "|" + "---|" * len(METHOD_COLUMNS)]
-    lines += ["| " + " | ".join(_cells(r, "`")) + " |" for r in method_rows()]
+    lines += ["| " + " | ".join(_cells(r, "`")) + " |" for r in rows or method_rows()]
+    return "\n".join(lines) + "\n"
+
+
+def method_help(name: str, width: int = 100) -> str:
+    """What ``ssfs methods -v`` prints of one method: what it needs and returns, its description,
+    and each parameter's default, type and meaning: the text of the Parameters section of its
+    docstring (:attr:`ssfs.registry.MethodSpec.param_text`), without reST markup."""
+    spec = get_method(name)
+    row = spec.summary()
+    _, kind, needs, direction, splittable, invariant, _ = _cells(row)
+    lines = [f"{name}: {kind}, {direction}; needs: {needs}; splittable: {splittable}; invariant to: {invariant}",
+             *textwrap.wrap(plain(row["description"]), width, initial_indent="  ", subsequent_indent="  ")]
+    for param, text in spec.param_text.items():
+        lines.append(f"  {param} = {spec.defaults[param]!r}  ({describe(spec.types[param])})")
+        lines += textwrap.wrap(plain(text), width, initial_indent="      ", subsequent_indent="      ",
+                               break_on_hyphens=False)
+    if not spec.param_text:
+        lines.append("  (no parameters)")
     return "\n".join(lines) + "\n"
 
 
@@ -114,13 +134,15 @@ def cmd_methods(args) -> int:
 
 def methods_text(args) -> str:
     """What ``ssfs methods`` prints (a text table, ``--markdown`` or ``--json``)."""
-    rows = method_rows()
+    rows = method_rows(args.names)
+    if args.verbose and not (args.json or args.markdown):
+        return "\n".join(method_help(r["name"]) for r in rows)
     if args.json:
         return json.dumps(rows, indent=1, default=repr) + "\n"
     if args.markdown:
-        return methods_markdown()
-    cols = list(METHOD_COLUMNS) + (["description"] if args.verbose else [])
-    table = [_cells(r) + ([r["description"]] if args.verbose else []) for r in rows]
+        return methods_markdown(rows)
+    cols = list(METHOD_COLUMNS)
+    table = [_cells(r) for r in rows]
     width = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols[:PADDED])]
     lines = []
     for cells in [cols, ["-" * w for w in width] + ["-" * 21] * (len(cols) - PADDED), *table]:
@@ -453,7 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("methods", help="list the registered methods", formatter_class=_Formatter,
                        description="The registered methods: what each needs, which way its score goes, "
                                    "whether it can be split over jobs, its parameters and their defaults.")
-    m.add_argument("-v", "--verbose", action="store_true", help="add each method's one-line description")
+    m.add_argument("names", nargs="*", metavar="METHOD", help="only these methods (default: all)")
+    m.add_argument("-v", "--verbose", action="store_true",
+                   help="each method's description and parameters: default, type and meaning (as its docstring)")
     fmt = m.add_mutually_exclusive_group()
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table (as in docs/methods.md)")
     fmt.add_argument("--json", action="store_true", help="JSON: one object per method")
@@ -464,7 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(r)
     r.add_argument("--method", default="cls", help=cli_help("method"))
-    r.add_argument("--param", action="append", metavar="NAME=VALUE", help="method parameter (repeatable)")
+    r.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="method parameter (repeatable; `ssfs methods -v METHOD` describes them)")
     r.add_argument("-o", "--output", default="-",
                    help="output TSV ('-': standard output), or .h5ad: the AnnData with var "
                         "<method>_score, <method>_rank and uns[<method>] (as ssfs.tl.rank_features); methods "

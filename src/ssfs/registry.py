@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ._docs import METHOD_ARGS, method_param_text, numpydoc_entry
+from ._docs import METHOD_ARGS, method_param_text, numpydoc_entry, numpydoc_params
 from .errors import MethodError
 from .params import MethodName, ParamValueError, coerce, describe, param_types
 
@@ -145,6 +145,9 @@ class MethodSpec:
     #: the invariances the method promises (names of :data:`INVARIANCES`), or a callable
     #: ``params -> names`` when they depend on the parameters (e.g. an ensemble's rankers)
     invariances: frozenset | Callable = frozenset()
+    #: parameter name -> its description (:func:`ssfs._docs.method_param_text`): the docstring's
+    #: Parameters section and ``ssfs methods -v`` show this text
+    param_text: dict = field(default_factory=dict)
 
     @property
     def direction(self) -> str:
@@ -167,6 +170,7 @@ class MethodSpec:
             "requires": self.requires,
             "invariances": [v for v in INVARIANCES if v in self.promises()],
             "parameters": dict(self.defaults),
+            "parameter_text": dict(self.param_text),
             "description": self.description,
         }
 
@@ -208,7 +212,9 @@ def register(
         }
         doc = description or _first_sentence(inspect.getdoc(fn) or "")
         types = param_types(fn)
-        fn.__doc__ = with_numpydoc(name, fn, types, defaults, kind=kind, higher_is_better=higher_is_better)
+        own = numpydoc_params(fn.__doc__)  # a hand-written Parameters section describes its parameters
+        texts = {k: method_param_text(name, k, own) for k in types}
+        fn.__doc__ = with_numpydoc(fn, types, defaults, texts, kind=kind, higher_is_better=higher_is_better)
         for k, v in defaults.items():  # a default that breaks its own annotation is a bug
             if v is not None or any(a.kind == "none" for a in types[k]):
                 try:
@@ -227,24 +233,26 @@ def register(
             members=members,
             types=types,
             invariances=invariances,
+            param_text=texts,
         )
         return fn
 
     return deco
 
 
-def with_numpydoc(name: str, fn, types: dict, defaults: dict, *, kind: str, higher_is_better: bool) -> str:
+def with_numpydoc(fn, types: dict, defaults: dict, texts: dict, *, kind: str, higher_is_better: bool) -> str:
     """``fn``'s docstring with numpydoc Parameters and Returns sections rendered from its signature:
     each keyword parameter's type, range and default from its annotation (:mod:`ssfs.params`, the
-    one contract every door checks) and its description from :data:`ssfs._docs.METHOD_TEXT`; a
-    docstring that already has a Parameters section is kept as written."""
+    one contract every door checks) and its description ``texts[param]`` (from
+    :data:`ssfs._docs.METHOD_TEXT`); a docstring that already has a Parameters section is kept as
+    written."""
     doc = inspect.cleandoc(fn.__doc__ or "")
     if "\nParameters\n---" in f"\n{doc}":
         return doc
     entries = [numpydoc_entry(arg, *METHOD_ARGS[arg]) for arg in METHOD_ARGS]
     for param in types:
         shown = describe(types[param]) + (f", default {defaults[param]!r}" if param in defaults else "")
-        entries.append(numpydoc_entry(param, shown, method_param_text(name, param)))
+        entries.append(numpydoc_entry(param, shown, texts[param]))
     direction = "higher" if higher_is_better else "lower"
     returns = ("numpy.ndarray of shape (n_features,) or SelectionResult\n    One score per feature "
                f"({direction} is better; NaN or infinite: undefined, ranked last), or a result holding them."

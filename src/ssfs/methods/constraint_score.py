@@ -173,9 +173,9 @@ def c1_balanced(X, constraints) -> tuple[np.ndarray, int]:
         return (M / max(n_m, 1)) / (C / max(n_c, 1)), n_m
 
 
-@register("c4", higher_is_better=False, needs=("cannot_link",), invariances=with_adaptive_bandwidth(), description=_C4)
 @register("sc4", higher_is_better=False, needs=("cannot_link",), invariances=with_adaptive_bandwidth(),
-          description=_C4)
+          description=_C4)  # an alias: registered after c4, whose parameter texts (c4.weights) it shows
+@register("c4", higher_is_better=False, needs=("cannot_link",), invariances=with_adaptive_bandwidth(), description=_C4)
 def constraint_score_4(X, y, constraints, rng, *, k: PosInt = 10,
                        bandwidth: Bandwidth = "auto",
                        space: Literal["auto", "raw", "pca"] = "auto", n_pcs: PosInt = 50, embedding: Any = None,

@@ -363,6 +363,22 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         write_tsv(res.path, path)
 
 
+def run_consensus_step(*, prepared, full: list, ranks: list, outputs, sel: dict, methods: dict, dataset: str,
+                       seed: int, draw_figures=None) -> None:
+    """The selection's consensus as a rule runs it (the ``consensus`` rule, or the one job of
+    ``execution.fuse_steps``): :func:`run_consensus` into the rule's ``outputs`` (``consensus``,
+    ``summary`` and, for the analyst's list, ``path``, ``figure``, ``dotplot``; the list of every
+    label beside it has neither path nor figures), then, when there is a path,
+    ``draw_figures(summary=, consensus=, path=, figure=, dotplot=)``: the script passes
+    :func:`ssfs.report.selection.draw_selection_figures` (the workflow does not import the report)."""
+    path = getattr(outputs, "path", None)
+    run_consensus(prepared=prepared, full=full, ranks=ranks, consensus=outputs.consensus, summary=outputs.summary,
+                  path=path, sel=sel, methods=methods, dataset=dataset, seed=seed)
+    if path is not None and draw_figures is not None:
+        draw_figures(summary=outputs.summary, path=path, consensus=outputs.consensus,
+                     figure=getattr(outputs, "figure", None), dotplot=getattr(outputs, "dotplot", None))
+
+
 # ------------------------------------------------------------------ constrained clustering (thesis Table 4.3)
 def run_constrained_clustering(*, prepared, splits: list, table, cc: dict, seed: int, dataset: str, variant: str,
                                reps: list[int]) -> None:
