@@ -145,3 +145,43 @@ def test_coherence_and_reliability_by_hand():
     assert reliability(1.0, 0.5, 10, prior=0.2) == pytest.approx((10 * 1.0 + 5 * 0.2) / 15)
     assert reliability(0.5, 0.5, 10, prior=0.8) == pytest.approx(5 * 0.8 / 15)
     assert reliability(float("nan"), float("nan"), 0, prior=0.3) == 0.3
+
+
+def test_refinement_rows_by_hand():
+    from ssfs.methods.propagate import refinement_rows
+
+    y = np.array([0, -1, 1, -1, -1, 0, -1, 1])
+    pos = np.array([7, 0, 6, 1, 2, 5, 3, 4])  # content order: rows 1, 3, 4, 6, 7, 5, 2, 0
+    assert refinement_rows(y, pos, 8) is None
+    # size 4: labeled up to half (rows 7, 5 come first among the labeled), then unlabeled 1, 3
+    np.testing.assert_array_equal(refinement_rows(y, pos, 4), [1, 3, 5, 7])
+    perm = np.array([3, 0, 6, 1, 7, 2, 5, 4])  # a new sample order: the same samples are chosen
+    rows = refinement_rows(y[perm], pos[perm], 4)
+    np.testing.assert_array_equal(np.sort(perm[rows]), [1, 3, 5, 7])
+
+
+def test_many_samples_refine_on_a_subsample_and_build_the_final_graph_once(cells, monkeypatch):
+    import ssfs.methods.propagate as mod
+
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 1)
+    built = []
+    real = mod.knn_graph
+    monkeypatch.setattr(mod, "knn_graph", lambda Z, k: built.append(Z.shape[0]) or real(Z, k))
+    r = run_method("propagate", X, y, refine_samples=300)
+    assert _recall(r.order, sim.markers) >= 0.95
+    assert built.count(800) == 1 and set(built) == {300, 800}  # every other graph on the 300 samples
+    g = r.result.extra["graph"]
+    assert g["chosen"] in ("graph", "labels") and g["agreement"] == 1.0
+
+
+def test_a_given_graph_at_scale_is_the_start_whose_agreement_is_reported(cells):
+    from ssfs.methods._shared.graph import knn_graph
+
+    X, sim = cells
+    y = few_labels(sim.cell_type, 3, 2)
+    noise = knn_graph(np.random.default_rng(0).standard_normal((800, 5)), 15)  # no class structure
+    with pytest.warns(UserWarning, match="carries no class structure"):
+        r = run_method("propagate", X, y, graph=noise, refine_samples=300)
+    assert r.result.extra["graph"]["start_agreement"] < 0.6
+    assert _recall(r.order, sim.markers) >= 0.95  # the refined graph of the data is kept

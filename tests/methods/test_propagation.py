@@ -49,6 +49,21 @@ def test_permuted_columns_keep_values_and_ignore_the_order_of_samples_and_featur
     assert sorted(canonical_rows(X)) == list(range(X.shape[0]))
 
 
+def test_row_moments_by_blocks_by_hand_and_unit_free(monkeypatch):
+    from ssfs.methods._shared import signal
+
+    X = np.array([[0.0, 2.0, -1.0], [3.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    expected = [[1.0, 5.0, 7.0], [3.0, 9.0, 27.0], [1.0, 0.5, 0.25]]  # sums of x, x x, x x x per row
+    monkeypatch.setattr(signal, "MOMENT_BLOCK", 2)  # one row per block
+    for A in (X, sparse.csr_matrix(X)):
+        np.testing.assert_array_equal(signal._row_moments(A), expected)
+        np.testing.assert_array_equal(signal._row_moments(A, 0.25), np.multiply(expected, [0.25, 0.0625, 0.015625]))
+    assert signal.unit_factor(X) == 0.25 and signal.unit_factor(sparse.csr_matrix(-X)) == 0.25
+    assert signal.unit_factor(np.zeros((2, 2))) == 1.0
+    Y = np.random.default_rng(3).gamma(1.0, size=(40, 12))
+    np.testing.assert_array_equal(canonical_rows(Y * 1024.0), canonical_rows(Y))  # X's unit does not count
+
+
 def test_signal_dims_finds_the_planted_components():
     rng = np.random.default_rng(0)
     n, p = 300, 200

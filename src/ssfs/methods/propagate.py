@@ -15,7 +15,9 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
 4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features and the
    labels spread again. Two chains start from different pilots, the graph of all features and
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
-   held-out labels (5 folds) is kept: the data decide whether the graph or the labels lead.
+   held-out labels (3 folds, each refitting the chain) is kept: the data decide whether the graph
+   or the labels lead. Beyond ``refine_samples`` samples the chains run on a subsample and the
+   chosen genes give one graph of all samples (:func:`refinement_rows`): cost follows the work.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from ._shared.signal import canonical_rows, signal_embedding, standardized
 FOLDS = 3
 #: refinement gene count "auto": 10 % of the features, within these bounds
 AUTO_GENES = (100, 500)
+#: most samples the refinement chains and their held-out refits run on (:func:`refinement_rows`)
+REFINE_SAMPLES = 10_000
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Candidate:
     groups: np.ndarray
     scores: np.ndarray
     agreement: tuple = (0.0, 1.0, None, None)
+    genes: np.ndarray | None = None
 
 
 @dataclass
@@ -134,6 +139,7 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
     for _ in range(opts["refine"]):
         genes = np.sort(np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")[:m])
         cand = _candidate(name, X, y, K, *_graph_on(X, genes, opts), prop)
+        cand.genes = genes
         s = cand.scores
     return cand
 
@@ -251,7 +257,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
     """The graphs the labels may spread on: the ends of the chain from the start graph and of
     the chain from the labeled samples after ``refine`` rounds, each with its honest held-out
     agreement (the start graph alone when there is nothing to refine)."""
-    m = refine_genes(opts["genes"], X.shape[1])
+    m = opts["genes"]
     if opts["refine"] == 0 or m >= X.shape[1]:
         return [start]
     out = []
@@ -264,7 +270,8 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
-                    unreached: bool = True, graph=None, embedding=None, classes=None) -> Propagation:
+                    unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
+                    classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
@@ -274,12 +281,15 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
                                      "signal components)")
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
-    W, d = _start_graph(X, k, n_pcs, graph, embedding)
-    start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
-    opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": genes, "folds": FOLDS, "graphs": {}}
-    cands = _candidates(X, y, K, start, opts, prop, pos)
-    best = max(range(len(cands)), key=lambda i: (np.nan_to_num(round(cands[i].agreement[0], 9), nan=-1.0), -i))
-    chosen = cands[best]
+    opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
+            "folds": FOLDS, "graphs": {}}
+    rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
+    if rows is None:
+        W, d = _start_graph(X, k, n_pcs, graph, embedding)
+        start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
+        chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
+    else:
+        chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding)
     acc, chance, pred, held_reach = chosen.agreement
     seed = np.ones(y.size)
     seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
@@ -294,8 +304,46 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
                 f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
-        note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen is not start else ""
+        note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen.name != "start" else ""
     return _model(X, y, K, groups, weight, classes, chosen, start, note)
+
+
+def _best(cands: list[Candidate]) -> Candidate:
+    """The candidate whose graph agrees best with held-out labels (the first of equals)."""
+    best = max(range(len(cands)), key=lambda i: (np.nan_to_num(round(cands[i].agreement[0], 9), nan=-1.0), -i))
+    return cands[best]
+
+
+def refinement_rows(y: np.ndarray, pos: np.ndarray, size: int) -> np.ndarray | None:
+    """The samples the refinement runs on when there are more than ``size`` (None: all of them):
+    the labeled ones, up to half of ``size``, then unlabeled ones, each taken in the content order
+    ``pos`` (:func:`~ssfs.methods._shared.signal.canonical_rows`: a pseudo-random subsample that
+    does not depend on the sample order); sorted."""
+    if y.size <= size:
+        return None
+    order = np.argsort(pos, kind="stable")
+    lab = order[y[order] >= 0][: size // 2]
+    unl = order[y[order] < 0][: size - lab.size]
+    return np.sort(np.concatenate([lab, unl]))
+
+
+def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[Candidate, Candidate]:
+    """(chosen, start) for many samples: the chains and their held-out refits on the samples
+    ``rows`` (:func:`refinement_rows`), started from those samples' own kNN graph (or the given
+    embedding's rows); the chosen chain's genes then give the graph of all samples, whose held-out
+    agreement (:data:`FOLDS` folds) weighs the propagated samples. The choice costs the same
+    whatever the number of samples; the final graph is built once. A given ``graph`` cannot be
+    cut to the subsample: its agreement with the labels (the ``start``) is measured on all of them."""
+    Xr, yr = X[rows], y[rows]
+    Wr, dr = _start_graph(Xr, opts["k"], opts["n_pcs"], None, None if embedding is None else
+                          np.asarray(embedding)[rows])
+    start = _agreement(_candidate("start", Xr, yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
+    chosen = _best(_candidates(Xr, yr, K, start, opts, prop, pos[rows]))
+    if graph is not None:
+        start = _agreement(_candidate("start", X, y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
+    whole = _candidate(chosen.name, X, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
+    whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, **prop)
+    return whole, start
 
 
 def _model(X, y, K, groups, weight, classes, chosen, start, note) -> Propagation:
@@ -319,7 +367,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     genes: PosInt | Literal["auto"] = "auto",
                     propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
-                    graph: Any = None, embedding: Any = None):
+                    refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -355,6 +403,11 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         uniform, the labeled shares ("labeled"), or none.
     unreached
         Samples the labels barely reach form groups of their own ("unlabeled 1", ...).
+    refine_samples
+        Most samples the refinement chains and their held-out refits run on: beyond it they run on
+        a subsample (the labeled samples up to half of it, then unlabeled ones, chosen by content,
+        not by order) and the chosen chain's genes give one graph of all samples, so the choice
+        costs the same at 10,000 or 1,000,000 cells.
     graph, embedding
         A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
         embedding (n x d, ``obsm['X_pca']``) for the start graph.
@@ -369,7 +422,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         group names, and the graph's agreement with held-out labels.
     """
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
-                            alpha=alpha, class_mass=class_mass, unreached=unreached, graph=graph,
+                            alpha=alpha, class_mass=class_mass, unreached=unreached,
+                            refine_samples=refine_samples, graph=graph,
                             embedding=embedding, classes=current_classes())
     if model.note:
         warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)

@@ -168,15 +168,30 @@ def _resolve_scale(X, scale: str) -> str:
     return "linear" if float(vals.max()) > LOG1P_MAX else "log1p"
 
 
+#: stored values per block of rows in :func:`sparse_column_sums` (memory bounded whatever the size)
+BLOCK_VALUES = 1 << 21
+
+
+def sparse_column_sums(X, W: np.ndarray, transform) -> np.ndarray:
+    """f(X)^T W for a CSR X, f = ``transform`` applied to the stored values (f(0) = 0: e.g.
+    np.square, x != 0), W n x G or n: by blocks of rows, so no transformed copy of X is made."""
+    n = X.shape[0]
+    step = max(1, BLOCK_VALUES * n // max(X.nnz, 1))
+    out = np.zeros((X.shape[1],) + np.shape(W)[1:])
+    for a in range(0, n, step):
+        B = X[a:a + step]
+        out += sparse.csr_matrix((transform(B.data), B.indices, B.indptr), shape=B.shape).T @ W[a:a + step]
+    return out
+
+
 def _moments(X, W: np.ndarray):
     """(sum w x, sum w x^2, sum w [x != 0], shift) for every column of W (n x G): G x p arrays
     each; a dense X is centred on a copy first (the sums are of x - shift, shift = column
     means, added back to the means by the caller; sparse X: shift 0)."""
     if sparse.issparse(X):
         s1 = np.asarray(X.T @ W).T
-        s2 = np.asarray(X.multiply(X).tocsr().T @ W).T
-        nz = sparse.csr_matrix(((X.data != 0).astype(np.float64), X.indices, X.indptr), shape=X.shape)
-        return s1, s2, np.asarray(nz.T @ W).T, 0.0
+        s2 = sparse_column_sums(X, W, np.square).T
+        return s1, s2, sparse_column_sums(X, W, lambda v: (v != 0).astype(np.float64)).T, 0.0
     nz = W.T @ (X != 0).astype(np.float64)
     shift = X.mean(axis=0)
     Xc = X - shift
@@ -300,7 +315,7 @@ def variance_explained(X, groups, weights=None) -> np.ndarray:
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=np.float64)
         mu = np.asarray(X.T @ w).ravel() / w.sum()
-        total = np.asarray(X.multiply(X).T @ w).ravel() - w.sum() * mu**2
+        total = sparse_column_sums(X, w, np.square) - w.sum() * mu**2
         sums = np.asarray((H @ X).todense())
         between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - w.sum() * mu**2
     else:

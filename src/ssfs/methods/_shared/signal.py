@@ -36,33 +36,62 @@ def standardized(X):
     return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
+def unit_factor(X) -> float:
+    """The power of two that puts X's largest |value| in [0.5, 1) (1 for an empty, all-zero or
+    non-finite X); read from the stored values, no copy of X."""
+    values = X.data if sparse.issparse(X) else np.asarray(X)
+    if not values.size:
+        return 1.0
+    top = float(max(values.max(), -values.min()))
+    if not np.isfinite(top) or top <= 0.0:
+        return 1.0
+    return float(np.ldexp(1.0, -np.frexp(top)[1]))
+
+
 def unit_free(X):
-    """X times the power of two that puts its largest |value| in [0.5, 1): exact, so X and c X
-    (c a power of two) give the same bits, and the hashes below do not depend on the unit of X."""
-    top = abs(X).max() if X.shape[0] and X.shape[1] else 0.0
-    top = float(top) if np.isfinite(top) else 0.0
-    if top <= 0.0:
-        return X
-    factor = float(np.ldexp(1.0, -np.frexp(top)[1]))
+    """X times :func:`unit_factor` (X): exact, so X and c X (c a power of two) give the same
+    bits, and the hashes below do not depend on the unit of X."""
+    factor = unit_factor(X)
     return X * factor if sparse.issparse(X) else np.asarray(X, dtype=np.float64) * factor
 
 
-def _row_moments(X) -> np.ndarray:
-    """n x 3 row sums of x, x x, x x x, each summed over the row's values in sorted order (so
-    they are bit for bit the same whatever the feature order)."""
+#: stored values per block of rows in :func:`_row_moments` (memory bounded whatever the size)
+MOMENT_BLOCK = 1 << 20
+
+
+def _row_moments(X, factor: float = 1.0) -> np.ndarray:
+    """n x 3 row sums of x, x x, x x x for x the values of ``factor`` X, each summed over the
+    row's values in sorted order (so they are bit for bit the same whatever the feature order),
+    by blocks of rows (no copy of X)."""
+    n = X.shape[0]
+    out = np.zeros((n, 3))
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
+        per_row = max(1, MOMENT_BLOCK * n // max(X.nnz, 1))
+    else:
+        X = np.asarray(X)
+        per_row = max(1, MOMENT_BLOCK // max(X.shape[1], 1))
+    for a in range(0, n, per_row):
+        out[a:a + per_row] = _block_moments(X[a:a + per_row], factor)
+    return out
+
+
+def _block_moments(X, factor: float) -> np.ndarray:
+    """:func:`_row_moments` of one block of rows."""
+    out = np.zeros((X.shape[0], 3))
+    if sparse.issparse(X):
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        data = X.data[np.lexsort((X.data, rows))]
-        starts = X.indptr[:-1]
-        out = np.zeros((X.shape[0], 3))
+        data = X.data * factor
+        data = data[np.lexsort((data, rows))]
         nonempty = np.diff(X.indptr) > 0
         if data.size:
-            for k, power in enumerate((data, data * data, data * data * data)):
-                out[nonempty, k] = np.add.reduceat(power, starts[nonempty])
+            starts = X.indptr[:-1][nonempty]
+            out[nonempty, 0] = np.add.reduceat(data, starts)
+            square = data * data
+            out[nonempty, 1] = np.add.reduceat(square, starts)
+            out[nonempty, 2] = np.add.reduceat(square * data, starts)
         return out
-    S = np.sort(X, axis=1)
-    out = np.zeros((S.shape[0], 3))
+    S = np.sort(np.asarray(X, dtype=np.float64) * factor, axis=1)
     for column in np.ascontiguousarray(S.T):  # sequential sums, column by column: np.sum's pairwise
         square = column * column              # sums depend on memory alignment (a row-wise cumsum is slow)
         out[:, 0] += column
@@ -83,7 +112,7 @@ def canonical_rows(X) -> np.ndarray:
     hash of their sums of x, x^2 and x^3 (so the order does not depend on the sample or the
     feature order, nor on X's unit, :func:`unit_free`, and neighbouring positions share
     nothing); exact duplicates keep their index order."""
-    m = _row_moments(unit_free(X))
+    m = _row_moments(X, unit_factor(X))
     h = _mix(m[:, 0]) ^ (_mix(m[:, 1]) >> np.uint64(7)) ^ (_mix(m[:, 2]) >> np.uint64(13))
     order = np.lexsort((np.arange(X.shape[0]), h))
     pos = np.empty(order.size, dtype=np.int64)
