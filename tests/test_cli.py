@@ -111,7 +111,7 @@ def test_every_help_shows_the_defaults():
     helps = dict((name, sub.format_help()) for name, sub in _subparsers(parser))
     assert set(helps) == {"methods", "rank", "select"}
     rank = " ".join(helps["rank"].split())
-    for text in ("(default: cls)", "(default: 0)", "(default: auto)", "(default: -)"):
+    for text in ("(default: propagate)", "(default: 0)", "(default: auto)", "(default: -)"):
         assert text in rank, text
     assert "(default: propagate,laplacian,fisher,cls:" in " ".join(helps["select"].split())
     # every rank / select option that has a default shows it

@@ -830,7 +830,7 @@ PARAM_CASES = [
     Case("--param k=-1", cli(*RANK, "--param", "k=-1", files=D), Err("parameter k", "got -1")),
     Case("--param k= (empty)", cli(*RANK, "--param", "k=", files=D), Err("parameter k")),
     Case("--param k=[3]", cli(*RANK, "--param", "k=[3]", files=D), Err("parameter k")),
-    Case("--param bandwidth=auto", cli(*RANK, "--param", "bandwidth=auto", "-o", "r.tsv", files=D), Ok(planted)),
+    Case("--param bandwidth=auto", cli(*RANK, "--method", "cls", "--param", "bandwidth=auto", "-o", "r.tsv", files=D), Ok(planted)),
     Case("--param twice: the last wins", cli(*RANK, "--method", "laplacian", "--param", "k=2", "--param", "k=11",
                                              "-o", "r.tsv", files=D), Ok(_same_as("laplacian", k=11))),
     Case("--constraints missing file", cli(*RANK, "--constraints", "c.tsv", files=D), Err("c.tsv")),

@@ -106,7 +106,7 @@ def _codes(labels):
 def test_method_parameters_are_estimator_parameters():
     sel = SemiSupervisedSelector("cls", n_features=8, k=15)
     assert sel.get_params()["k"] == 15 and sel.k == 15
-    assert repr(sel) == "SemiSupervisedSelector(k=15, n_features=8)"
+    assert repr(sel) == "SemiSupervisedSelector(k=15, method='cls', n_features=8)"
     twin = clone(sel)
     assert twin.get_params() == sel.get_params() and twin is not sel
     assert clone(sel.set_params(k=4)).k == 4

@@ -30,7 +30,8 @@ UNLABELED = ("A sample is unlabeled when its label is missing (None, NaN, a miss
 TEXT: dict[str, str] = {
     "adata": "The annotated data matrix (cells or samples x genes or features).",
     "method": "A registered method's name (``ssfs methods`` lists them with what each needs and its "
-              "parameters).",
+              "parameters). Default ``propagate``, the semi-supervised score that beat the label-free and the "
+              "labels-only tools on held-out data (docs/labels_that_count.md).",
     "method_params": "The method's parameters (``ssfs methods -v``; e.g. ``k=15`` for ``cls``), checked against "
                      "their declared types and ranges: a wrong name or value is a "
                      ":class:`~ssfs.errors.MethodError` naming the accepted ones.",

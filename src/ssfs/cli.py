@@ -487,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rank the features of a data file with one method (no Snakemake; a progress bar shows on a "
                     "terminal for long ensembles).\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(r)
-    r.add_argument("--method", default="cls", help=cli_help("method"))
+    r.add_argument("--method", default="propagate", help=cli_help("method"))
     r.add_argument("--param", action="append", metavar="NAME=VALUE",
                    help="method parameter (repeatable; `ssfs methods -v METHOD` describes them)")
     r.add_argument("-o", "--output", default="-",

@@ -115,7 +115,7 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
     ...              cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
     """
 
-    def __init__(self, method: str = "cls", n_features=10, params: dict | None = None,
+    def __init__(self, method: str = "propagate", n_features=10, params: dict | None = None,
                  random_state: int | None = 0, unlabeled_values=(), **method_params):
         self.method = method
         self.n_features = n_features

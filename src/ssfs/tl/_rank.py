@@ -15,7 +15,7 @@ from ._markers import store_markers
 
 
 @doc_params
-def rank_features(adata, method: str, *, groupby: str | None = None, unlabeled_values=(),
+def rank_features(adata, method: str = "propagate", *, groupby: str | None = None, unlabeled_values=(),
                   use_raw: bool | None = None, layer: str | None = None, key_added: str | None = None,
                   copy: bool = False, graph="auto", constraints=None, random_state=0, **params):
     """Rank the features (genes) of ``adata`` with the registered method ``method``.
