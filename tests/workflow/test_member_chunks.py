@@ -125,9 +125,12 @@ def test_efsis_lists_per_threshold_match_efsis_fold():
     fold = efsis.efsis_fold(X, y, np.random.default_rng(11), top_percent=pct, **params)
     ts = [n_top(200, q) for q in pct]
     assert sorted(ranked.by_size) == ts == fold.top_k == [2, 10, 40]
-    for t, o in zip(fold.top_k, fold.orders, strict=True):
-        np.testing.assert_array_equal(ranked.by_size[t], o)
-    np.testing.assert_array_equal(ranked.order, fold.orders[0])  # main order: the first threshold
+    for t, o, agg in zip(fold.top_k, fold.orders, fold.log_scores, strict=True):
+        # the same list; exact ties (a feature's aggregate equal to another's to the bit) may be
+        # listed in either order: efsis_fold by index, the runner by its documented tie rule
+        np.testing.assert_array_equal(agg[ranked.by_size[t]], agg[o])
+        assert np.mean(ranked.by_size[t] == o) > 0.9
+    np.testing.assert_array_equal(fold.log_scores[0][ranked.order], fold.log_scores[0][fold.orders[0]])  # main: t[0]
     # the weights differ per threshold, and so do the lists
     ex = ranked.result.extra["exponents_by_size"]
     assert len({round(ex["relieff"][t], 12) for t in ts}) > 1
