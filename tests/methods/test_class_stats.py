@@ -109,17 +109,3 @@ def test_bad_memberships_are_refused():
     with pytest.raises(InputError, match="group"):
         class_statistics(X, np.ones((4, 2))).to_frame(groups=["z"])
 
-
-def test_sparse_column_sums_by_blocks_match_the_dense_products(monkeypatch):
-    from scipy import sparse
-
-    from ssfs.methods._shared import class_stats
-
-    X = np.array([[0.0, 2.0, -1.0], [3.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 4.0]])
-    W = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [2.0, 0.0]])
-    monkeypatch.setattr(class_stats, "BLOCK_VALUES", 1)  # one row per block
-    S = sparse.csr_matrix(X)
-    np.testing.assert_allclose(class_stats.sparse_column_sums(S, W, np.square), (X * X).T @ W)
-    nonzero = class_stats.sparse_column_sums(S, W, lambda v: (v != 0) * 1.0)
-    np.testing.assert_allclose(nonzero, [[0.5, 1.5], [1.5, 0.5], [3.0, 0.0]])
-    np.testing.assert_allclose(class_stats.sparse_column_sums(S, W[:, 0], np.square), [0.125, 4.125, 33.0])

@@ -173,3 +173,18 @@ def test_efsis_on_dlbcl_fold_runs():
     res = efsis.efsis_fold(np.log2(X), y, 0, n_boot=5, top_percent=1.0)
     assert all(0 < v[0] <= 1 for v in res.stability.values())
     assert res.orders[0].size == 600
+
+
+def test_weighted_rows_give_equal_columns_equal_bits():
+    """The failing case hypothesis found (efsis, copies): a BLAS ``w @ M`` summed a feature and
+    its copy to different last bits; weighted_rows adds row by row."""
+    from ssfs.methods._shared.aggregation import weighted_rows
+
+    rng = np.random.default_rng(0)
+    M = np.log(rng.integers(1, 40, size=(4, 37)).astype(float))
+    M[:, 29] = M[:, 3]  # a copy past a BLAS block boundary
+    w = rng.dirichlet(np.ones(4))
+    out = weighted_rows(w, M)
+    assert out[29] == out[3]
+    np.testing.assert_allclose(out, w @ M, rtol=1e-14)
+    assert weighted_rows(np.array([2.0, 0.5]), np.array([[1.0, 4.0], [2.0, 8.0]])).tolist() == [3.0, 12.0]

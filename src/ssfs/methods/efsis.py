@@ -70,6 +70,7 @@ from ._shared.aggregation import (
     order_from_aggregate,
     rank_rows,
     ranks_from_aggregate,
+    weighted_rows,
 )
 from ._shared.invariance import EVERY, of_rankers
 from ._shared.stability import efsis_stability_of_ranks, n_top
@@ -339,7 +340,7 @@ def efsis_from_summaries(summaries: dict, ts: list, weights: str = "paper") -> E
         w = _weights(s, weights)
         for nm, wn in zip(names, w, strict=True):
             expo[nm].append(float(wn))
-        agg = w @ logR  # eq. 3 in log space
+        agg = weighted_rows(w, logR)  # eq. 3 in log space
         logs.append(agg)
         orders.append(order_from_aggregate(agg))
     return EnsembleResult(names, ts, sub, stab, expo, logs, orders)

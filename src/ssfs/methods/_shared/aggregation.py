@@ -42,7 +42,16 @@ def log_rank_product(R, weights=None) -> np.ndarray:
     R = np.atleast_2d(np.asarray(R))
     if (R < 1).any():
         raise InputError("ranks must be >= 1")
-    return _weights(weights, R.shape[0]) @ _log_ranks(R)
+    return weighted_rows(_weights(weights, R.shape[0]), _log_ranks(R))
+
+
+def weighted_rows(w: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """sum_m w_m M[m] for every column, added row by row: equal columns give equal sums to the
+    last bit (a BLAS product ``w @ M`` computes columns in blocks whose last bits differ)."""
+    out = np.zeros(M.shape[1:])
+    for wm, row in zip(w, M, strict=True):
+        out += wm * row
+    return out
 
 
 def _log_ranks(R: np.ndarray) -> np.ndarray:
@@ -74,7 +83,7 @@ def aggregate_ranks(R, method: str = "product", weights=None) -> np.ndarray:
         return log_rank_product(R, weights)
     if method == "mean":
         w = _weights(weights, R.shape[0])
-        return (w @ R) / w.sum()
+        return weighted_rows(w, R) / w.sum()
     if method == "median":
         return np.median(R, axis=0)
     if method == "min":

@@ -37,6 +37,7 @@ import numpy as np
 from scipy import sparse
 
 from ...errors import InputError
+from .column_sums import sparse_column_sums
 
 #: largest value of a log1p-normalised matrix ("auto" scale); above it X is read as linear
 LOG1P_MAX = 50.0
@@ -166,22 +167,6 @@ def _resolve_scale(X, scale: str) -> str:
     if float(vals.min()) < 0:
         return "log"
     return "linear" if float(vals.max()) > LOG1P_MAX else "log1p"
-
-
-#: stored values per block of rows in :func:`sparse_column_sums` (memory bounded whatever the size)
-BLOCK_VALUES = 1 << 21
-
-
-def sparse_column_sums(X, W: np.ndarray, transform) -> np.ndarray:
-    """f(X)^T W for a CSR X, f = ``transform`` applied to the stored values (f(0) = 0: e.g.
-    np.square, x != 0), W n x G or n: by blocks of rows, so no transformed copy of X is made."""
-    n = X.shape[0]
-    step = max(1, BLOCK_VALUES * n // max(X.nnz, 1))
-    out = np.zeros((X.shape[1],) + np.shape(W)[1:])
-    for a in range(0, n, step):
-        B = X[a:a + step]
-        out += sparse.csr_matrix((transform(B.data), B.indices, B.indptr), shape=B.shape).T @ W[a:a + step]
-    return out
 
 
 def _moments(X, W: np.ndarray):

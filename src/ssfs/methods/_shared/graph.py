@@ -20,6 +20,7 @@ from scipy import sparse
 from ...constraints import Constraints
 from ...errors import InputError
 from . import kernels
+from .column_sums import sparse_column_sums, sparse_quad_forms
 
 
 def as_float_matrix(X):
@@ -538,19 +539,18 @@ def degree(S: sparse.spmatrix) -> np.ndarray:
 
 
 def quad_forms(S: sparse.spmatrix, X) -> np.ndarray:
-    """``f_r^T S f_r`` for every column r of X (one sparse product; mostly-zero dense X
-    is multiplied as CSR)."""
+    """``f_r^T S f_r`` for every column r of X (one sparse product, by blocks of rows for a
+    sparse X: :func:`~.column_sums.sparse_quad_forms`; mostly-zero dense X is multiplied as CSR)."""
     X = sparse_if_mostly_zero(X)
-    SX = S @ X
-    if sparse.issparse(SX):
-        return np.asarray(SX.multiply(X).sum(axis=0)).ravel()
-    return np.einsum("ij,ij->j", np.asarray(SX), X)
+    if sparse.issparse(X):
+        return sparse_quad_forms(S, sparse.csr_matrix(X))
+    return np.einsum("ij,ij->j", np.asarray(S @ X), X)
 
 
 def weighted_sq_sums(X, w: np.ndarray) -> np.ndarray:
     """``sum_i w_i f_ri^2`` for every column r."""
     if sparse.issparse(X):
-        return np.asarray(X.multiply(X).T @ w).ravel()
+        return sparse_column_sums(sparse.csr_matrix(X), w, np.square)
     return w @ (X * X)
 
 
