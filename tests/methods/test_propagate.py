@@ -99,6 +99,53 @@ def test_microarray_modules_labels_lead_when_the_graph_has_no_class_structure():
     assert _recall(r.order, markers.ravel()) > _recall(fisher, markers.ravel()) + 0.2
 
 
+def _few_samples_many_labels(seed):
+    """48 x 400 microarray, 4 classes x 10 markers at +1.5 sd, 5 labels per class (20 labeled,
+    28 not), three strong continuous factors on 150 other genes that the kNN graph follows (the
+    lung_small case of docs/labels_that_count.md)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(48) % 4
+    X = rng.normal(size=(48, 400))
+    for f in range(3):
+        X[:, 100 + 50 * f:150 + 50 * f] += 2.0 * rng.normal(size=(48, 1))
+    for c in range(4):
+        X[np.ix_(t == c, np.arange(10 * c, 10 * c + 10))] += 1.5
+    return X, few_labels(t, 5, seed), np.arange(40)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_few_propagated_samples_do_not_outweigh_the_labels(seed):
+    X, y, markers = _few_samples_many_labels(seed)
+    r = run_method("propagate", X, y)
+    former = run_method("propagate", X, y, weighting="coherence")  # their groups follow the factors
+    assert r.result.extra["graph"]["propagated_weight"] < 0.05 < former.result.extra["graph"]["propagated_weight"]
+    assert _recall(r.order, markers) >= _recall(former.order, markers) + 0.2
+    assert _recall(r.order, markers) >= 0.4
+
+
+def test_evidence_weight_and_excess_coherence_by_hand():
+    from scipy import sparse
+
+    from ssfs.methods.propagate import coherence, evidence_weight, excess_coherence, null_coherence
+
+    assert evidence_weight(0.5, 100, 10) == pytest.approx(0.5 * 25 / 35)
+    assert evidence_weight(0.0, 100, 10) == 0.0
+    assert evidence_weight(0.3, 28, 20) == pytest.approx(0.3 * 2.52 / 22.52)  # a few hundredths
+    # two cliques of 30 joined by one edge; 5 labels per class, each class in its own clique
+    blocks = sparse.block_diag([np.ones((30, 30)) - np.eye(30)] * 2).tolil()
+    blocks[29, 30] = blocks[30, 29] = 1
+    W = sparse.csr_matrix(blocks)
+    y = np.full(60, -1)
+    y[:5], y[55:] = 0, 1
+    prop = {"method": "spread", "alpha": 0.99, "class_mass": "uniform"}
+    pos = np.random.default_rng(0).permutation(60)
+    null = null_coherence(W, y, 2, prop, pos)  # labels placed at random often share a clique
+    assert null.shape == (8,) and null.max() < 0.9
+    c = coherence(W, (np.arange(60) >= 30).astype(int))  # the labels' groups are the cliques
+    assert excess_coherence(W, y, 2, prop, pos) == pytest.approx((c - null.mean()) / (1 - null.mean()))
+    assert excess_coherence(W, y, 2, prop, pos) > 0.2
+
+
 def test_no_labels_gives_label_free_scores(cells):
     X, sim = cells
     r = run_method("propagate", X, None)

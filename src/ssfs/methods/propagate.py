@@ -76,12 +76,14 @@ class Propagation:
     start_agreement: float
     dims: int
     note: str | None = None
+    propagated_weight: float = float("nan")
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
                 "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
-                          "start_agreement": self.start_agreement, "signal_dims": self.dims},
+                          "start_agreement": self.start_agreement, "signal_dims": self.dims,
+                          "propagated_weight": self.propagated_weight},
                 "note": self.note}
 
 
@@ -222,6 +224,76 @@ def reliability(accuracy: float, chance: float, n_labeled: int, prior: float = 1
     return (m * r + PRIOR_LABELS * prior) / (m + PRIOR_LABELS)
 
 
+#: random placements of the labels whose groups give the graph's chance coherence (:func:`null_coherence`)
+NULL_DRAWS = 8
+#: how much the propagated samples may weigh (the ``weighting`` parameter)
+WEIGHTINGS = ("evidence", "coherence")
+
+
+def null_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray) -> np.ndarray:
+    """:func:`coherence` of the groups that the same labels give when they sit on other samples,
+    one value per draw (:data:`NULL_DRAWS`): draw d puts the L labels (in their content order)
+    on the samples at content positions d n / D, ..., d n / D + L - 1 (mod n). Labels spread over
+    a kNN graph always give groups that hold together in it; this is how much they hold together
+    when the labels say nothing about the graph."""
+    lab = np.flatnonzero(y >= 0)
+    values = y[lab][np.argsort(pos[lab], kind="stable")]
+    order = np.argsort(pos, kind="stable")
+    out = []
+    for d in range(NULL_DRAWS):
+        yy = np.full(y.size, -1)
+        yy[order[(d * y.size // NULL_DRAWS + np.arange(lab.size)) % y.size]] = values
+        out.append(coherence(W, _groups(W, yy, K, prop)))
+    return np.asarray(out)
+
+
+def excess_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray) -> float:
+    """How much better the labels' groups hold together in the graph than the groups of labels
+    placed at random (:func:`null_coherence`, mean c0 over the draws), in [0, 1]:
+    (c - c0) / (1 - c0). 0 when no better: the graph does not see the labeled classes (any split
+    of a kNN graph into contiguous parts is coherent; a split along the classes is more so only
+    when the graph carries them)."""
+    c = coherence(W, _groups(W, y, K, prop))
+    null = null_coherence(W, y, K, prop, pos)
+    c0 = float(null.mean())
+    return float(np.clip((c - c0) / (1.0 - c0), 0.0, 1.0)) if c0 < 1.0 else 0.0
+
+
+def evidence_weight(reliable: float, n_propagated: int, n_labeled: int) -> float:
+    """Weight of the propagated samples from their :func:`reliability` r: r times the share of
+    the information they carry, r^2 u / (r^2 u + l) for u propagated and l labeled samples. With
+    a share r of them rightly grouped, u propagated samples inform a class mean as r^2 u labeled
+    ones would (the signal falls by r, the noise does not), and weight r is the best when their
+    errors are noise; but their wrong groups follow the graph's own structure, a bias that more
+    of them does not average out. So they count when they are worth many labels (cells:
+    r^2 u >> l, the weight stays r) and barely when they are worth a few (a microarray of 48
+    samples with 21 labels and r = 0.3: 0.04)."""
+    mass = reliable * reliable * max(int(n_propagated), 0)
+    return float(reliable * mass / (mass + max(int(n_labeled), 1))) if mass > 0 else 0.0
+
+
+def propagated_weight(agreement: tuple, y: np.ndarray, weighting: str, coherent, excess) -> float:
+    """Weight of the propagated samples from the kept graph's held-out ``agreement``
+    (:func:`~ssfs.methods._shared.propagation.held_out_agreement`) and ``coherent()``, the
+    :func:`coherence` of the final groups in it: :func:`reliability`, the agreement above chance
+    shrunk towards the coherence. ``"coherence"``: that reliability (the former weighting).
+    ``"evidence"``: 0 when nothing says the graph carries the classes, i.e. ``excess()`` (its
+    :func:`excess_coherence`: every propagated split of a kNN graph is coherent in it, a split
+    along the classes more than labels placed at random) is 0 and the held-out agreement is within
+    two binomial standard errors of chance; else the reliability times :func:`evidence_weight`."""
+    acc, chance, pred = agreement[:3]
+    held = int((pred >= 0).sum())
+    if weighting not in WEIGHTINGS:
+        raise MethodError(f"propagate: weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+    if weighting == "evidence" and (not np.isfinite(acc) or _no_structure(acc, chance, held)) and excess() <= 0.0:
+        return 0.0
+    r = reliability(acc, chance, held, coherent())
+    if weighting == "coherence":
+        return r
+    lab = y >= 0
+    return evidence_weight(r, int((~lab).sum()), int(lab.sum()))
+
+
 def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
     """Held-out agreement within two binomial standard errors of chance."""
     return acc <= chance + 2.0 * np.sqrt(max(chance * (1.0 - chance), 1e-12) / max(n_labeled, 1))
@@ -271,7 +343,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    classes=None) -> Propagation:
+                    weighting: str = "evidence", classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
@@ -298,14 +370,17 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         floor = np.full(K, np.inf)
         np.minimum.at(floor, y[lab], held_reach)
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
-    prior = coherence(chosen.graph, groups)
-    weight = np.where(lab, seed, reliability(acc, chance, int((pred >= 0).sum()), prior))
+    w_propagated = propagated_weight(chosen.agreement, y, weighting, lambda: coherence(chosen.graph, groups),
+                                     lambda: excess_coherence(chosen.graph, y, K, prop, pos))
+    weight = np.where(lab, seed, w_propagated)
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
                 f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
         note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen.name != "start" else ""
-    return _model(X, y, K, groups, weight, classes, chosen, start, note)
+    model = _model(X, y, K, groups, weight, classes, chosen, start, note)
+    model.propagated_weight = w_propagated
+    return model
 
 
 def _best(cands: list[Candidate]) -> Candidate:
@@ -367,7 +442,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     genes: PosInt | Literal["auto"] = "auto",
                     propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
-                    refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None):
+                    refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
+                    weighting: Literal["evidence", "coherence"] = "evidence"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -411,6 +487,15 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     graph, embedding
         A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
         embedding (n x d, ``obsm['X_pca']``) for the start graph.
+    weighting
+        How much the propagated samples count in the scores (labeled ones count 1).
+        "evidence": the graph's held-out agreement above chance, shrunk towards how much
+        better the labels' groups hold together in the graph than those of labels placed at
+        random (0 when no better: the graph does not see the classes, the labels alone
+        decide), times the share of the evidence the propagated samples carry, r u / (r u + l)
+        (u propagated, l labeled samples: on a small microarray they barely count, on
+        thousands of cells fully). "coherence": the former weighting, the agreement shrunk
+        towards the groups' raw coherence in the graph (which any propagated split has).
 
     Returns
     -------
@@ -423,8 +508,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     """
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
                             alpha=alpha, class_mass=class_mass, unreached=unreached,
-                            refine_samples=refine_samples, graph=graph,
-                            embedding=embedding, classes=current_classes())
+                            refine_samples=refine_samples, graph=graph, embedding=embedding,
+                            weighting=weighting, classes=current_classes())
     if model.note:
         warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
