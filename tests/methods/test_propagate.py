@@ -232,3 +232,21 @@ def test_a_given_graph_at_scale_is_the_start_whose_agreement_is_reported(cells):
         r = run_method("propagate", X, y, graph=noise, refine_samples=300)
     assert r.result.extra["graph"]["start_agreement"] < 0.6
     assert _recall(r.order, sim.markers) >= 0.95  # the refined graph of the data is kept
+
+
+def test_many_samples_measure_the_labels_chance_coherence_on_the_subsample(cells, monkeypatch):
+    import ssfs.methods._shared.propagation as shared
+    import ssfs.methods.propagate as mod
+
+    X, sim = cells
+    y = few_labels(np.random.default_rng(0).permutation(sim.cell_type), 3, 1)  # labels that say nothing
+    calls = []
+    real = shared.propagate
+    monkeypatch.setattr(shared, "propagate", lambda W, *a, **k: calls.append(W.shape[0]) or real(W, *a, **k))
+    monkeypatch.setattr(mod, "propagate", shared.propagate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_method("propagate", X, y, refine_samples=300)
+    # all samples: the kept graph's groups, its 3 held-out folds, the final groups; the 9 spreads of
+    # the chance coherence (random label placements) ran on the 300 samples
+    assert calls.count(800) <= 5 and calls.count(300) >= mod.NULL_DRAWS + 1

@@ -59,6 +59,8 @@ class Candidate:
     scores: np.ndarray
     agreement: tuple = (0.0, 1.0, None, None)
     genes: np.ndarray | None = None
+    #: (graph, labels, content positions) of the subsample the graph was chosen on (many samples)
+    sample: tuple | None = None
 
 
 @dataclass
@@ -370,8 +372,9 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         floor = np.full(K, np.inf)
         np.minimum.at(floor, y[lab], held_reach)
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
+    null_on = chosen.sample or (chosen.graph, y, pos)  # many samples: the subsample's graph (same cost at any n)
     w_propagated = propagated_weight(chosen.agreement, y, weighting, lambda: coherence(chosen.graph, groups),
-                                     lambda: excess_coherence(chosen.graph, y, K, prop, pos))
+                                     lambda: excess_coherence(null_on[0], null_on[1], K, prop, null_on[2]))
     weight = np.where(lab, seed, w_propagated)
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
@@ -418,6 +421,7 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[C
         start = _agreement(_candidate("start", X, y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
     whole = _candidate(chosen.name, X, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
     whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, **prop)
+    whole.sample = (chosen.graph, yr, pos[rows])
     return whole, start
 
 
@@ -492,7 +496,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         "evidence": the graph's held-out agreement above chance, shrunk towards how much
         better the labels' groups hold together in the graph than those of labels placed at
         random (0 when no better: the graph does not see the classes, the labels alone
-        decide), times the share of the evidence the propagated samples carry, r u / (r u + l)
+        decide), times the share of the evidence the propagated samples carry, r^2 u / (r^2 u + l)
         (u propagated, l labeled samples: on a small microarray they barely count, on
         thousands of cells fully). "coherence": the former weighting, the agreement shrunk
         towards the groups' raw coherence in the graph (which any propagated split has).
