@@ -43,6 +43,7 @@ from ..experiment.variants import variants
 from ..io.atomic import atomic_write_text, write_manifest, write_tsv
 from ..io.h5ad import dataset_summary
 from ..registry import get_method
+from .captions import caption
 from .papers import OUT_COLUMNS, available_papers, compare_with_paper, load_paper
 from .render import NBSP, PM, figure_html, html_table, render_page, to_latex, to_markdown
 from .selection import summary_section
@@ -270,13 +271,12 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
                 d["dataset"] = d["variant"]
             stem = f"curve__{ds}__{metric}"
             curve_vs_features(d, metric, figdir / stem, colors=colors)
-            same = identical_methods(d)
-            figs.append(dict(stem=stem, section="curves", caption=(
-                f"{ds}: {_short_metric(metric, ev)} on the top-i features vs i; mean ± 1 sd over {n_reps} "
-                f"{'folds' if cfg['supervision']['protocol'] == 'kfold' else 'repetitions'}"
-                + ("; one panel per variant." if multi else ".")
-                + "".join(f" {_and(g)} give identical values in every repetition: their lines coincide (one "
-                          "hides the others)." for g in same))))
+            unit = "folds" if cfg["supervision"]["protocol"] == "kfold" else "repetitions"
+            facts = (f"Over {n_reps} {unit}{'; one panel per variant' if multi else ''}."
+                     + "".join(f" {_and(g)} give identical values in every repetition: their lines coincide (one "
+                               "hides the others)." for g in identical_methods(d)))
+            figs.append(dict(stem=stem, section="curves", caption=caption(
+                "curve", facts, metric=_short_metric(metric, ev), dataset=ds)))
     sw, keys = sweep_columns(scores, cfg)
     for param in keys:
         others = [k for k in keys if k != param]
@@ -288,29 +288,24 @@ def make_figures(scores: pd.DataFrame, stab: pd.DataFrame, timings: pd.DataFrame
             for metric in sorted(g["metric"].unique()):
                 stem = f"sweep__{param}__{metric}{suffix}"
                 curve_vs_parameter(g, param, metric, figdir / stem, colors=colors)
-                figs.append(dict(stem=stem, section="sweeps", caption=(
-                    f"{_metric_text(metric, ev)}, averaged over the evaluated numbers of selected features, "
-                    f"vs {param}{' (' + fixed + ')' if fixed else ''}; mean over {n_reps} repetition(s), "
-                    "band = ±1 sd; one panel per dataset.")))
+                figs.append(dict(stem=stem, section="sweeps", caption=caption(
+                    "sweep", f"Over {n_reps} repetition(s).", metric=_metric_text(metric, ev), parameter=param,
+                    settings=f" ({fixed})" if fixed else "")))
     if len(stab):
         long = stability_long(stab)
         for var in sorted(long["variant"].unique()):
             stem = f"stability__{var}"
             stability_vs_features(long[long["variant"] == var], figdir / stem, colors=colors, ncols=4)
-            figs.append(dict(stem=stem, section="stability", caption=(
-                f"Stability of the top-t features across the {int(stab['n_runs'].max())} repetitions"
-                f"{'' if not multi else ' (variant ' + var + ')'} vs t: EFSIS measure (eq. 1), Kuncheva index, "
-                f"mean pairwise Jaccard index, Nogueira's estimator (band = its "
-                f"{1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval); one row per dataset.")))
+            figs.append(dict(stem=stem, section="stability", caption=caption(
+                "stability", f"{int(stab['n_runs'].max())} repetitions; the band is the "
+                f"{1 - cfg['report'].get('alpha', 0.05):.0%} confidence interval.", variant=var)))
     if len(timings):
         timings = warm_runs(timings)
         long = timings.melt(id_vars=KEYS + ["rep"], value_vars=["seconds", "peak_mb"], var_name="metric")
         runtime_bars(long, figdir / "runtime", time_metric="seconds", memory_metric="peak_mb")
-        figs.append(dict(stem="runtime", section="runtime", caption=(
-            f"Run time (in-process wall clock, s) and peak memory (MiB) of one selection run, mean ± sd "
-            f"over the {len(timings) // max(1, timings.groupby(['dataset', 'method']).ngroups)} run(s) of each "
-            "dataset and method (all variants) that were not the first selection of their process (the first "
-            "call's one-off costs are in the run-time table).")))
+        n_runs = len(timings) // max(1, timings.groupby(["dataset", "method"]).ngroups)
+        figs.append(dict(stem="runtime", section="runtime", caption=caption(
+            "runtime", f"{n_runs} run(s) of each dataset and method.")))
     return figs
 
 

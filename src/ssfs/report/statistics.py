@@ -43,6 +43,7 @@ import pandas as pd
 from ..errors import InputError
 from ..experiment import stats as st
 from ..experiment.grid import metric_higher_is_better
+from .captions import caption
 from .render import html_table
 
 FRIEDMAN_COLS = ["variant", "metric", "n_methods", "n_datasets", "chi2", "p_value", "iman_davenport",
@@ -194,9 +195,9 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir, *, n_samples=None) -> tu
             tag = f"{metric}" if len(variants) == 1 else f"{metric}, {var}"
             out.html.append(f"<h4>{html.escape(tag)}</h4>")
             mat = st.summary_matrix(d, metric).dropna(axis=1)
-            _friedman_nemenyi(out, s, mat, var, metric, tag)
+            _friedman_nemenyi(out, s, mat, var, metric)
             _wilcoxon_against_control(out, s, d, mat, var, metric)
-            _win_tie_loss(out, s, d, mat.shape[1], var, metric, tag)
+            _win_tie_loss(out, s, d, mat.shape[1], var, metric)
     per_size = []
     if cfg["report"].get("per_size_table") and n_methods >= 2:
         frame, fragment = per_size_table(scores, s.alpha)
@@ -214,7 +215,7 @@ def statistics(scores: pd.DataFrame, cfg: dict, figdir, *, n_samples=None) -> tu
     return tables, "\n".join(out.html) + "\n", out.figures
 
 
-def _friedman_nemenyi(out: _Collected, s: _Settings, mat: pd.DataFrame, var, metric, tag) -> None:
+def _friedman_nemenyi(out: _Collected, s: _Settings, mat: pd.DataFrame, var, metric) -> None:
     """Friedman over the datasets (columns of ``mat``), Nemenyi CD diagram (Demšar 2006)."""
     from .figures import cd_diagram  # lazy: matplotlib (about 0.5 s); the report job reads tables only
 
@@ -230,10 +231,8 @@ def _friedman_nemenyi(out: _Collected, s: _Settings, mat: pd.DataFrame, var, met
     out.ranks += [dict(variant=var, metric=metric, method=m, avg_rank=r) for m, r in f.avg_ranks.items()]
     stem = f"cd__{var}__{metric}"
     cd_diagram(f.avg_ranks, cd, s.figdir / stem)
-    out.figures.append(dict(stem=stem, section="statistics", caption=(
-        f"Critical-difference diagram, {tag}: average rank of each method over {n_ds} datasets "
-        f"(1 = best, on the right); methods joined by a bar are not significantly different "
-        f"(Nemenyi, α = {s.alpha:g}, CD = {cd:.3f}).")))
+    out.figures.append(dict(stem=stem, section="statistics", caption=caption(
+        "cd", f"{n_ds} datasets; Nemenyi α = {s.alpha:g}, CD = {cd:.3f}.", metric=metric, variant=var)))
     verdict = "rejects" if f.p_value < s.alpha else "does not reject"
     out.html.append(
         f"<p>Friedman: χ²<sub>F</sub> = {f.statistic:.3f}, p = {f.p_value:.3g} (Iman-Davenport "
@@ -316,7 +315,7 @@ def _corrected_against_control(w: pd.DataFrame, tab: pd.DataFrame, control, metr
     w["decided_by"] = CORRECTED_T
 
 
-def _win_tie_loss(out: _Collected, s: _Settings, d: pd.DataFrame, n_ds: int, var, metric, tag) -> None:
+def _win_tie_loss(out: _Collected, s: _Settings, d: pd.DataFrame, n_ds: int, var, metric) -> None:
     """Paired t-test win/tie/loss over the repetitions, sign-test critical wins (EnsCLS Table 3)."""
     from .figures import win_tie_loss_heatmap  # lazy: matplotlib, as in _friedman_nemenyi
 
@@ -333,10 +332,8 @@ def _win_tie_loss(out: _Collected, s: _Settings, d: pd.DataFrame, n_ds: int, var
                          for r in w.to_dict("records")]
     stem = f"wtl__{var}__{metric}"
     win_tie_loss_heatmap(w, s.figdir / stem)
-    out.figures.append(dict(stem=stem, section="statistics", caption=(
-        f"Win/tie/loss, {tag}: cell (row i, column j) = number of datasets where method i is "
-        f"significantly better / not different / significantly worse than j (paired t-test over the "
-        f"repetitions, p = {s.wtl_alpha:g}); bold = significant by the sign test.")))
+    out.figures.append(dict(stem=stem, section="statistics", caption=caption(
+        "wtl", f"Paired t-test at p = {s.wtl_alpha:g}.", metric=metric, variant=var)))
     wide = st.win_tie_loss_table(w)
     for a, b in {(r.method, r.opponent) for r in w.itertuples() if r.significant}:
         wide.loc[a, b] = f"**{wide.loc[a, b]}**"
