@@ -283,12 +283,8 @@ def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarra
     # gather), then tightened among the candidates
     sub = np.arange(0, n, step)
     Bsub = None if step == 1 else B[:, sub]  # step 1 (n < SUBSET_PER_K k): the subset is every column
-    bs = max(1, min(queries.size, block_bytes // ((np.dtype(dtype).itemsize + 1) * max(n, 1))))
-    ind = np.empty((queries.size, k), dtype=np.int64)
-    d2 = np.empty((queries.size, k))
-    for s in range(0, queries.size, bs):
-        e = min(queries.size, s + bs)
-        qb = queries[s:e]
+    ind, d2 = np.empty((queries.size, k), dtype=np.int64), np.empty((queries.size, k))
+    for s, e, qb in _query_blocks(queries, n, dtype, block_bytes):
         L = _dense(A[qb] @ B)
         Lsub = L if Bsub is None else _dense(A[qb] @ Bsub)  # one product less for small n
         if not dense:
@@ -311,6 +307,15 @@ def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarra
         keep = lc <= thr2[rows]
         ind[s:e], d2[s:e] = _exact_refine(X, qb[rows[keep]], cols[keep].astype(np.int64), qb, k)
     return ind, d2
+
+
+def _query_blocks(queries: np.ndarray, n: int, dtype, block_bytes: int):
+    """(start, end, rows) of consecutive blocks of ``queries`` whose distance rows to all n
+    samples (in ``dtype``, plus a byte of mask each) take at most ``block_bytes``."""
+    bs = max(1, min(queries.size, block_bytes // ((np.dtype(dtype).itemsize + 1) * max(n, 1))))
+    for s in range(0, queries.size, bs):
+        e = min(queries.size, s + bs)
+        yield s, e, queries[s:e]
 
 
 def _dense(M) -> np.ndarray:
@@ -346,12 +351,8 @@ def _knn_integral(X, queries, k: int, block_bytes: int, dtype, self_excluded: bo
         Xd = X.astype(dtype, copy=False)
         XT = -2.0 * Xd.T
     sq_d = sq.astype(dtype)
-    bs = max(1, min(queries.size, block_bytes // ((np.dtype(dtype).itemsize + 1) * max(n, 1))))
-    ind = np.empty((queries.size, k), dtype=np.int64)
-    d2 = np.empty((queries.size, k))
-    for s in range(0, queries.size, bs):
-        e = min(queries.size, s + bs)
-        qb = queries[s:e]
+    ind, d2 = np.empty((queries.size, k), dtype=np.int64), np.empty((queries.size, k))
+    for s, e, qb in _query_blocks(queries, n, dtype, block_bytes):
         L = _dense(Xd[qb] @ XT)
         L += sq_d[None, :]
         L += sq_d[qb][:, None]
