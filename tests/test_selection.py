@@ -320,3 +320,22 @@ def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):
     planted_ad = _planted_adata()
     select_stable(planted_ad, ("cls",), groupby="cell_type", resamples=6, top=4, threshold=0.8, key_added="p")
     assert planted_ad.uns["p"]["n_selected"] == 4 and planted_ad.uns["p"]["note"] is None
+
+
+def test_a_warning_of_every_resample_is_shown_once_with_its_count():
+    import warnings
+
+    from ssfs.experiment.stable_selection import warn_once_per_kind
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for pct in (12, 25, 50):
+            warnings.warn(f"propagate: the graph agrees in {pct}% (chance 25%)", UserWarning, stacklevel=1)
+        warnings.warn("cls: one class only", RuntimeWarning, stacklevel=1)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        warn_once_per_kind(caught, 20, "resamples")
+    assert [str(w.message) for w in shown] == [
+        "propagate: the graph agrees in 12% (chance 25%) (and alike in 2 more of 20 resamples)",
+        "cls: one class only"]
+    assert [w.category for w in shown] == [UserWarning, RuntimeWarning]

@@ -15,6 +15,8 @@ resample b from ``(seed, dataset, "selection", label, b)`` and on the full data 
 
 from __future__ import annotations
 
+import re
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -133,16 +135,31 @@ def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
     codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
     failed = [""] * len(chunk)
-    for i, b in enumerate(chunk):
-        idx = subs[b]
-        try:
-            ranked = settings.run(X[idx], Labels(codes[idx], classes), cons.subset(idx),
-                                  rng=derive_rng(seed, dataset, "selection", settings.label, b))
-        except SSFSError as e:
-            failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
-            break
-        out[i] = ranks_from_order(ranked.order, p)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i, b in enumerate(chunk):
+            idx = subs[b]
+            try:
+                ranked = settings.run(X[idx], Labels(codes[idx], classes), cons.subset(idx),
+                                      rng=derive_rng(seed, dataset, "selection", settings.label, b))
+            except SSFSError as e:
+                failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
+                break
+            out[i] = ranks_from_order(ranked.order, p)
+    warn_once_per_kind(caught, len(chunk), "resamples")
     return out, failed
+
+
+def warn_once_per_kind(caught: list, runs: int, what: str) -> None:
+    """Re-issue recorded warnings once per kind (the same text up to its numbers), the first of
+    each with how many of the ``runs`` gave one like it: a warning of every resample would bury
+    the answer under as many lines."""
+    kinds: dict[tuple, list] = {}
+    for w in caught:
+        kinds.setdefault((w.category, re.sub(r"\d+(\.\d+)?", "#", str(w.message))), []).append(w)
+    for (category, _), ws in kinds.items():
+        more = f" (and alike in {len(ws) - 1} more of {runs} {what})" if len(ws) > 1 else ""
+        warnings.warn(f"{ws[0].message}{more}", category, stacklevel=2)
 
 
 @dataclass
