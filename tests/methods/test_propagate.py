@@ -153,6 +153,75 @@ def test_no_labels_gives_label_free_scores(cells):
     assert _recall(r.order, sim.markers) >= 0.9
 
 
+def _planted_microarray(seed=0, n=120):
+    """Log-scale microarray, 3 classes: the first 20 features are the markers (10 for each of two
+    classes, +1.5 over noise of sd 0.5), then 5 modules of 40 correlated low-variance genes (sd
+    0.3, correlation 0.6: the strongest components once standardised), 20 noisy genes (sd 1, no
+    structure: the highest variances) and 260 genes of noise (sd 0.5)."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) % 3
+    shift = np.zeros((3, 20))
+    shift[0, :10] = shift[1, 10:] = 1.5
+    modules = [0.3 * (np.sqrt(0.6) * rng.normal(size=(n, 1)) + np.sqrt(0.4) * rng.normal(size=(n, 40)))
+               for _ in range(5)]
+    X = np.hstack([0.5 * rng.normal(size=(n, 20)) + shift[t], *modules, rng.normal(size=(n, 20)),
+                   0.5 * rng.normal(size=(n, 260))])
+    return X + 7.0, t
+
+
+def test_label_free_scores_put_planted_microarray_markers_first():
+    X, _ = _planted_microarray()
+    planted = np.arange(20)
+    r = run_method("propagate", X, None)
+    assert r.result.extra["graph"]["chosen"] == "label-free"
+    assert _recall(r.order, planted) >= 0.9
+    former = run_method("propagate", X, None, label_free="span")  # the modules lead the standardised span
+    assert _recall(former.order, planted) <= 0.2
+    assert _recall(run_method("variance", X, None).order, planted) <= 0.2  # the noisy genes lead the variance
+
+
+def test_signal_variance_by_hand():
+    from ssfs.methods.propagate import signal_variance
+
+    Z = np.array([[1.0], [-1.0], [1.0], [-1.0]])
+    X = np.array([[1.0, 2.0], [-1.0, 0.0], [1.0, 0.0], [-1.0, -2.0]]) + 5.0
+    # x1 lies in the span (share 1, variance 1); x2: z.x = 4, |z|^2 = 4, |x - mean|^2 = 8, share 16 / 32,
+    # variance 2: sqrt(0.5) * 2
+    np.testing.assert_allclose(signal_variance(X, Z), [1.0, np.sqrt(0.5) * 2.0], rtol=1e-12)
+
+
+def test_label_free_counts_keep_the_share_and_refuse_unknown_names():
+    from scipy import sparse
+
+    from ssfs.errors import MethodError
+    from ssfs.methods.propagate import count_like, label_free_scores
+
+    X, _ = _planted_microarray()
+    C = sparse.random(200, 50, density=0.2, random_state=0, format="csr") * 10
+    assert count_like(C) and count_like(C.toarray()) and not count_like(X)
+    signal, d = label_free_scores(C, 10, "signal")
+    span, d_span = label_free_scores(C, 10, "span")
+    assert d == d_span and np.array_equal(signal, span, equal_nan=True)  # sparse: the former scores, bit for bit
+    with pytest.raises(MethodError, match="label_free"):
+        label_free_scores(X, 10, "variance")
+
+
+def test_one_label_per_class_on_a_graph_without_the_classes_is_label_free(cells):
+    X, _, _ = _few_samples_many_labels(2)
+    y = few_labels(np.arange(48) % 4, 1, 2)  # nothing to hold out, and the labels' groups no better than chance
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = run_method("propagate", X, y)
+    assert r.result.extra["graph"]["chosen"] == "label-free"  # was: R^2 = 1 for every feature (4 samples, 4 groups)
+    assert any("one label per class" in str(w.message) for w in caught)
+    assert np.array_equal(r.order, run_method("propagate", X, None).order)
+    Xc, sim = cells  # one label per type on cells: the labels' groups are the graph's clusters, they count
+    kept = run_method("propagate", Xc, few_labels(sim.cell_type, 1, 0))
+    assert kept.result.extra["graph"]["chosen"] != "label-free"
+    assert kept.result.extra["graph"]["propagated_weight"] > 0.5
+    assert _recall(kept.order, sim.markers) >= 0.9
+
+
 @pytest.mark.parametrize("option", [{"propagation": "harmonic"}, {"refine": 0}, {"unreached": False},
                                     {"class_mass": "labeled"}])
 def test_the_papers_readings_and_switches_run(cells, option):

@@ -320,11 +320,55 @@ def variance_in_span(X, Z: np.ndarray) -> np.ndarray:
         return np.where(total > 0, share / total, np.nan)
 
 
-def _label_free(X, n_pcs: int, note: str) -> Propagation:
-    Z, d = signal_embedding(X, n_pcs)
-    scores = per_distinct_column(lambda A: variance_in_span(A, Z), X)  # a copy scores as its feature, bit for bit
+#: label-free scores (the ``label_free`` parameter)
+LABEL_FREE = ("signal", "span")
+#: share of zero values from which dense X counts as counts (:func:`count_like`)
+ZERO_SHARE = 0.5
+
+
+def count_like(X) -> bool:
+    """Sparse, or at least :data:`ZERO_SHARE` of the values 0: counts (or log counts), whose
+    variance follows the expression level more than the structure."""
+    if sparse.issparse(X):
+        return True
+    return bool(X.size) and np.count_nonzero(X) <= (1.0 - ZERO_SHARE) * X.size
+
+
+def signal_variance(X, Z: np.ndarray) -> np.ndarray:
+    """sqrt(c) var(x) per feature: its variance ``var(x)`` times the square root of its share in
+    the span of the signal components ``Z`` (:func:`variance_in_span`, the communality c). The
+    geometric mean of the total variance and the variance in the signal span: a gene ranks by its
+    variance (the microarray filter), discounted when little of it is structure."""
+    share = variance_in_span(X, Z)
+    Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
+    return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
+
+
+def label_free_scores(X, n_pcs: int, how: str = "signal") -> tuple[np.ndarray, int]:
+    """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
+    in the span of the signal components of X (columns standardised when dense: the former
+    score). ``"signal"``: the signal components of X in its own units (its genes' variances count,
+    as in a log-expression matrix they mean something); :func:`signal_variance` for dense X,
+    the share alone for :func:`count_like` X (there the variance tracks the expression level;
+    sparse X gets the ``"span"`` scores bit for bit)."""
+    if how not in LABEL_FREE:
+        raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
+    counts = count_like(X)
+    Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
+    score = variance_in_span if how == "span" or counts else signal_variance
+    return per_distinct_column(lambda A: score(A, Z), X), d  # a copy scores as its feature, bit for bit
+
+
+def _label_free(X, n_pcs: int, how: str, note: str) -> Propagation:
+    scores, d = label_free_scores(X, n_pcs, how)
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
                        float("nan"), float("nan"), float("nan"), d, note)
+
+
+def unchecked(y: np.ndarray) -> bool:
+    """No labeled class has 2 labeled samples: no label can be held out to judge a graph, and
+    the labels alone give no within-class variance (their R^2 is 1 for every feature)."""
+    return np.bincount(y[y >= 0]).max(initial=0) < 2
 
 
 def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
@@ -345,14 +389,14 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", classes=None) -> Propagation:
+                    weighting: str = "evidence", label_free: str = "signal", classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
     if np.unique(y[lab]).size < 2:
-        return _label_free(X, n_pcs, "fewer than 2 labeled classes: label-free scores (variance on the "
-                                     "signal components)")
+        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores (variance on "
+                                                 "the signal components)")
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
@@ -375,6 +419,10 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     null_on = chosen.sample or (chosen.graph, y, pos)  # many samples: the subsample's graph (same cost at any n)
     w_propagated = propagated_weight(chosen.agreement, y, weighting, lambda: coherence(chosen.graph, groups),
                                      lambda: excess_coherence(null_on[0], null_on[1], K, prop, null_on[2]))
+    if w_propagated <= 0.0 and unchecked(y):
+        return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
+                                                 "classes (the propagated samples count 0): the labels alone rank "
+                                                 "nothing; label-free scores")
     weight = np.where(lab, seed, w_propagated)
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
@@ -447,7 +495,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
-                    weighting: Literal["evidence", "coherence"] = "evidence"):
+                    weighting: Literal["evidence", "coherence"] = "evidence",
+                    label_free: Literal["signal", "span"] = "signal"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -456,8 +505,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     X
         Samples x features, dense (columns standardised for the graph) or sparse (log counts).
     y
-        Class codes, -1 for unlabeled samples (fewer than 2 labeled classes: label-free scores,
-        each feature's variance in the span of the signal components).
+        Class codes, -1 for unlabeled samples (fewer than 2 labeled classes: the label-free
+        scores of ``label_free``).
     constraints
         Not used.
     rng
@@ -500,6 +549,10 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         (u propagated, l labeled samples: on a small microarray they barely count, on
         thousands of cells fully). "coherence": the former weighting, the agreement shrunk
         towards the groups' raw coherence in the graph (which any propagated split has).
+    label_free
+        Scores without labels. "signal": variance x sqrt(share in the span of the signal components
+        of X in its own units); counts (sparse or half zeros): the share alone. "span": the former,
+        the share in the span of the standardised columns' signal components (sparse X: the same).
 
     Returns
     -------
@@ -513,7 +566,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
                             alpha=alpha, class_mass=class_mass, unreached=unreached,
                             refine_samples=refine_samples, graph=graph, embedding=embedding,
-                            weighting=weighting, classes=current_classes())
+                            weighting=weighting, label_free=label_free, classes=current_classes())
     if model.note:
         warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())

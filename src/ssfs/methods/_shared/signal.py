@@ -163,10 +163,10 @@ def signal_dims(X, Z: np.ndarray) -> tuple[int, float]:
     return int(min(max(d, MIN_DIMS), Z.shape[1])), top
 
 
-def signal_embedding(X, n_pcs: int = 50) -> tuple[np.ndarray, int]:
-    """(Z, d): PCA scores of :func:`standardized` X (at most ``n_pcs``) cut to their
-    :func:`signal_dims`."""
-    Xs = standardized(X)
+def signal_embedding(X, n_pcs: int = 50, *, standardize: bool = True) -> tuple[np.ndarray, int]:
+    """(Z, d): PCA scores of :func:`standardized` X (of X in its own units with
+    ``standardize=False``; at most ``n_pcs``) cut to their :func:`signal_dims`."""
+    Xs = standardized(X) if standardize else X
     Z = pca_embedding(Xs, n_pcs)
     d, _ = signal_dims(Xs, Z)
     return Z[:, :d], d
