@@ -277,7 +277,8 @@ def _svm_accuracy(Xtr, ytr, Xte, yte, order) -> float:
 
 
 def sweep_real(args, cache: Cache) -> list[dict]:
-    """Mean SVM accuracy on the top 1-20 features, 3 labels per class, per set x rep x method."""
+    """Mean SVM accuracy on the top 1-20 features, ``args.real_per_class`` labels per class (3), per set x
+    rep x method."""
     from sklearn.model_selection import StratifiedShuffleSplit
 
     from ssfs.simulate import labels_per_class
@@ -293,12 +294,13 @@ def sweep_real(args, cache: Cache) -> list[dict]:
         splits = StratifiedShuffleSplit(n_splits=args.reps, test_size=1 / 3, random_state=0).split(
             np.zeros(y.size), y)
         for rep, (tr, te) in enumerate(splits):
-            ylab = labels_per_class(y[tr], 3, np.random.default_rng(rep))
+            ylab = labels_per_class(y[tr], args.real_per_class, np.random.default_rng(rep))
+            per_class = "" if args.real_per_class == 3 else f"-{args.real_per_class}pc"  # 3: the former keys
             data = {"expression": X[tr], "counts": None if counts is None else counts[tr]}
             for spec in args.real_methods:
                 if not runs_on(spec, kind):
                     continue
-                rec = cache.get_or_run(("real", name, f"rep{rep}", spec), _real_value,
+                rec = cache.get_or_run(("real", name, f"rep{rep}{per_class}", spec), _real_value,
                                        spec, data, ylab, rep, X, y, tr, te)
                 if rec is None:
                     continue
@@ -414,6 +416,8 @@ def parse_args(argv=None):
     ap.add_argument("--methods", nargs="+", help="ssfs methods (name or name[k=v,...]) and anchors")
     ap.add_argument("--real", nargs="+", help="real sets (microarray names, pbmc68k_reduced)")
     ap.add_argument("--reps", type=int, help="repetitions of the real sets")
+    ap.add_argument("--real-per-class", type=int, default=3,
+                    help="labels per class of the real sets' training samples (0: none, the label-free scores)")
     ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data"))
     ap.add_argument("--cache", default=str(HERE / "results" / "labels_sweep"))
     ap.add_argument("--fresh", nargs="*", help="recompute the cached results (of these methods only)")
@@ -483,9 +487,10 @@ def real_part(args, cache) -> str:
     _tsv(args.out, "real", rows)
     if not rows:
         return ""
-    return (f"Real sets: mean linear-SVM accuracy on the top {', '.join(map(str, SIZES))} features, 3 labels "
-            f"per class, {args.reps} stratified 2/3 - 1/3 splits; **bold** = best, ▼ = significantly behind "
-            "the best (corrected resampled t-test, p < 0.05).\n\n" + real_tables(rows, args.real_methods))
+    return (f"Real sets: mean linear-SVM accuracy on the top {', '.join(map(str, SIZES))} features, "
+            f"{args.real_per_class} labels per class, {args.reps} stratified 2/3 - 1/3 splits; **bold** = best, "
+            "▼ = significantly behind the best (corrected resampled t-test, p < 0.05).\n\n"
+            + real_tables(rows, args.real_methods))
 
 
 def _tsv(out, part, rows):
