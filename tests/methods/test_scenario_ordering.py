@@ -73,3 +73,15 @@ def test_rare_type_a_documented_loss():
     components miss it; propagate stays within 0.06 of label spreading + F (docs, "losses")."""
     ours, lsf, hvg = _recalls("rare", 0, "3/class")
     assert ours >= lsf - 0.06 and ours >= hvg, (ours, lsf, hvg)
+
+
+def test_propagate_without_labels_leads_the_label_free_anchors_on_a_microarray():
+    """No labels: the label-free scores (variance x sqrt(share in the signal span)) against variance and
+    the Laplacian score; the former score (the standardised span) followed the modules and nuisance factors."""
+    _, sim, X = _data("microarray", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = sim.recall(run_method("propagate", X, None).order)
+        former = sim.recall(run_method("propagate", X, None, label_free="span").order)
+    variance, laplacian = (sim.recall(run_method(m, X, None).order) for m in ("variance", "laplacian"))
+    assert ours >= max(variance, laplacian) and ours >= former + 0.1, (ours, variance, laplacian, former)
