@@ -21,7 +21,7 @@ def test_compare_constrained_on_separated_blobs():
 def test_given_labeled_samples_and_the_workflow_table(tmp_path):
     """The workflow passes each repetition's labeled samples: all their pairs are the constraints,
     every other labeled sample is scored; the table puts ours beside the published value."""
-    from ssfs.workflow.pipeline import run_constrained_table
+    from ssfs.workflow.training_steps import run_constrained_table
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, 2], 20)

@@ -147,3 +147,26 @@ def test_cache_reuses_the_rows_of_a_top_i_set_already_evaluated(monkeypatch):
     b = ev.evaluate_order(X, y, split, np.array([0, 1, 5, 4]), [1, 2, 3], metrics=["accuracy", "auc"], cache=cache)
     assert len(fits) == 3 + 3 + 1  # the second order shares its top 1 and top 2 with the first
     assert a.equals(plain) and b.iloc[:4].equals(plain.iloc[:4]) and len(b) == 6
+
+
+@pytest.mark.parametrize("scale", ["minmax", "maxabs", "standard"])
+def test_columns_scaled_once_give_the_pipelines_values_bit_for_bit(scale):
+    """Each size's classifier sees the columns scaled once for the whole order (minmax, maxabs):
+    the same accuracy and decision values as a scaler + SVM pipeline fitted on that size's columns."""
+    from sklearn.preprocessing import MaxAbsScaler, StandardScaler
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 8)) * rng.uniform(0.1, 50, size=8) + rng.normal(0, 5, size=8)
+    y = np.repeat([0, 1, 2], 30)
+    X[:, [2, 5]] += y[:, None] * 1.5
+    split = {"train": list(range(0, 90, 3)) + list(range(1, 90, 3)), "test": list(range(2, 90, 3)), "labeled": []}
+    order = np.array([5, 2, 7, 0, 3])
+    df = evaluate_order(X, y, split, order, [1, 2, 3, 4, 5], metrics=["accuracy", "auc"], scale=scale)
+    scaler = {"minmax": MinMaxScaler, "maxabs": MaxAbsScaler, "standard": StandardScaler}[scale]
+    tr, te = np.array(split["train"]), np.array(split["test"])
+    for i in range(1, 6):
+        Xi = X[:, order[:i]]
+        model = make_pipeline(scaler(), SVC(kernel="linear", C=1.0)).fit(Xi[tr], y[tr])
+        assert _value(df, "accuracy", i) == float(np.mean(model.predict(Xi[te]) == y[te]))
+        auc = np.mean([roc_auc_score(y[te] == c, model.decision_function(Xi[te])[:, c]) for c in range(3)])
+        assert _value(df, "auc", i) == auc

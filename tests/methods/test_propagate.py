@@ -319,3 +319,21 @@ def test_many_samples_measure_the_labels_chance_coherence_on_the_subsample(cells
     # all samples: the kept graph's groups, its 3 held-out folds, the final groups; the 9 spreads of
     # the chance coherence (random label placements) ran on the 300 samples
     assert calls.count(800) <= 5 and calls.count(300) >= mod.NULL_DRAWS + 1
+
+
+def test_every_sample_labeled_runs_the_labels_chain_alone(cells, monkeypatch):
+    """With no unlabeled sample the start graph's groups are the labels, so both chains would start
+    from the same R^2: only the labels' chain (and its 3 held-out refits) runs, markers first."""
+    import ssfs.methods.propagate as mod
+
+    X, sim = cells
+    chains = []
+    real = mod._chain
+    monkeypatch.setattr(mod, "_chain", lambda name, *a: chains.append(name) or real(name, *a))
+    r = run_method("propagate", X, sim.cell_type)
+    assert chains == ["labels"] * (1 + mod.FOLDS)
+    assert r.result.extra["graph"]["chosen"] == "labels"
+    assert _recall(r.order, sim.markers) == 1.0
+    chains.clear()
+    run_method("propagate", X, few_labels(sim.cell_type, 3, 1))
+    assert chains.count("graph") == 1 + mod.FOLDS and chains.count("labels") == 1 + mod.FOLDS

@@ -1,5 +1,5 @@
-from ssfs.workflow.pipeline import run_constrained_clustering
 from ssfs.workflow.scripting import job
+from ssfs.workflow.training_steps import run_constrained_clustering
 
 with job(snakemake) as sm:  # noqa: F821
     run_constrained_clustering(prepared=sm.input.prepared, splits=list(sm.input.splits), table=sm.output.table,

@@ -1,5 +1,5 @@
-from ssfs.workflow.pipeline import run_constrained_table
 from ssfs.workflow.scripting import job
+from ssfs.workflow.training_steps import run_constrained_table
 
 with job(snakemake) as sm:  # noqa: F821
     run_constrained_table(tables=list(sm.input.tables), out=sm.output.out, markdown=sm.output.markdown,

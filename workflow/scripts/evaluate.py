@@ -1,5 +1,5 @@
-from ssfs.workflow.pipeline import run_evaluation_batch
 from ssfs.workflow.scripting import job
+from ssfs.workflow.training_steps import run_evaluation_batch
 
 with job(snakemake) as sm:  # noqa: F821
     run_evaluation_batch(prepared=sm.input.prepared, splits=list(sm.input.splits),

@@ -16,7 +16,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    labels spread again. Two chains start from different pilots, the graph of all features and
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
    held-out labels (3 folds, each refitting the chain) is kept: the data decide whether the graph
-   or the labels lead. Beyond ``refine_samples`` samples the chains run on a subsample and the
+   or the labels lead (every sample labeled: both pilots are the labels' R^2, one chain runs).
+   Beyond ``refine_samples`` samples the chains run on a subsample and the
    chosen genes give one graph of all samples (:func:`refinement_rows`): cost follows the work.
 """
 
@@ -374,12 +375,14 @@ def unchecked(y: np.ndarray) -> bool:
 def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
     """The graphs the labels may spread on: the ends of the chain from the start graph and of
     the chain from the labeled samples after ``refine`` rounds, each with its honest held-out
-    agreement (the start graph alone when there is nothing to refine)."""
+    agreement (the start graph alone when there is nothing to refine). When every sample is
+    labeled the two chains start from the same R^2 (the start graph's groups are the labels), so
+    only the labels' chain runs: the same graph at half the cost."""
     m = opts["genes"]
     if opts["refine"] == 0 or m >= X.shape[1]:
         return [start]
     out = []
-    for name in ("graph", "labels"):
+    for name in ("labels",) if (y >= 0).all() else ("graph", "labels"):
         c = _chain(name, X, y, K, start.graph, m, opts, prop)
         if c is not None:
             out.append(_chain_agreement(c, X, y, K, start.graph, m, opts, prop, pos))
