@@ -223,7 +223,7 @@ def test_one_label_per_class_on_a_graph_without_the_classes_is_label_free(cells)
 
 
 @pytest.mark.parametrize("option", [{"propagation": "harmonic"}, {"refine": 0}, {"unreached": False},
-                                    {"class_mass": "labeled"}])
+                                    {"class_mass": "labeled"}, {"gene_choice": "total"}])
 def test_the_papers_readings_and_switches_run(cells, option):
     X, sim = cells
     y = few_labels(sim.cell_type, 3, 4)
@@ -337,3 +337,47 @@ def test_every_sample_labeled_runs_the_labels_chain_alone(cells, monkeypatch):
     chains.clear()
     run_method("propagate", X, few_labels(sim.cell_type, 3, 1))
     assert chains.count("graph") == 1 + mod.FOLDS and chains.count("labels") == 1 + mod.FOLDS
+
+
+def _rare_group(seed=0):
+    """200 samples: groups of 95, 95 and a rare one of 10; features 0-4 up 3 sd in the rare group,
+    5-9 up 2 sd in group 0, 10-14 in group 1, then 45 of noise."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat([0, 1, 2], [95, 95, 10])
+    X = rng.normal(size=(200, 60))
+    X[g == 2, :5] += 3.0
+    X[g == 0, 5:10] += 2.0
+    X[g == 1, 10:15] += 2.0
+    return X, g
+
+
+def test_one_vs_rest_explained_is_the_two_group_r2():
+    from scipy import sparse
+
+    from ssfs.methods._shared.class_stats import one_vs_rest_explained, variance_explained
+
+    X, g = _rare_group()
+    R = one_vs_rest_explained(X, g)
+    for c in range(3):
+        np.testing.assert_allclose(R[c], variance_explained(X, (g == c).astype(int)))
+    np.testing.assert_allclose(one_vs_rest_explained(sparse.csr_matrix(X), g), R)
+    up = one_vs_rest_explained(X, g, up_only=True)
+    below = X[g == 2].mean(axis=0) < X.mean(axis=0)
+    assert (up[2, below] == 0).all() and np.allclose(up[2, ~below], R[2, ~below])
+
+
+def test_balanced_genes_bring_a_rare_groups_markers_into_the_graph():
+    """The 10 best by R^2 on all groups are the large groups' markers; "balanced" takes half of
+    them so and half in turn from every group's own up-markers: 3 markers of the rare group (5 % of
+    the samples) enter, and the 15 best are the 15 planted markers."""
+    from ssfs.errors import MethodError
+    from ssfs.methods.propagate import top_genes
+
+    X, g = _rare_group()
+    assert (top_genes(X, g, 10, "total") == np.arange(5, 15)).all()
+    assert np.isin(top_genes(X, g, 10, "balanced"), np.arange(5)).sum() == 3
+    assert (top_genes(X, g, 15, "balanced") == np.arange(15)).all()
+    with pytest.raises(MethodError, match="gene_choice"):
+        top_genes(X, g, 10, "best")
+    with pytest.raises(MethodError, match="gene_choice"):
+        run_method("propagate", X, g, gene_choice="best")

@@ -34,7 +34,7 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
-from ._shared.class_stats import ClassStatistics, class_statistics, variance_explained
+from ._shared.class_stats import ClassStatistics, class_statistics, one_vs_rest_explained, variance_explained
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
 from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
@@ -135,18 +135,48 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
     scores, starting from the R^2 of the groups the labels give on the start graph ("graph")
     or of the labeled samples alone ("labels"; None below 2 labeled classes)."""
     if name == "graph":
-        s = variance_explained(X, _groups(start_graph, y, K, prop))
+        rows, groups = None, _groups(start_graph, y, K, prop)
     else:
-        s = _labeled_pilot(X, y)
-        if s is None:
+        rows = np.flatnonzero(y >= 0)
+        groups = np.unique(y[rows], return_inverse=True)[1]
+        if groups.max(initial=0) < 1 or rows.size < 3:
             return None
     cand = None
     for _ in range(opts["refine"]):
-        genes = np.sort(np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")[:m])
+        genes = top_genes(X if rows is None else X[rows], groups, m, opts["gene_choice"])
         cand = _candidate(name, X, y, K, *_graph_on(X, genes, opts), prop)
         cand.genes = genes
-        s = cand.scores
+        rows, groups = None, cand.groups
     return cand
+
+
+#: how the refined graphs' genes are chosen (the ``gene_choice`` parameter)
+GENE_CHOICES = ("balanced", "total", "union")
+
+
+def top_genes(X, groups: np.ndarray, m: int, how: str = "balanced") -> np.ndarray:
+    """The ``m`` features the next graph is built on (sorted), from the samples' ``groups``.
+    "total": the best by R^2 (:func:`variance_explained`). "balanced": half of them so, the other
+    half taken in turn from every group's own ranking of the features higher in it than overall
+    (one-vs-rest R^2, :func:`one_vs_rest_explained`): features are ordered by their best rank in
+    any list, a rank r in the R^2 list counting as r / G for G groups (ties: the larger one-vs-rest
+    R^2). "union": the m best by R^2 and, added to them, the ceil(m / 2G) best of every group's
+    own list. A group of 2 % of the samples then gets its markers into the graph as a large group
+    does, where their R^2 on all groups never ranks them."""
+    if how not in GENE_CHOICES:
+        raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
+    s = np.nan_to_num(variance_explained(X, groups), nan=-np.inf)
+    if how == "total":
+        return np.sort(np.argsort(-s, kind="stable")[:m])
+    R = np.nan_to_num(one_vs_rest_explained(X, groups, up_only=True), nan=-np.inf)
+    R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
+    in_groups = np.argsort(np.argsort(-R, axis=1, kind="stable"), axis=1, kind="stable").min(axis=0)
+    if how == "union":
+        top = np.argsort(-s, kind="stable")[:m]
+        extra = np.flatnonzero(in_groups < -(-m // (2 * R.shape[0])))
+        return np.union1d(top, extra)
+    overall = np.argsort(np.argsort(-s, kind="stable"), kind="stable") / R.shape[0]
+    return np.sort(np.lexsort((-R.max(axis=0), np.minimum(in_groups, overall)))[:m])
 
 
 def _graph_on(X, genes: np.ndarray, opts) -> tuple[Any, int]:
@@ -166,15 +196,6 @@ def refine_genes(genes, p: int) -> int:
     if genes == "auto":
         return int(min(p, max(AUTO_GENES[0], min(AUTO_GENES[1], round(0.1 * p)))))
     return int(min(p, int(genes)))
-
-
-def _labeled_pilot(X, y) -> np.ndarray | None:
-    """R^2 of the features on the labeled samples alone (None below 2 classes or 3 samples)."""
-    lab = np.flatnonzero(y >= 0)
-    codes = np.unique(y[lab], return_inverse=True)[1]
-    if codes.max(initial=0) < 1 or lab.size < 3:
-        return None
-    return variance_explained(X[lab], codes)
 
 
 def _agreement(c: Candidate, y, K, pos, prop) -> Candidate:
@@ -392,7 +413,8 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "signal", classes=None) -> Propagation:
+                    weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "balanced",
+                    classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
@@ -401,9 +423,12 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores (variance on "
                                                  "the signal components)")
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
+    if gene_choice not in GENE_CHOICES:
+        raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
-            "folds": FOLDS, "graphs": {}}
+            "folds": FOLDS, "graphs": {},
+            "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
     if rows is None:
         W, d = _start_graph(X, k, n_pcs, graph, embedding)
@@ -499,7 +524,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "coherence"] = "evidence",
-                    label_free: Literal["signal", "span"] = "signal"):
+                    label_free: Literal["signal", "span"] = "signal",
+                    gene_choice: Literal["balanced", "total", "union"] = "balanced"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -536,26 +562,24 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     unreached
         Samples the labels barely reach form groups of their own ("unlabeled 1", ...).
     refine_samples
-        Most samples the refinement chains and their held-out refits run on: beyond it they run on
-        a subsample (the labeled samples up to half of it, then unlabeled ones, chosen by content,
-        not by order) and the chosen chain's genes give one graph of all samples, so the choice
-        costs the same at 10,000 or 1,000,000 cells.
+        Most samples the refinement runs on; beyond it, a subsample chosen by content (labeled
+        samples first) whose chosen genes give one graph of all samples: the same cost at any n.
     graph, embedding
         A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
         embedding (n x d, ``obsm['X_pca']``) for the start graph.
     weighting
-        How much the propagated samples count in the scores (labeled ones count 1).
-        "evidence": the graph's held-out agreement above chance, shrunk towards how much
-        better the labels' groups hold together in the graph than those of labels placed at
-        random (0 when no better: the graph does not see the classes, the labels alone
-        decide), times the share of the evidence the propagated samples carry, r^2 u / (r^2 u + l)
-        (u propagated, l labeled samples: on a small microarray they barely count, on
-        thousands of cells fully). "coherence": the former weighting, the agreement shrunk
-        towards the groups' raw coherence in the graph (which any propagated split has).
+        How much the propagated samples count in the scores (labeled ones count 1). "evidence":
+        the graph's held-out agreement above chance, shrunk towards how much better the labels'
+        groups hold together in it than those of labels placed at random (0 when no better),
+        times the share of the evidence they carry, r^2 u / (r^2 u + l) (u propagated, l labeled
+        samples). "coherence": the former weighting, shrunk towards the groups' raw coherence.
     label_free
         Scores without labels. "signal": variance x sqrt(share in the span of the signal components
         of X in its own units); counts (sparse or half zeros): the share alone. "span": the former,
         the share in the span of the standardised columns' signal components (sparse X: the same).
+    gene_choice
+        The refined graphs' ``genes``: "balanced", half by R^2 on all groups, half in turn from every
+        group's markers (a rare group's too); "total", all by R^2 (the former; also one label per class).
 
     Returns
     -------
@@ -569,7 +593,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
                             alpha=alpha, class_mass=class_mass, unreached=unreached,
                             refine_samples=refine_samples, graph=graph, embedding=embedding,
-                            weighting=weighting, label_free=label_free, classes=current_classes())
+                            weighting=weighting, label_free=label_free, gene_choice=gene_choice,
+                            classes=current_classes())
     if model.note:
         warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())

@@ -311,3 +311,34 @@ def variance_explained(X, groups, weights=None) -> np.ndarray:
         between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
+
+
+def one_vs_rest_explained(X, groups, up_only: bool = False) -> np.ndarray:
+    """G x p: the share of every feature's variance that group g against all other samples
+    explains (the R^2 of a two-group ANOVA, ranking as Welch-free Student t^2 does):
+    (S_g - n_g m)^2 n / (n_g (n - n_g)) over the total sum of squares, S_g the group's column sums,
+    n_g its size, m the column mean. A marker of a small group ranks at the top of its own row
+    however little of the total variance it carries. NaN for a constant feature; 0 rows for
+    empty groups or a group of all samples."""
+    g = np.asarray(groups, dtype=np.int64)
+    n = g.size
+    if X.shape[0] != n or (g < 0).any():
+        raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
+    H = sparse.csr_matrix((np.ones(n), (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
+    size = np.asarray(H.sum(axis=1)).ravel()
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        mu = np.asarray(X.mean(axis=0)).ravel()
+        total = sparse_column_sums(X, np.ones(n), np.square) - n * mu**2
+        centred_sums = np.asarray((H @ X).todense()) - size[:, None] * mu
+    else:
+        Xc = np.asarray(X, dtype=np.float64)
+        Xc = Xc - Xc.mean(axis=0)
+        total = np.einsum("ij,ij->j", Xc, Xc)
+        centred_sums = np.asarray(H @ Xc)
+    rest = size * (n - size)
+    between = centred_sums**2 * (n / np.where(rest > 0, rest, np.inf))[:, None]
+    if up_only:
+        between[centred_sums < 0] = 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
