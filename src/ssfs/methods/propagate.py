@@ -151,7 +151,7 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
 
 
 #: how the refined graphs' genes are chosen (the ``gene_choice`` parameter)
-GENE_CHOICES = ("balanced", "total", "union")
+GENE_CHOICES = ("balanced", "total")
 
 
 def top_genes(X, groups: np.ndarray, m: int, how: str = "balanced") -> np.ndarray:
@@ -160,9 +160,8 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "balanced") -> np.ndarra
     half taken in turn from every group's own ranking of the features higher in it than overall
     (one-vs-rest R^2, :func:`one_vs_rest_explained`): features are ordered by their best rank in
     any list, a rank r in the R^2 list counting as r / G for G groups (ties: the larger one-vs-rest
-    R^2). "union": the m best by R^2 and, added to them, the ceil(m / 2G) best of every group's
-    own list. A group of 2 % of the samples then gets its markers into the graph as a large group
-    does, where their R^2 on all groups never ranks them."""
+    R^2). A group of 2 % of the samples then gets its markers into the graph as a large group does,
+    where their R^2 on all groups never ranks them."""
     if how not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
     s = np.nan_to_num(variance_explained(X, groups), nan=-np.inf)
@@ -171,10 +170,6 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "balanced") -> np.ndarra
     R = np.nan_to_num(one_vs_rest_explained(X, groups, up_only=True), nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
     in_groups = np.argsort(np.argsort(-R, axis=1, kind="stable"), axis=1, kind="stable").min(axis=0)
-    if how == "union":
-        top = np.argsort(-s, kind="stable")[:m]
-        extra = np.flatnonzero(in_groups < -(-m // (2 * R.shape[0])))
-        return np.union1d(top, extra)
     overall = np.argsort(np.argsort(-s, kind="stable"), kind="stable") / R.shape[0]
     return np.sort(np.lexsort((-R.max(axis=0), np.minimum(in_groups, overall)))[:m])
 
@@ -525,7 +520,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "coherence"] = "evidence",
                     label_free: Literal["signal", "span"] = "signal",
-                    gene_choice: Literal["balanced", "total", "union"] = "balanced"):
+                    gene_choice: Literal["balanced", "total"] = "balanced"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
