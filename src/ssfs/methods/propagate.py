@@ -17,6 +17,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
    held-out labels (3 folds, each refitting the chain) is kept: the data decide whether the graph
    or the labels lead (every sample labeled: both pilots are the labels' R^2, one chain runs).
+   The ``genes`` (``gene_choice="balanced"``): half by R^2, half in turn from every group's own
+   up-markers, so a rare type's markers enter the graph (:func:`top_genes`).
    Beyond ``refine_samples`` samples the chains run on a subsample and the
    chosen genes give one graph of all samples (:func:`refinement_rows`): cost follows the work.
 """
