@@ -17,8 +17,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
    held-out labels (3 folds, each refitting the chain) is kept: the data decide whether the graph
    or the labels lead (every sample labeled: both pilots are the labels' R^2, one chain runs).
-   The ``genes`` (``gene_choice="balanced"``): half by R^2, half in turn from every group's own
-   up-markers, so a rare type's markers enter the graph (:func:`top_genes`).
+   ``gene_choice="balanced"`` takes half of the ``genes`` in turn from every group's own
+   up-markers, so a rare type's markers enter the graph (:func:`top_genes`; default "total").
    Beyond ``refine_samples`` samples the chains run on a subsample and the
    chosen genes give one graph of all samples (:func:`refinement_rows`): cost follows the work.
 """
@@ -153,10 +153,10 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
 
 
 #: how the refined graphs' genes are chosen (the ``gene_choice`` parameter)
-GENE_CHOICES = ("balanced", "total")
+GENE_CHOICES = ("total", "balanced")
 
 
-def top_genes(X, groups: np.ndarray, m: int, how: str = "balanced") -> np.ndarray:
+def top_genes(X, groups: np.ndarray, m: int, how: str = "total") -> np.ndarray:
     """The ``m`` features the next graph is built on (sorted), from the samples' ``groups``.
     "total": the best by R^2 (:func:`variance_explained`). "balanced": half of them so, the other
     half taken in turn from every group's own ranking of the features higher in it than overall
@@ -410,7 +410,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "balanced",
+                    weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "total",
                     classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
@@ -522,7 +522,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "coherence"] = "evidence",
                     label_free: Literal["signal", "span"] = "signal",
-                    gene_choice: Literal["balanced", "total"] = "balanced"):
+                    gene_choice: Literal["total", "balanced"] = "total"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -575,8 +575,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         of X in its own units); counts (sparse or half zeros): the share alone. "span": the former,
         the share in the span of the standardised columns' signal components (sparse X: the same).
     gene_choice
-        The refined graphs' ``genes``: "balanced", half by R^2 on all groups, half in turn from every
-        group's markers (a rare group's too); "total", all by R^2 (the former; also one label per class).
+        The refined graphs' ``genes``: "total", all by R^2 on all groups; "balanced", half so, half in
+        turn from every group's up-markers (a rare group's too; one label per class: "total").
 
     Returns
     -------
