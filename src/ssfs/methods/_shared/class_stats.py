@@ -315,7 +315,7 @@ def variance_explained(X, groups, weights=None) -> np.ndarray:
 
 def one_vs_rest_explained(X, groups, up_only: bool = False) -> np.ndarray:
     """G x p: the share of every feature's variance that group g against all other samples
-    explains (the R^2 of a two-group ANOVA, ranking as Welch-free Student t^2 does):
+    explains (the R^2 of a two-group ANOVA, t^2 / (t^2 + n - 2) for the pooled-variance t):
     (S_g - n_g m)^2 n / (n_g (n - n_g)) over the total sum of squares, S_g the group's column sums,
     n_g its size, m the column mean. A marker of a small group ranks at the top of its own row
     however little of the total variance it carries. NaN for a constant feature; 0 rows for
