@@ -251,6 +251,7 @@ def evaluate_order(
     orders = order if isinstance(order, RankingOrders) else RankingOrders(order)
     sizes = [i for i in grid if i <= orders.size]
     classify = any(m in CLASSIFIER_METRICS for m in metrics)
+    others = any(m not in CLASSIFIER_METRICS for m in metrics)
     prescaled = _prescaled(X, train, [orders.at(i)[:i] for i in sizes], classifier, scale) if classify else None
     for i in sizes:
         cols = orders.at(i)[:i]
@@ -258,14 +259,13 @@ def evaluate_order(
         if cache is not None and key in cache:
             rows += cache[key]
             continue
-        if classify and prescaled is not None:
-            rows += _classifier_rows(i, prescaled(cols), y, train, test, classes, metrics, classifier=classifier,
-                                     seed=seed, scale="none", auc_direction=auc_direction)
-        elif classify:
-            rows += _classifier_rows(i, _columns(X, cols), y, train, test, classes, metrics, classifier=classifier,
-                                     seed=seed, scale=scale, auc_direction=auc_direction)
-        if any(m not in CLASSIFIER_METRICS for m in metrics):
-            rows += _unsupervised_rows(i, _columns(X, cols), y, train_all, test, metrics, seed=seed, scale=scale,
+        Xi = _columns(X, cols) if others or prescaled is None else None
+        if classify:
+            rows += _classifier_rows(i, Xi if prescaled is None else prescaled(cols), y, train, test, classes,
+                                     metrics, classifier=classifier, seed=seed,
+                                     scale=scale if prescaled is None else "none", auc_direction=auc_direction)
+        if others:
+            rows += _unsupervised_rows(i, Xi, y, train_all, test, metrics, seed=seed, scale=scale,
                                        constraints=cons_train, n_classes=n_classes, matching=matching,
                                        cop_kmeans_init=cop_kmeans_init, kmeans_init=kmeans_init,
                                        red_absolute=red_absolute)

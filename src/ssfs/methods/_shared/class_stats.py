@@ -291,26 +291,31 @@ def variance_explained(X, groups, weights=None) -> np.ndarray:
     m_g and m weighted means). NaN for a feature constant over the weighted samples. Sparse X
     stays sparse; dense X is centred first (no cancellation)."""
     g = np.asarray(groups, dtype=np.int64)
+    w = np.ones(g.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    size, total, sums, shift = _grouped_sums(X, g, w)
+    between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - w.sum() * shift**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
+
+
+def _grouped_sums(X, g: np.ndarray, w: np.ndarray):
+    """(W_g, total, sums, shift) of a partition ``g`` of the samples weighted ``w``: the groups'
+    weights, every feature's weighted sum of squares about its weighted mean m, and the groups'
+    weighted sums of x - shift (dense X is centred first: shift 0; sparse X stays sparse: shift
+    m), so the centred group sums are ``sums - W_g shift``."""
     n = g.size
     if X.shape[0] != n or (g < 0).any():
         raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     H = sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
     size = np.asarray(H.sum(axis=1)).ravel()
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=np.float64)
         mu = np.asarray(X.T @ w).ravel() / w.sum()
         total = sparse_column_sums(X, w, np.square) - w.sum() * mu**2
-        sums = np.asarray((H @ X).todense())
-        between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - w.sum() * mu**2
-    else:
-        Xc = np.asarray(X, dtype=np.float64)
-        Xc = Xc - (w @ Xc) / w.sum()
-        total = w @ (Xc * Xc)
-        sums = np.asarray(H @ Xc)
-        between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
+        return size, total, np.asarray((H @ X).todense()), mu
+    Xc = np.asarray(X, dtype=np.float64)
+    Xc = Xc - (w @ Xc) / w.sum()
+    return size, w @ (Xc * Xc), np.asarray(H @ Xc), np.zeros(X.shape[1])
 
 
 def one_vs_rest_explained(X, groups, up_only: bool = False) -> np.ndarray:
@@ -322,20 +327,8 @@ def one_vs_rest_explained(X, groups, up_only: bool = False) -> np.ndarray:
     empty groups or a group of all samples."""
     g = np.asarray(groups, dtype=np.int64)
     n = g.size
-    if X.shape[0] != n or (g < 0).any():
-        raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
-    H = sparse.csr_matrix((np.ones(n), (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
-    size = np.asarray(H.sum(axis=1)).ravel()
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X, dtype=np.float64)
-        mu = np.asarray(X.mean(axis=0)).ravel()
-        total = sparse_column_sums(X, np.ones(n), np.square) - n * mu**2
-        centred_sums = np.asarray((H @ X).todense()) - size[:, None] * mu
-    else:
-        Xc = np.asarray(X, dtype=np.float64)
-        Xc = Xc - Xc.mean(axis=0)
-        total = np.einsum("ij,ij->j", Xc, Xc)
-        centred_sums = np.asarray(H @ Xc)
+    size, total, sums, shift = _grouped_sums(X, g, np.ones(n))
+    centred_sums = sums - size[:, None] * shift
     rest = size * (n - size)
     between = centred_sums**2 * (n / np.where(rest > 0, rest, np.inf))[:, None]
     if up_only:
