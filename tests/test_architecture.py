@@ -216,9 +216,10 @@ def test_no_function_over_80_lines(path):
     assert long == []
 
 
-def test_the_ranking_jobs_start_without_scikit_learn_or_scanpy():
+def test_the_ranking_jobs_start_without_scikit_learn_scanpy_or_scipy_stats():
     """A selection-mode job (load PBMC or waveform, rank with propagate, write the tables) imports
-    neither scikit-learn nor scanpy: each would add 1-2 s of CPU to every such job of a run."""
+    neither scikit-learn nor scanpy nor scipy.stats: each would add 0.4-2 s of CPU to every such
+    job of a run."""
     import subprocess
     import sys
 
@@ -227,6 +228,6 @@ def test_the_ranking_jobs_start_without_scikit_learn_or_scanpy():
             "a = load_builtin('pbmc68k_reduced'); load_builtin('waveform', {'n_samples': 60}); "
             "y = a.obs['label'].cat.codes.to_numpy().copy(); y[5:] = -1; "
             "run_method('propagate', a.X[:120], y[:120]); "
-            "print(sorted(m for m in ('sklearn', 'scanpy') if m in sys.modules))")
+            "print(sorted(m for m in ('sklearn', 'scanpy', 'scipy.stats') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
