@@ -45,6 +45,7 @@ class LinearSVM:
         from sklearn.svm import _libsvm
 
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
+        _libsvm.set_verbosity_wrap(0)  # as SVC(verbose=False): libsvm prints its solver's progress otherwise
         out = _libsvm.fit(np.ascontiguousarray(X, dtype=np.float64), codes.astype(np.float64), svm_type=C_SVC,
                           sample_weight=np.empty(0), class_weight=np.ones(self.classes_.size), C=self.C,
                           nu=0.5, probability=False, shrinking=True, tol=self.tol, epsilon=0.1, max_iter=-1,
