@@ -598,21 +598,18 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
         embedding (n x d, ``obsm['X_pca']``) for the start graph.
     weighting
-        How much the propagated samples count in the scores (labeled ones count 1). "evidence":
-        the graph's held-out agreement above chance, shrunk towards how much better the labels'
-        groups hold together in it than those of labels placed at random (0 when neither that
-        agreement nor the groups in the kept graph or in the start graph say it carries the
-        classes), times the share of the evidence they carry, r^2 u / (r^2 u + l) (u propagated,
-        l labeled samples). "kept_evidence": the former default, the groups judged in the kept
-        graph only. "coherence": the first weighting, shrunk towards the groups' raw coherence.
+        How much the propagated samples count (labeled ones: 1). "evidence": the held-out
+        agreement above chance r times r^2 u / (r^2 u + l) (u propagated, l labeled samples); 0
+        when neither it nor the labels' groups (in the kept or the start graph, against labels
+        placed at random) say the graph carries the classes. "kept_evidence": the kept graph
+        only (the former default); "coherence": r shrunk towards the groups' raw coherence.
     label_free
         Scores without labels. "signal": variance x sqrt(share in the span of the signal components
         of X in its own units); counts (sparse or half zeros): the share alone. "span": the former,
         the share in the span of the standardised columns' signal components (sparse X: the same).
     gene_choice
-        The refined graphs' ``genes``: "balanced", half by R^2 on all groups, half in turn from
-        every group's up-markers by one-vs-rest R^2 (a rare group's too; one label per class:
-        "total"); "total", all by R^2 on all groups (the former default).
+        The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
+        up-markers (one label per class: "total"); "total", all by R^2 (the former default).
 
     Returns
     -------
