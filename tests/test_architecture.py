@@ -216,9 +216,11 @@ def test_no_function_over_80_lines(path):
     assert long == []
 
 
-def test_the_ranking_jobs_start_without_scikit_learn_or_scanpy():
-    """A selection-mode job (load PBMC or waveform, rank with propagate, write the tables) imports
-    neither scikit-learn nor scanpy: each would add 1-2 s of CPU to every such job of a run."""
+def test_the_ranking_jobs_start_without_scikit_learn_scanpy_or_scipy_stats():
+    """A selection-mode job (load PBMC or waveform, rank with propagate, write the tables) and the
+    prepare job of either (its holdout split) import neither scikit-learn nor scanpy nor
+    scipy.stats, nor do the figure and report modules when imported: each would add 0.4-2 s of
+    CPU to every such job of a run."""
     import subprocess
     import sys
 
@@ -226,7 +228,9 @@ def test_the_ranking_jobs_start_without_scikit_learn_or_scanpy():
             "from ssfs.io.builtin import load_builtin; from ssfs import run_method; "
             "a = load_builtin('pbmc68k_reduced'); load_builtin('waveform', {'n_samples': 60}); "
             "y = a.obs['label'].cat.codes.to_numpy().copy(); y[5:] = -1; "
-            "run_method('propagate', a.X[:120], y[:120]); "
-            "print(sorted(m for m in ('sklearn', 'scanpy') if m in sys.modules))")
+            "run_method('propagate', a.X[:120], y[:120]); import ssfs.report.figures, ssfs.report.build; "
+            "from ssfs.experiment.splits import make_split; from ssfs.seeding import derive_rng; "
+            "make_split(a.obs['label'].cat.codes.to_numpy(), 0, derive_rng(0, 's'), derive_rng(0, 'l')); "
+            "print(sorted(m for m in ('sklearn', 'scanpy', 'scipy.stats') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

@@ -27,6 +27,30 @@ def test_holdout_split_is_stratified_disjoint_and_labels_k_per_class():
     np.testing.assert_array_equal(np.bincount(Y[lab]), [3, 3, 3])
 
 
+@pytest.mark.parametrize("counts", [[30, 20, 10], [50, 50], [7, 7, 7, 7, 3], [2, 2, 2], [400, 33, 9, 5, 2], [11, 13]])
+def test_stratified_holdout_is_scikit_learns_split(counts):
+    """The holdout split is StratifiedShuffleSplit's, index for index (its RandomState draws,
+    without importing scikit-learn), for class layouts with ties in the remainders, any label
+    order and test sizes that round either way."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    from ssfs.experiment.splits import stratified_holdout
+
+    y = np.random.default_rng(len(counts)).permutation(np.repeat(np.arange(len(counts)) * 3 + 1, counts))
+    for seed in (0, 1, 12345, 2**31 - 2):
+        for test_size in (1 / 3, 0.25, 0.5, 0.1 if len(y) > 60 else 0.4, len(counts)):
+            try:
+                ref = next(StratifiedShuffleSplit(n_splits=1, test_size=test_size, random_state=seed).split(y, y))
+            except ValueError:  # a part too small for every class: refused in one line
+                with pytest.raises(SupervisionError, match="each part needs a sample of every class"):
+                    stratified_holdout(y, test_size, seed)
+                continue
+            train, test = stratified_holdout(y, test_size, seed)
+            assert np.array_equal(train, ref[0]) and np.array_equal(test, ref[1]), (seed, test_size)
+    with pytest.raises(SupervisionError, match="each part needs a sample of every class"):
+        stratified_holdout(y, 0.5 / len(y), 0)
+
+
 def test_partial_labels_marks_unlabeled():
     s = split(labeled_per_class=2)
     yl = partial_labels(Y, s)

@@ -68,6 +68,9 @@ def test_fused_steps_give_the_tables_of_one_job_per_step(tmp_path, tmp_path_fact
     cfg = config(execution={"fuse_steps": False})
     apart = _plan(tmp_path, cfg)
     assert apart.get("supervision") == apart.get("evaluate") == apart.get("select_0") == "1", apart
+    whole = {k: v for k, v in (line.split()[:2] for line in snakemake(
+        tmp_path / "plan", config(), "-n", "--quiet=rules", cores=1).stdout.splitlines() if len(line.split()) == 2)}
+    assert whole.get("aggregate") == "1" and "report" not in whole, whole  # the aggregate job writes the report
     snakemake(tmp_path, cfg, *SCORE_TARGETS, cores=2)
     got = tables(tmp_path)
     assert sorted(got) == sorted(ref) and len(ref) == 2 + 2 + 4 + 2

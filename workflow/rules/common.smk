@@ -164,6 +164,12 @@ def fused_select_evaluate():
     return FUSE_STEPS and len(REP_CHUNKS) == 1 and method_batches(WHOLE_METHODS) == [METHODS]
 
 
+def fused_aggregate_report():
+    """aggregate and report in one job: a benchmark (the report then waits for the selection and
+    constrained outputs too)."""
+    return FUSE_STEPS and BENCHMARK
+
+
 def fused_prepare_supervision():
     """prepare and supervision of a dataset in one job: one variant, and a benchmark that reads it."""
     return FUSE_STEPS and BENCHMARK and len(VARIANTS) == 1

@@ -26,8 +26,14 @@ STATS_TABLES = expand(
 STABILITY_TABLES = expand(f"{TABLES}/stability.{{ext}}", ext=["md", "tex"])
 
 
+# With execution.fuse_steps and a benchmark the aggregate job also writes the report (no report
+# rule below): one process start-up fewer.
+_REPORT_FUSED = fused_aggregate_report()
+REPORT_HTML = report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report")
+
+
 rule aggregate:
-    """Summary, stability and statistics tables, published numbers, figures."""
+    """Summary, stability and statistics tables, published numbers, figures (and the report: fuse_steps)."""
     input:
         # each scores table is written by the job that wrote (or read) every repetition's ranking
         # and timing file, so those are complete when it is; they are read by path (params): the
@@ -35,7 +41,10 @@ rule aggregate:
         scores=ALL_SCORES,
         prepared=PREPARED,
         paper=PAPER_TSV,
+        selection=SELECTION_OUTPUTS if _REPORT_FUSED else [],
+        constrained=CC_TABLES if _REPORT_FUSED else [],
     output:
+        **({"report": REPORT_HTML} if _REPORT_FUSED else {}),
         tables=SUMMARY_TABLES,
         scores=f"{TABLES}/scores.tsv",
         runtime=report(f"{TABLES}/runtime.tsv", caption="../report/runtime.rst", category="Tables"),
@@ -61,6 +70,8 @@ rule aggregate:
         papers_dir=str(PAPERS_DIR),
         benchmarks=ALL_BENCH,
         rankings=ALL_RANKINGS,
+        report=_REPORT_FUSED,
+        selection=SELECTION,
     script:
         "../scripts/aggregate.py"
 
@@ -97,24 +108,26 @@ REPORT_BENCHMARK_INPUTS = dict(
 )
 
 
-rule report:
-    """One self-contained HTML page: the summary (the answer) first, then configuration, versions, tables,
-    figures, statistics. Selection-only runs (no benchmark): summary and configuration."""
-    input:
-        **(REPORT_BENCHMARK_INPUTS if BENCHMARK else {"prepared": PREPARED}),
-        selection=SELECTION_OUTPUTS,
-        constrained=CC_TABLES if BENCHMARK else [],
-    output:
-        report(f"{RESULTS}/report.html", caption="../report/report.rst", category="Report"),
-    log:
-        f"{RESULTS}/logs/report.log",
-    conda:
-        "../../envs/report.yaml"
-    params:
-        cfg=CFG,
-        papers_dir=str(PAPERS_DIR),
-        benchmark=BENCHMARK,
-        selection=SELECTION,
-        rankings=ALL_RANKINGS if BENCHMARK and not SELECTION else [],  # complete: see rule aggregate
-    script:
-        "../scripts/report.py"
+if not _REPORT_FUSED:
+
+    rule report:
+        """One self-contained HTML page: the summary (the answer) first, then configuration, versions, tables,
+        figures, statistics. Selection-only runs (no benchmark): summary and configuration."""
+        input:
+            **(REPORT_BENCHMARK_INPUTS if BENCHMARK else {"prepared": PREPARED}),
+            selection=SELECTION_OUTPUTS,
+            constrained=CC_TABLES if BENCHMARK else [],
+        output:
+            REPORT_HTML,
+        log:
+            f"{RESULTS}/logs/report.log",
+        conda:
+            "../../envs/report.yaml"
+        params:
+            cfg=CFG,
+            papers_dir=str(PAPERS_DIR),
+            benchmark=BENCHMARK,
+            selection=SELECTION,
+            rankings=ALL_RANKINGS if BENCHMARK and not SELECTION else [],  # complete: see rule aggregate
+        script:
+            "../scripts/report.py"

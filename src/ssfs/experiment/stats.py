@@ -21,7 +21,9 @@ metric, value``) or a methods x datasets summary matrix built from them by
   give with n pairs (whether it can decide at all).
 
 Critical values come from scipy (``studentized_range``, ``binom``) rather than
-copied tables; the tests check them against Demšar's printed tables.
+copied tables; the tests check them against Demšar's printed tables. ``scipy.stats`` is
+imported inside the functions that use it: its import costs 0.45 s of CPU, which every job
+importing this module for its table helpers would pay (those drawing figures, the report).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from ..errors import ConfigError, InputError
 
@@ -108,6 +109,8 @@ def ranks_per_dataset(table: pd.DataFrame, *, higher_is_better: bool = True,
     """Rank the methods (rows) within each dataset (column); 1 = best.
 
     ``ties`` is a :func:`scipy.stats.rankdata` method (Demšar: ``average``)."""
+    from scipy import stats as sps  # lazy (module doc)
+
     t = _matrix(table)
     v = t.to_numpy()
     r = sps.rankdata(-v if higher_is_better else v, method=ties, axis=0)
@@ -137,6 +140,8 @@ def friedman(table: pd.DataFrame, *, higher_is_better: bool = True,
     1 - sum(t^3 - t)/(N k (k^2 - 1)) as :func:`scipy.stats.friedmanchisquare` does;
     the default follows Demšar's formula (and the EnsCLS paper).
     """
+    from scipy import stats as sps  # lazy (module doc)
+
     R = ranks_per_dataset(table, higher_is_better=higher_is_better)
     k, N = R.shape
     Rj = R.mean(axis=1)
@@ -166,6 +171,8 @@ def friedman(table: pd.DataFrame, *, higher_is_better: bool = True,
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     """Critical value q_alpha of the Nemenyi test: studentized range quantile
     (k groups, infinite df) divided by sqrt(2) (Demšar 2006, Table 5a)."""
+    from scipy import stats as sps  # lazy (module doc)
+
     if k < 2:
         raise ConfigError(f"the Nemenyi test needs at least 2 methods, got {k}")
     if not 0 < alpha < 1:
@@ -184,6 +191,8 @@ def nemenyi_pvalues(avg_ranks: Mapping | pd.Series, n_datasets: int) -> pd.DataF
     """Pairwise Nemenyi p-values from average ranks: q = |R_i - R_j| / sqrt(k(k+1)/(6N)),
     p = P(studentized range(k, inf) >= q sqrt(2)) (as scikit-posthocs'
     ``posthoc_nemenyi_friedman``). Diagonal = 1."""
+    from scipy import stats as sps  # lazy (module doc)
+
     r = pd.Series(avg_ranks, dtype=float)
     k = r.size
     se = np.sqrt(k * (k + 1) / (6.0 * n_datasets))
@@ -237,6 +246,8 @@ def wilcoxon_holm(table: pd.DataFrame, control: str, *, higher_is_better: bool =
     Columns: method, n_datasets, wins, ties, losses (of the method against the
     control), mean_diff, statistic, p_value, p_holm, reject.
     """
+    from scipy import stats as sps  # lazy (module doc)
+
     t = _matrix(table)
     if control not in t.index:
         raise ConfigError(f"control method {control!r} is not among {', '.join(map(str, t.index))}")
@@ -290,6 +301,8 @@ def corrected_resampled_ttest(a, b, *, n_train: float, n_test: float) -> tuple[f
     anti-conservative). A constant difference gives t = ±inf, p = 0 (identical
     values: t = 0, p = 1). Returns ``(statistic, pvalue)``.
     """
+    from scipy import stats as sps  # lazy (module doc)
+
     d = _paired_differences(a, b)
     ratio = _check_sizes(n_train, n_test)
     J = d.size
@@ -306,6 +319,8 @@ def corrected_interval(a, b, *, n_train: float, n_test: float, alpha: float = 0.
     """``(mean(d), low, high)``: the (1 - alpha) confidence interval of the mean difference
     d = a - b that inverts :func:`corrected_resampled_ttest`: mean(d) ± t_{J-1, 1-alpha/2}
     sqrt((1/J + n_test/n_train) var(d, ddof=1))."""
+    from scipy import stats as sps  # lazy (module doc)
+
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
     d = _paired_differences(a, b)
@@ -341,6 +356,8 @@ def sign_test_critical(n: int, alpha: float = 0.05, method: str = "exact") -> in
     "7 for 9 datasets at p = 0.1". ``normal``: ceil(n/2 + z_{1-alpha/2} sqrt(n)/2),
     Demšar's large-n approximation. Returns n + 1 when no count is significant.
     """
+    from scipy import stats as sps  # lazy (module doc)
+
     if n < 1:
         raise ConfigError(f"the sign test needs at least 1 dataset, got {n}")
     if not 0 < alpha < 1:
@@ -380,6 +397,8 @@ def win_tie_loss(df: pd.DataFrame, metric: str, *, n_features=None, alpha: float
     (:func:`sign_test`) at ``sign_alpha`` (default ``alpha``) over the datasets.
     Columns: method, opponent, wins, ties, losses, n_datasets, significant.
     """
+    from scipy import stats as sps  # lazy (module doc)
+
     pr = per_rep_values(df, metric, n_features=n_features)
     methods = sorted(pr["method"].unique(), key=str)
     sign = 1.0 if higher_is_better else -1.0
@@ -442,6 +461,8 @@ def rank_sum(df: pd.DataFrame, metric: str, *, n_features=None, by: Iterable[str
     constraints, Tables 2-3); columns = methods, plus ``n_runs``.
     Runs where a method has no value are refused.
     """
+    from scipy import stats as sps  # lazy (module doc)
+
     if ties not in ("min", "dense", "average", "max"):
         raise ConfigError(f"unknown ties rule {ties!r}; choose min, dense, average or max")
     by = ["dataset", *[c for c in by if c != "dataset"]]

@@ -55,13 +55,14 @@ REFINE_SAMPLES = 10_000
 @dataclass
 class Candidate:
     """A graph the labels may spread on: where it came from, its signal dimensions, its groups
-    and R^2 scores, and its held-out agreement with the labels (accuracy, chance, predictions)."""
+    and the class scores they come from (:func:`~ssfs.methods._shared.propagation.propagate`),
+    and its held-out agreement with the labels (accuracy, chance, predictions)."""
 
     name: str
     graph: Any
     dims: int
     groups: np.ndarray
-    scores: np.ndarray
+    spread: np.ndarray
     agreement: tuple = (0.0, 1.0, None, None)
     genes: np.ndarray | None = None
     #: (graph, labels, content positions) of the subsample the graph was chosen on (many samples)
@@ -126,14 +127,21 @@ def _groups(W, y, K, prop: dict, floor=None, seed_weight=None) -> np.ndarray:
     F = propagate(W, y, K, seed_weight=seed_weight, **prop)
     if floor is not None:
         return unreached_groups(F, y, floor=floor)
+    return _labels_kept(F, y)
+
+
+def _labels_kept(F: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The class of largest score of every sample, its label where it has one."""
     g = F.argmax(axis=1)
     g[y >= 0] = y[y >= 0]
     return g
 
 
-def _candidate(name, X, y, K, W, dims, prop) -> Candidate:
-    g = _groups(W, y, K, prop)
-    return Candidate(name, W, dims, g, variance_explained(X, g))
+def _candidate(name, y, K, W, dims, prop) -> Candidate:
+    """The graph W with the groups the labels y give on it and their class scores (kept: a
+    chain's held-out refit reads them instead of spreading the same labels again)."""
+    F = propagate(W, y, K, **prop)
+    return Candidate(name, W, dims, _labels_kept(F, y), F)
 
 
 def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
@@ -150,7 +158,7 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
     cand = None
     for _ in range(opts["refine"]):
         genes = top_genes(X if rows is None else X[rows], groups, m, opts["gene_choice"])
-        cand = _candidate(name, X, y, K, *_graph_on(X, genes, opts), prop)
+        cand = _candidate(name, y, K, *_graph_on(X, genes, opts), prop)
         cand.genes = genes
         rows, groups = None, cand.groups
     return cand
@@ -211,7 +219,7 @@ def _chain_agreement(c: Candidate, X, y, K, start_graph, m, opts, prop, pos) -> 
         refit = _chain(c.name, X, yy, K, start_graph, m, opts, prop)
         if refit is None:
             return np.zeros((y.size, K))
-        return propagate(refit.graph, yy, K, **prop)
+        return refit.spread  # = propagate(refit.graph, yy, K, **prop), computed by the refit
 
     c.agreement = held_out_agreement(scores_for, y, K, positions=pos, folds=opts["folds"])
     return c
@@ -463,7 +471,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
     if rows is None:
         W, d = _start_graph(X, k, n_pcs, graph, embedding)
-        start = _agreement(_candidate("start", X, y, K, W, d, prop), y, K, pos, prop)
+        start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
         chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
     else:
         chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding)
@@ -521,11 +529,11 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[C
     Xr, yr = X[rows], y[rows]
     Wr, dr = _start_graph(Xr, opts["k"], opts["n_pcs"], None, None if embedding is None else
                           np.asarray(embedding)[rows])
-    start = _agreement(_candidate("start", Xr, yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
+    start = _agreement(_candidate("start", yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
     chosen = _best(_candidates(Xr, yr, K, start, opts, prop, pos[rows]))
     if graph is not None:
-        start = _agreement(_candidate("start", X, y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
-    whole = _candidate(chosen.name, X, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
+        start = _agreement(_candidate("start", y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
+    whole = _candidate(chosen.name, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
     whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, **prop)
     whole.sample, whole.rerun = (chosen.graph, yr, pos[rows]), chosen.rerun
     return whole, start

@@ -239,8 +239,10 @@ def class_statistics(X, memberships, classes=None, *, scale: str = "auto") -> Cl
 
 def _assemble(classes, V1, n_eff, mean, var, pts, K, scale) -> ClassStatistics:
     """Welch's t, p-values and log fold changes of the K classes (rows 0..K-1) against their
-    rests (rows K..2K-1)."""
-    from scipy import stats
+    rests (rows K..2K-1). Two-sided p = 2 stdtr(df, -|t|), which is what ``scipy.stats.t.sf``
+    computes (the same bits, nan and infinite df included; scipy.stats costs 0.4 s to import in
+    every job that ranks with ``propagate``)."""
+    from scipy.special import stdtr  # lazy: 0.06 s that `import ssfs` does not pay
 
     m, mr, v, vr = mean[:K], mean[K:], var[:K], var[K:]
     ne, ner = n_eff[:K, None], n_eff[K:, None]
@@ -248,7 +250,7 @@ def _assemble(classes, V1, n_eff, mean, var, pts, K, scale) -> ClassStatistics:
         a, b = v / ne, vr / ner
         t = (m - mr) / np.sqrt(a + b)
         df = (a + b) ** 2 / (a**2 / (ne - 1) + b**2 / (ner - 1))
-        pv = 2.0 * stats.t.sf(np.abs(t), df)
+        pv = 2.0 * stdtr(df, -np.abs(t))
     t = np.where(np.isnan(t), 0.0, t)
     pv = np.where(np.isnan(pv), 1.0, pv)
     return ClassStatistics(
