@@ -49,6 +49,8 @@ def test_stratified_holdout_is_scikit_learns_split(counts):
             assert np.array_equal(train, ref[0]) and np.array_equal(test, ref[1]), (seed, test_size)
     with pytest.raises(SupervisionError, match="each part needs a sample of every class"):
         stratified_holdout(y, 0.5 / len(y), 0)
+    with pytest.raises(SupervisionError, match=r"2 samples of every class; \[99\] have 1"):
+        stratified_holdout(np.r_[y, 99], 1 / 3, 0)
 
 
 def test_partial_labels_marks_unlabeled():

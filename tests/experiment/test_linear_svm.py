@@ -55,3 +55,10 @@ def test_the_evaluations_accuracies_are_svcs(monkeypatch):
     monkeypatch.setattr(ev, "LinearSVM", lambda: SVC(kernel="linear", C=1.0))
     ref = evaluate_order(X, y, split, order, list(range(1, 8)), metrics=["accuracy"])
     assert got.equals(ref) and got["value"].between(0.2, 1.0).all() and got["value"].max() > 0.6
+
+
+def test_one_class_is_refused_as_svc_refuses_it():
+    X = np.random.default_rng(0).random((10, 3))
+    for model in (SVC(kernel="linear"), LinearSVM()):
+        with pytest.raises(ValueError, match="has to be greater than one"):
+            model.fit(X, np.zeros(10, dtype=int))

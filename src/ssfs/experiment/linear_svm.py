@@ -45,6 +45,8 @@ class LinearSVM:
         from sklearn.svm import _libsvm
 
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
+        if self.classes_.size < 2:  # libsvm would fit one class; SVC refuses
+            raise ValueError(f"The number of classes has to be greater than one; got {self.classes_.size} class")
         _libsvm.set_verbosity_wrap(0)  # as SVC(verbose=False): libsvm prints its solver's progress otherwise
         out = _libsvm.fit(np.ascontiguousarray(X, dtype=np.float64), codes.astype(np.float64), svm_type=C_SVC,
                           sample_weight=np.empty(0), class_weight=np.ones(self.classes_.size), C=self.C,

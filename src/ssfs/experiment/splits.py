@@ -155,6 +155,9 @@ def stratified_holdout(y: np.ndarray, test_size: float, seed: int, *, dataset: s
     n_test = int(np.ceil(test_size * n)) if np.asarray(test_size).dtype.kind == "f" else int(test_size)
     n_train = n - n_test
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if counts.min(initial=2) < 2:
+        raise SupervisionError(f"{dataset}: a stratified split needs 2 samples of every class; "
+                               f"{classes[counts < 2].tolist()} have 1")
     if not 0 < n_test < n or min(n_train, n_test) < classes.size:
         raise SupervisionError(f"{dataset}: test_size {test_size} leaves {n_train} training and {n_test} test "
                                f"samples for {classes.size} classes; each part needs a sample of every class")
