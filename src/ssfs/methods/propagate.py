@@ -17,14 +17,16 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
    held-out labels (3 folds, each refitting the chain) is kept: the data decide whether the graph
    or the labels lead (every sample labeled: both pilots are the labels' R^2, one chain runs).
-   ``gene_choice="balanced"`` takes half of the ``genes`` in turn from every group's own
-   up-markers, so a rare type's markers enter the graph (:func:`top_genes`; default "total").
+   The ``genes`` are half the best by R^2, half taken in turn from every group's own up-markers
+   (one-vs-rest R^2), so a rare type's markers enter the graph (:func:`top_genes`,
+   ``gene_choice="balanced"``; "total": all by R^2, the former default).
    Beyond ``refine_samples`` samples the chains run on a subsample and the
    chosen genes give one graph of all samples (:func:`refinement_rows`): cost follows the work.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -65,6 +67,8 @@ class Candidate:
     genes: np.ndarray | None = None
     #: (graph, labels, content positions) of the subsample the graph was chosen on (many samples)
     sample: tuple | None = None
+    #: the chain that built the graph, rerun for other labels (``rerun(y) -> Candidate | None``)
+    rerun: Any = None
 
 
 @dataclass
@@ -255,16 +259,21 @@ def reliability(accuracy: float, chance: float, n_labeled: int, prior: float = 1
 
 #: random placements of the labels whose groups give the graph's chance coherence (:func:`null_coherence`)
 NULL_DRAWS = 8
+#: one-sided 95 % quantile of Student's t with NULL_DRAWS - 1 = 7 degrees of freedom (:func:`excess_coherence`)
+NULL_T95 = 1.894579
 #: how much the propagated samples may weigh (the ``weighting`` parameter)
-WEIGHTINGS = ("evidence", "coherence")
+WEIGHTINGS = ("evidence", "kept_evidence", "coherence")
 
 
-def null_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray) -> np.ndarray:
+def null_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray, rerun=None) -> np.ndarray:
     """:func:`coherence` of the groups that the same labels give when they sit on other samples,
     one value per draw (:data:`NULL_DRAWS`): draw d puts the L labels (in their content order)
     on the samples at content positions d n / D, ..., d n / D + L - 1 (mod n). Labels spread over
     a kNN graph always give groups that hold together in it; this is how much they hold together
-    when the labels say nothing about the graph."""
+    when the labels say nothing about the graph. With ``rerun`` (the refinement chain that built W,
+    :attr:`Candidate.rerun`) each draw rebuilds its own graph from its own groups' genes, as W was
+    built from the labels': a graph built on the genes that separate some groups holds those
+    groups together whatever they are."""
     lab = np.flatnonzero(y >= 0)
     values = y[lab][np.argsort(pos[lab], kind="stable")]
     order = np.argsort(pos, kind="stable")
@@ -272,19 +281,25 @@ def null_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray) -> np.
     for d in range(NULL_DRAWS):
         yy = np.full(y.size, -1)
         yy[order[(d * y.size // NULL_DRAWS + np.arange(lab.size)) % y.size]] = values
-        out.append(coherence(W, _groups(W, yy, K, prop)))
+        refit = rerun(yy) if rerun is not None else None
+        out.append(coherence(W, _groups(W, yy, K, prop)) if refit is None else coherence(refit.graph, refit.groups))
     return np.asarray(out)
 
 
-def excess_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray) -> float:
+def excess_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray, rerun=None) -> float:
     """How much better the labels' groups hold together in the graph than the groups of labels
     placed at random (:func:`null_coherence`, mean c0 over the draws), in [0, 1]:
     (c - c0) / (1 - c0). 0 when no better: the graph does not see the labeled classes (any split
     of a kNN graph into contiguous parts is coherent; a split along the classes is more so only
-    when the graph carries them)."""
+    when the graph carries them). With ``rerun`` (each draw rebuilds its graph as W was built) c
+    must also lie above the draws' one-sided 95 % prediction bound, c0 + t s sqrt(1 + 1/D) (s their
+    standard deviation, t Student's quantile with D - 1 degrees of freedom, :data:`NULL_T95`): the
+    only evidence there is, so it must be significant, not merely above the mean."""
     c = coherence(W, _groups(W, y, K, prop))
-    null = null_coherence(W, y, K, prop, pos)
+    null = null_coherence(W, y, K, prop, pos, rerun)
     c0 = float(null.mean())
+    if rerun is not None and c < c0 + NULL_T95 * float(null.std(ddof=1)) * np.sqrt(1.0 + 1.0 / null.size):
+        return 0.0
     return float(np.clip((c - c0) / (1.0 - c0), 0.0, 1.0)) if c0 < 1.0 else 0.0
 
 
@@ -306,21 +321,39 @@ def propagated_weight(agreement: tuple, y: np.ndarray, weighting: str, coherent,
     (:func:`~ssfs.methods._shared.propagation.held_out_agreement`) and ``coherent()``, the
     :func:`coherence` of the final groups in it: :func:`reliability`, the agreement above chance
     shrunk towards the coherence. ``"coherence"``: that reliability (the former weighting).
-    ``"evidence"``: 0 when nothing says the graph carries the classes, i.e. ``excess()`` (its
+    ``"kept_evidence"``: 0 when nothing says the graph carries the classes, i.e. ``excess()`` (its
     :func:`excess_coherence`: every propagated split of a kNN graph is coherent in it, a split
     along the classes more than labels placed at random) is 0 and the held-out agreement is within
-    two binomial standard errors of chance; else the reliability times :func:`evidence_weight`."""
+    two binomial standard errors of chance; else the reliability times :func:`evidence_weight`.
+    ``"evidence"``: the same, ``excess()`` judging the start graph too (:func:`graphs_excess`)."""
     acc, chance, pred = agreement[:3]
     held = int((pred >= 0).sum())
     if weighting not in WEIGHTINGS:
         raise MethodError(f"propagate: weighting must be one of {WEIGHTINGS}, got {weighting!r}")
-    if weighting == "evidence" and (not np.isfinite(acc) or _no_structure(acc, chance, held)) and excess() <= 0.0:
+    if weighting != "coherence" and (not np.isfinite(acc) or _no_structure(acc, chance, held)) and excess() <= 0.0:
         return 0.0
     r = reliability(acc, chance, held, coherent())
     if weighting == "coherence":
         return r
     lab = y >= 0
     return evidence_weight(r, int((~lab).sum()), int(lab.sum()))
+
+
+def graphs_excess(chosen: Candidate, start: Candidate, y, K: int, prop: dict, pos, weighting: str) -> float:
+    """:func:`excess_coherence` of the kept graph (with many samples: of the subsample's graph it
+    was chosen on); with ``weighting="evidence"``, when it is 0 and some class has 2 labels, that
+    of the start graph: either graph carrying the classes is evidence that the labels' groups are
+    classes. (A refined graph is built on genes chosen from groups; the labels' groups can hold
+    together in it no better than randomly placed labels' although the start graph separates
+    them: 6 labels on 600 cells, ``tests/methods/test_scenario_ordering.py``. With one label per
+    class, a second noisy test of 2 labels would double the false alarms: the kept graph alone.)"""
+    kept = chosen.sample or (chosen.graph, y, pos)  # many samples: the subsample's graph (same cost at any n)
+    rerun = chosen.rerun if weighting == "evidence" and unchecked(y) else None  # no held-out refit judged it
+    excess = excess_coherence(kept[0], kept[1], K, prop, kept[2], rerun)
+    if weighting != "evidence" or excess > 0.0 or unchecked(y) or start.graph is chosen.graph:
+        return excess
+    on = (start.graph, y, pos) if start.graph.shape[0] == y.size else (start.graph, kept[1], kept[2])
+    return excess_coherence(on[0], on[1], K, prop, on[2])
 
 
 def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
@@ -411,6 +444,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
     for name in ("labels",) if (y >= 0).all() else ("graph", "labels"):
         c = _chain(name, X, y, K, start.graph, m, opts, prop)
         if c is not None:
+            c.rerun = functools.partial(_chain, name, X, K=K, start_graph=start.graph, m=m, opts=opts, prop=prop)
             out.append(_chain_agreement(c, X, y, K, start.graph, m, opts, prop, pos))
     return out
 
@@ -418,7 +452,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "total",
+                    weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "balanced",
                     classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
@@ -449,9 +483,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         floor = np.full(K, np.inf)
         np.minimum.at(floor, y[lab], held_reach)
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
-    null_on = chosen.sample or (chosen.graph, y, pos)  # many samples: the subsample's graph (same cost at any n)
     w_propagated = propagated_weight(chosen.agreement, y, weighting, lambda: coherence(chosen.graph, groups),
-                                     lambda: excess_coherence(null_on[0], null_on[1], K, prop, null_on[2]))
+                                     lambda: graphs_excess(chosen, start, y, K, prop, pos, weighting))
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
@@ -502,7 +535,7 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[C
         start = _agreement(_candidate("start", y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
     whole = _candidate(chosen.name, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
     whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, **prop)
-    whole.sample = (chosen.graph, yr, pos[rows])
+    whole.sample, whole.rerun = (chosen.graph, yr, pos[rows]), chosen.rerun
     return whole, start
 
 
@@ -528,9 +561,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
-                    weighting: Literal["evidence", "coherence"] = "evidence",
+                    weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
                     label_free: Literal["signal", "span"] = "signal",
-                    gene_choice: Literal["total", "balanced"] = "total"):
+                    gene_choice: Literal["total", "balanced"] = "balanced"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -573,18 +606,18 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
         embedding (n x d, ``obsm['X_pca']``) for the start graph.
     weighting
-        How much the propagated samples count in the scores (labeled ones count 1). "evidence":
-        the graph's held-out agreement above chance, shrunk towards how much better the labels'
-        groups hold together in it than those of labels placed at random (0 when no better),
-        times the share of the evidence they carry, r^2 u / (r^2 u + l) (u propagated, l labeled
-        samples). "coherence": the former weighting, shrunk towards the groups' raw coherence.
+        How much the propagated samples count (labeled ones: 1). "evidence": the held-out
+        agreement above chance r times r^2 u / (r^2 u + l) (u propagated, l labeled samples); 0
+        when neither it nor the labels' groups (in the kept or the start graph, against labels
+        placed at random) say the graph carries the classes. "kept_evidence": the kept graph
+        only (the former default); "coherence": r shrunk towards the groups' raw coherence.
     label_free
         Scores without labels. "signal": variance x sqrt(share in the span of the signal components
         of X in its own units); counts (sparse or half zeros): the share alone. "span": the former,
         the share in the span of the standardised columns' signal components (sparse X: the same).
     gene_choice
-        The refined graphs' ``genes``: "total", all by R^2 on all groups; "balanced", half so, half in
-        turn from every group's up-markers (a rare group's too; one label per class: "total").
+        The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
+        up-markers (one label per class: "total"); "total", all by R^2 (the former default).
 
     Returns
     -------
