@@ -40,25 +40,6 @@ _CONSENSUS_KEYS = {
 }
 
 
-def selection_outputs(job, sets, fused):
-    """The outputs of one selection job over ``sets`` (the answer, maybe with the list every label
-    gives): per set, its ranks, full-data rankings (chunk 0) and, fused, its consensus files; the
-    keys of the sets after the first start with ``all_labels_``."""
-    out = {}
-    for i, (folder, _, _, files) in enumerate(sets):
-        key = "" if i == 0 else "all_labels_"
-        if fused:
-            out.update({key + _CONSENSUS_KEYS[f]: f"{RESULTS}/{{dataset}}/selection/{folder}{f}" for f in files})
-        out[key + "ranks"] = per_method(
-            f"{{dataset}}/selection/{folder}ranks/{{method}}/chunk{job.chunk}.npz", job.methods
-        )
-        # chunk 0 also ranks the full data
-        out[key + "full"] = (
-            per_method(f"{{dataset}}/selection/{folder}full/{{method}}.tsv", job.methods) if job.chunk == 0 else []
-        )
-    return out
-
-
 # (rule name prefix, the sets one job computes, the datasets it serves: a wildcard constraint)
 if _SEL_FUSED and SEL_COMPANIONS:
     _others = [ds for ds in DATASETS if ds not in SEL_COMPANIONS]
@@ -76,7 +57,7 @@ for _prefix, _sets, _datasets in _SEL_RULES:
             input:
                 prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
             output:
-                **selection_outputs(_job, _sets, _SEL_FUSED),
+                **selection_outputs(_job, _sets, _SEL_FUSED, _CONSENSUS_KEYS),
             log:
                 f"{RESULTS}/logs/selection/{{dataset}}/{_sets[0][0]}{_job.folder}/chunk{_job.chunk}.log",
             benchmark:
