@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from sklearn import datasets as skd
 
 from ssfs.errors import ConfigError
-from ssfs.io import prepare_dataset
+from ssfs.io import builtin, prepare_dataset
 from ssfs.io.builtin import BASE_WAVES, load_builtin, waveform
 
 
@@ -78,6 +81,24 @@ def test_sklearn_builtins(name, loader, shape):
     np.testing.assert_array_equal(a.X, ref.data)
     assert list(a.var_names) == list(ref.feature_names)
     np.testing.assert_array_equal(a.obs["label"].astype(str).to_numpy(), np.asarray(ref.target_names)[ref.target])
+    assert a.X.dtype == np.float64 and a.X.tobytes() == np.ascontiguousarray(ref.data).tobytes()  # the same bits
+
+
+def test_sklearn_builtins_are_read_without_importing_scikit_learn():
+    code = (
+        "import sys; from ssfs.io.builtin import load_builtin; a = load_builtin('wine'); "
+        "print(a.shape, a.var_names[-1], 'sklearn' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["(178,", "13)", "proline", "False"]
+
+
+def test_sklearn_builtins_fall_back_to_scikit_learn_without_its_file(monkeypatch):
+    monkeypatch.setattr(builtin, "_package_file", lambda *parts: None)
+    a = load_builtin("iris")
+    ref = skd.load_iris()
+    np.testing.assert_array_equal(a.X, ref.data)
+    assert list(a.var_names) == list(ref.feature_names) and a.obs["label"].iloc[-1] == "virginica"
 
 
 def test_pbmc68k_reduced():

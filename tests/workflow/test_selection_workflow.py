@@ -95,6 +95,26 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
 
 
 @pytest.mark.slow
+def test_the_list_every_label_gives_shares_the_answers_job(tmp_path):
+    """execution.fuse_steps (default): a dataset with selection.labeled_per_class computes the list
+    every label gives in its answer's job (one start-up fewer); the other datasets keep their own
+    rule; without fusing, each set has its rules as before."""
+    data = tmp_path / "planted.csv"
+    planted_csv(data, labeled_per_class=None)
+    cfg = sel_config(data, labeled_per_class={"planted": 5})
+    cfg["datasets"]["other"] = dict(cfg["datasets"]["planted"])
+    jobs = {}
+    for name, execution in (("fused", {}), ("apart", {"fuse_steps": False})):
+        res = snakemake(tmp_path / name, {**cfg, "execution": execution}, "-n", "--quiet", "rules")
+        jobs[name] = dict(re.findall(r"^(\w+)\s+(\d+)$", res.stdout, flags=re.M))
+    assert jobs["fused"] == {"prepare": "2", "selection_and_all_labels_0": "1", "selection_0": "1", "report": "1",
+                             "all": "1", "total": "6"}
+    assert jobs["apart"] == {"selection_0": "2", "selection_all_labels_0": "1", "consensus": "2",
+                             "consensus_all_labels": "1", "prepare": "2", "report": "1", "all": "1",
+                             "total": "10"}
+
+
+@pytest.mark.slow
 def test_the_analysts_case_beside_every_label(tmp_path):
     """selection.labeled_per_class: the answer from 5 labels per class (the others hidden), the
     list every label gives in selection/all_labels/, both in the report with their overlap; the
@@ -110,6 +130,11 @@ def test_the_analysts_case_beside_every_label(tmp_path):
         runs[name] = {f: (d / f).read_bytes() for f in ("consensus.tsv", "summary.json", "all_labels/consensus.tsv",
                                                           "all_labels/summary.json")}
     assert runs["fused"] == runs["chunked"]
+    logs = {name: sorted(p.relative_to(tmp_path / name / "results" / "logs" / "selection").as_posix()
+                         for p in (tmp_path / name / "results" / "logs" / "selection").rglob("*.log"))
+            for name in runs}
+    assert logs["fused"] == ["planted/_batch/chunk0.log"]  # one job: the answer and every label's list
+    assert "planted/all_labels/_batch/chunk0.log" in logs["chunked"]
     d = tmp_path / "fused" / "results" / "planted" / "selection"
     s, s_all = (json.loads((d / f).read_text()) for f in ("summary.json", "all_labels/summary.json"))
     assert s["labeled_per_class"] == {"a": 5, "b": 5} and s["n_unlabeled"] == 50

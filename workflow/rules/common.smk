@@ -123,6 +123,25 @@ def batched_jobs(prefix, labels, chunks):
     return batches.batched_jobs(CFG, prefix, labels, chunks)
 
 
+def selection_outputs(job, sets, fused, consensus_keys):
+    """The outputs of one selection job over ``sets`` (the answer, maybe with the list every label
+    gives; selection.smk): per set, its ranks, full-data rankings (chunk 0) and, fused, its consensus
+    files (their keys: ``consensus_keys``); the keys of the sets after the first start with ``all_labels_``."""
+    out = {}
+    for i, (folder, _, _, files) in enumerate(sets):
+        key = "" if i == 0 else "all_labels_"
+        if fused:
+            out.update({f"{key}{consensus_keys[f]}": f"{RESULTS}/{{dataset}}/selection/{folder}{f}" for f in files})
+        out[f"{key}ranks"] = per_method(
+            f"{{dataset}}/selection/{folder}ranks/{{method}}/chunk{job.chunk}.npz", job.methods
+        )
+        # chunk 0 also ranks the full data
+        out[f"{key}full"] = (
+            per_method(f"{{dataset}}/selection/{folder}full/{{method}}.tsv", job.methods) if job.chunk == 0 else []
+        )
+    return out
+
+
 def per_method_rep(pattern, methods, reps):
     """:func:`per_rep` of ``pattern`` for every method (method outer, repetition inner)."""
     return [f for m in methods for f in per_rep(pattern.replace("{method}", m), reps)]

@@ -22,7 +22,8 @@ SELECTION_OUTPUTS = (
 )
 
 # With execution.fuse_steps, one chunk and one batch (the default) that job also writes the
-# consensus (no consensus rule): one process start-up per dataset.
+# consensus (no consensus rule): one process start-up per dataset; a dataset that also gets the
+# list every label gives computes it in the same job (its own rule, constrained to those datasets).
 _SEL_FUSED = FUSE_STEPS and len(SEL_CHUNKS) == 1 and len(method_batches(SEL_METHODS)) == 1
 # (folder under selection/, rule name suffix, selection entry, outputs of the consensus)
 _SEL_SETS = [("", "", SEL, SELECTION_FILES)]
@@ -38,9 +39,17 @@ _CONSENSUS_KEYS = {
     "dotplot.svg": "dotplot",
 }
 
-for _dir, _suffix, _sel, _files in _SEL_SETS:
-    _consensus = {_CONSENSUS_KEYS[f]: f"{RESULTS}/{{dataset}}/selection/{_dir}{f}" for f in _files}
-    for _job in batched_jobs(f"selection{_suffix}", SEL_METHODS, SEL_CHUNKS):
+
+# (rule name prefix, the sets one job computes, the datasets it serves: a wildcard constraint)
+if _SEL_FUSED and SEL_COMPANIONS:
+    _others = [ds for ds in DATASETS if ds not in SEL_COMPANIONS]
+    _SEL_RULES = [("selection_and_all_labels", _SEL_SETS, SEL_COMPANIONS)]
+    _SEL_RULES += [("selection", _SEL_SETS[:1], _others)] if _others else []
+else:
+    _SEL_RULES = [(f"selection{entry[1]}", [entry], DATASETS) for entry in _SEL_SETS]
+
+for _prefix, _sets, _datasets in _SEL_RULES:
+    for _job in batched_jobs(_prefix, SEL_METHODS, SEL_CHUNKS):
 
         rule:
             name:
@@ -48,18 +57,13 @@ for _dir, _suffix, _sel, _files in _SEL_SETS:
             input:
                 prepared=f"{RESULTS}/{{dataset}}/prepared.h5ad",
             output:
-                **(_consensus if _SEL_FUSED else {}),
-                ranks=per_method(f"{{dataset}}/selection/{_dir}ranks/{{method}}/chunk{_job.chunk}.npz", _job.methods),
-                # chunk 0 also ranks the full data
-                full=(
-                    per_method(f"{{dataset}}/selection/{_dir}full/{{method}}.tsv", _job.methods)
-                    if _job.chunk == 0
-                    else []
-                ),
+                **selection_outputs(_job, _sets, _SEL_FUSED, _CONSENSUS_KEYS),
             log:
-                f"{RESULTS}/logs/selection/{{dataset}}/{_dir}{_job.folder}/chunk{_job.chunk}.log",
+                f"{RESULTS}/logs/selection/{{dataset}}/{_sets[0][0]}{_job.folder}/chunk{_job.chunk}.log",
             benchmark:
-                f"{RESULTS}/{{dataset}}/selection/{_dir}benchmarks/{_job.folder}/chunk{_job.chunk}.tsv"
+                f"{RESULTS}/{{dataset}}/selection/{_sets[0][0]}benchmarks/{_job.folder}/chunk{_job.chunk}.tsv"
+            wildcard_constraints:
+                dataset=labels_regex(_datasets),
             conda:
                 "../../envs/select.yaml"
             threads: _job.threads
@@ -69,12 +73,17 @@ for _dir, _suffix, _sel, _files in _SEL_SETS:
             params:
                 methods=_job.methods,
                 sup=CFG["supervision"],
-                sel=_sel,
+                # per set: the prefix of its output keys and its selection entry
+                sets=[("" if i == 0 else "all_labels_", entry[2]) for i, entry in enumerate(_sets)],
                 seed=SEED,
                 chunk=_job.items,
                 fuse_consensus=_SEL_FUSED,
             script:
                 "../scripts/selection_rank.py"
+
+
+for _dir, _suffix, _sel, _files in _SEL_SETS:
+    _consensus = {_CONSENSUS_KEYS[f]: f"{RESULTS}/{{dataset}}/selection/{_dir}{f}" for f in _files}
 
     if not _SEL_FUSED:
 
