@@ -403,6 +403,12 @@ def test_one_vs_rest_explained_is_the_two_group_r2():
     up = one_vs_rest_explained(X, g, up_only=True)
     below = X[g == 2].mean(axis=0) < X.mean(axis=0)
     assert (up[2, below] == 0).all() and np.allclose(up[2, ~below], R[2, ~below])
+    from ssfs.methods._shared.class_stats import explained_and_one_vs_rest
+
+    for A in (X, sparse.csr_matrix(X)):  # one pass over X, the two functions' values to the bit
+        both = explained_and_one_vs_rest(A, g, up_only=True)
+        assert np.array_equal(both[0], variance_explained(A, g), equal_nan=True)
+        assert np.array_equal(both[1], one_vs_rest_explained(A, g, up_only=True), equal_nan=True)
 
 
 def test_balanced_genes_bring_a_rare_groups_markers_into_the_graph():
