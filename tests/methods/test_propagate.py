@@ -147,6 +147,24 @@ def test_evidence_weight_and_excess_coherence_by_hand():
     c = coherence(W, (np.arange(60) >= 30).astype(int))  # the labels' groups are the cliques
     assert excess_coherence(W, y, 2, prop, pos) == pytest.approx((c - null.mean()) / (1 - null.mean()))
     assert excess_coherence(W, y, 2, prop, pos) > 0.2
+    # the null that reruns the chain: draw d returns its own graph (here the cliques again) and groups
+    # (the first 30 + 2 d samples against the rest: less coherent as d grows)
+    from ssfs.methods.propagate import NULL_T95, Candidate
+
+    def rerun_from(shifts):
+        it = iter(shifts)
+        return lambda yy: Candidate("graph", W, 2, (np.arange(60) >= 30 + 2 * next(it)).astype(int), np.zeros((60, 2)))
+
+    by_shift = np.array([coherence(W, (np.arange(60) >= 30 + 2 * d).astype(int)) for d in range(8)])
+    assert np.array_equal(null_coherence(W, y, 2, prop, pos, rerun=rerun_from(range(8))), by_shift)
+    spread_out = by_shift.mean() + NULL_T95 * by_shift.std(ddof=1) * np.sqrt(1 + 1 / 8)
+    assert spread_out > c  # c = 0.998 lies below the 95 % prediction bound of these 8 draws: not significant
+    assert excess_coherence(W, y, 2, prop, pos, rerun=rerun_from(range(8))) == 0.0
+    assert excess_coherence(W, y, 2, prop, pos, rerun=rerun_from([0] * 7 + [7])) == 0.0  # as coherent as the labels
+    tight = by_shift[[7, 6] * 4]  # every draw far less coherent, little spread: significant
+    assert c > tight.mean() + NULL_T95 * tight.std(ddof=1) * np.sqrt(1 + 1 / 8)
+    assert excess_coherence(W, y, 2, prop, pos, rerun=rerun_from([7, 6] * 4)) == pytest.approx(
+        (c - tight.mean()) / (1 - tight.mean()))
 
 
 def test_no_labels_gives_label_free_scores(cells):
@@ -385,6 +403,12 @@ def test_one_vs_rest_explained_is_the_two_group_r2():
     up = one_vs_rest_explained(X, g, up_only=True)
     below = X[g == 2].mean(axis=0) < X.mean(axis=0)
     assert (up[2, below] == 0).all() and np.allclose(up[2, ~below], R[2, ~below])
+    from ssfs.methods._shared.class_stats import explained_and_one_vs_rest
+
+    for A in (X, sparse.csr_matrix(X)):  # one pass over X, the two functions' values to the bit
+        both = explained_and_one_vs_rest(A, g, up_only=True)
+        assert np.array_equal(both[0], variance_explained(A, g), equal_nan=True)
+        assert np.array_equal(both[1], one_vs_rest_explained(A, g, up_only=True), equal_nan=True)
 
 
 def test_balanced_genes_bring_a_rare_groups_markers_into_the_graph():

@@ -38,7 +38,7 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
-from ._shared.class_stats import ClassStatistics, class_statistics, one_vs_rest_explained, variance_explained
+from ._shared.class_stats import ClassStatistics, class_statistics, explained_and_one_vs_rest, variance_explained
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
 from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
@@ -178,10 +178,10 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total") -> np.ndarray:
     where their R^2 on all groups never ranks them."""
     if how not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
-    s = np.nan_to_num(variance_explained(X, groups), nan=-np.inf)
     if how == "total":
-        return np.sort(np.argsort(-s, kind="stable")[:m])
-    R = np.nan_to_num(one_vs_rest_explained(X, groups, up_only=True), nan=-np.inf)
+        return np.sort(np.argsort(-np.nan_to_num(variance_explained(X, groups), nan=-np.inf), kind="stable")[:m])
+    s, R = explained_and_one_vs_rest(X, groups, up_only=True)  # one pass over X
+    s, R = np.nan_to_num(s, nan=-np.inf), np.nan_to_num(R, nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
     in_groups = np.argsort(np.argsort(-R, axis=1, kind="stable"), axis=1, kind="stable").min(axis=0)
     overall = np.argsort(np.argsort(-s, kind="stable"), kind="stable") / R.shape[0]

@@ -294,8 +294,12 @@ def variance_explained(X, groups, weights=None) -> np.ndarray:
     stays sparse; dense X is centred first (no cancellation)."""
     g = np.asarray(groups, dtype=np.int64)
     w = np.ones(g.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    size, total, sums, shift = _grouped_sums(X, g, w)
-    between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - w.sum() * shift**2
+    return _explained(*_grouped_sums(X, g, w), w.sum())
+
+
+def _explained(size, total, sums, shift, weight: float) -> np.ndarray:
+    """:func:`variance_explained` from :func:`_grouped_sums` (``weight``: the samples' total weight)."""
+    between = (sums**2 / np.where(size > 0, size, np.inf)[:, None]).sum(axis=0) - weight * shift**2
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
 
@@ -328,8 +332,19 @@ def one_vs_rest_explained(X, groups, up_only: bool = False) -> np.ndarray:
     however little of the total variance it carries. NaN for a constant feature; 0 rows for
     empty groups or a group of all samples."""
     g = np.asarray(groups, dtype=np.int64)
-    n = g.size
-    size, total, sums, shift = _grouped_sums(X, g, np.ones(n))
+    return _one_vs_rest(*_grouped_sums(X, g, np.ones(g.size)), g.size, up_only)
+
+
+def explained_and_one_vs_rest(X, groups, up_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`variance_explained`, :func:`one_vs_rest_explained`) of unweighted ``groups`` from one
+    pass over X (the same values to the bit as the two calls)."""
+    g = np.asarray(groups, dtype=np.int64)
+    grouped = _grouped_sums(X, g, np.ones(g.size))
+    return _explained(*grouped, float(g.size)), _one_vs_rest(*grouped, g.size, up_only)
+
+
+def _one_vs_rest(size, total, sums, shift, n: int, up_only: bool) -> np.ndarray:
+    """:func:`one_vs_rest_explained` from :func:`_grouped_sums` of ``n`` unweighted samples."""
     centred_sums = sums - size[:, None] * shift
     rest = size * (n - size)
     between = centred_sums**2 * (n / np.where(rest > 0, rest, np.inf))[:, None]
