@@ -192,3 +192,33 @@ def test_integer_rows_strided_bound(values):
     ref_i, ref_d = _reference(X, 5)
     np.testing.assert_array_equal(ind, ref_i)
     np.testing.assert_array_equal(d2, ref_d)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_refine_of_candidates_row_by_row_is_the_lexsort_of_all(seed):
+    """The search's candidates (row by row, columns ascending) ordered per row by a stable sort on
+    their distances: the same neighbours and distances as one lexsort on (row, distance, column),
+    ties (values on a grid of halves: many equal distances) to the lower column; candidates in
+    another order (NN-descent's) take the lexsort."""
+    from ssfs.methods._shared.graph import _exact_refine, _sq_dists_of_pairs
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(40, 3)) / 2.0 + 0.25
+    queries = np.sort(rng.choice(40, 25, replace=False))
+    k = 4
+    mask = rng.random((queries.size, 40)) < 0.5
+    mask[:, :k + 1] = True  # at least k candidates other than the query itself
+    mask[np.arange(queries.size), queries] = False
+    rows, cols = np.nonzero(mask)
+    rows = queries[rows]
+    d = _sq_dists_of_pairs(X, rows, cols)
+    o = np.lexsort((cols, d, rows))
+    first = np.searchsorted(rows[o], queries)[:, None] + np.arange(k)
+    ind, d2 = _exact_refine(X, rows, cols, queries, k)
+    np.testing.assert_array_equal(ind, cols[o][first])
+    assert d2.tobytes() == d[o][first].tobytes()
+    assert len(np.unique(d)) < d.size / 4  # ties were there to break
+    shuffled = rng.permutation(rows.size)
+    ind_s, d2_s = _exact_refine(X, rows[shuffled], cols[shuffled], queries, k)
+    np.testing.assert_array_equal(ind_s, ind)
+    np.testing.assert_array_equal(d2_s, d2)

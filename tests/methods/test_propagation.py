@@ -13,6 +13,7 @@ from ssfs.methods._shared.propagation import (
     class_mass_normalize,
     graph_agreement,
     harmonic,
+    normalized_affinities,
     one_hot_labels,
     propagate,
     spread,
@@ -91,6 +92,59 @@ def test_spread_is_zhou_et_al_closed_form_and_scikit_learns_label_spreading():
 
     ls = LabelSpreading(kernel=lambda a, b: W.toarray(), alpha=0.9, max_iter=5000, tol=1e-12).fit(X, y)
     np.testing.assert_allclose(F / F.sum(axis=1, keepdims=True), ls.label_distributions_, atol=1e-8)
+
+
+def _spread_by_products(W, Y, alpha, tol=1e-6):
+    """spread as it was written before issue 32's reuse of its buffers: D^-1/2 W D^-1/2 by two sparse
+    products, every conjugate-gradient step in new arrays (the reference for the same bits)."""
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    d = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.divide(1.0, np.sqrt(d), out=np.zeros_like(d), where=d > 0)
+    S = sparse.csr_matrix(sparse.diags(inv) @ W @ sparse.diags(inv))
+    X, R = np.zeros_like(Y), (1.0 - alpha) * Y
+    Pd, rr = R.copy(), np.einsum("ij,ij->j", R, R)
+    stop = (tol**2) * np.maximum(rr, 1e-300)
+    for _ in range(2000):
+        if np.all(rr <= stop):
+            break
+        MP = Pd - alpha * (S @ Pd)
+        pmp = np.einsum("ij,ij->j", Pd, MP)
+        a = np.divide(rr, pmp, out=np.zeros_like(rr), where=pmp > 0)
+        X += Pd * a
+        R -= MP * a
+        rr_new = np.einsum("ij,ij->j", R, R)
+        b = np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0)
+        Pd = R + Pd * b
+        rr = rr_new
+    return X
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spread_gives_the_bits_of_the_two_products_and_fresh_arrays(seed):
+    """The scaled graph built entry by entry and the solver's reused buffers change no bit: weighted
+    graphs with an isolated sample, a non-canonical graph (duplicate entries: the products sum them)."""
+    rng = np.random.default_rng(seed)
+    X, t = _clusters(seed=seed)
+    W = sparse.csr_matrix(_knn(X, 6).multiply(rng.uniform(0.1, 3.0, (t.size, t.size))))
+    W = sparse.csr_matrix(W.maximum(W.T))
+    W = sparse.lil_matrix(W)
+    W[5, :] = 0
+    W[:, 5] = 0  # an isolated sample
+    W = sparse.csr_matrix(W)
+    y = np.full(t.size, -1)
+    y[rng.choice(t.size, 9, replace=False)] = t[rng.choice(t.size, 9, replace=False)]
+    Y = one_hot_labels(y, 3)
+    assert spread(W, Y, 0.99).tobytes() == _spread_by_products(W, Y, 0.99).tobytes()
+    d = np.asarray(W.sum(axis=1)).ravel()
+    inv = np.divide(1.0, np.sqrt(d), out=np.zeros_like(d), where=d > 0)
+    S, ref = normalized_affinities(W, inv), sparse.csr_matrix(sparse.diags(inv) @ W @ sparse.diags(inv))
+    assert S.data.tobytes() == ref.data.tobytes() and np.array_equal(S.indices, ref.indices)
+    assert np.array_equal(S.indptr, ref.indptr) and S.nnz == ref.nnz
+    dup = sparse.csr_matrix((np.r_[W.data, 0.5, 0.25], np.r_[W.indices, 1, 1], W.indptr.copy()), shape=W.shape)
+    dup.indptr[1:] += 2  # row 0 holds two more entries in column 1 (not canonical)
+    dup = sparse.csr_matrix((np.r_[0.5, 0.25, W.data], np.r_[1, 1, W.indices], dup.indptr), shape=W.shape)
+    assert not dup.has_canonical_format
+    assert spread(dup, Y, 0.9).tobytes() == _spread_by_products(dup, Y, 0.9).tobytes()
 
 
 def test_harmonic_is_the_closed_form_with_labels_clamped():

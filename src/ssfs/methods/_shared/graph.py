@@ -109,10 +109,37 @@ def _exact_refine(X, ind_rows, cols, queries: np.ndarray, k: int) -> tuple[np.nd
     ``cols``; at least k per query): squared distances computed directly,
     sum_f (x_if - x_jf)^2, then ordered by (distance, index)."""
     d = _sq_dists_of_pairs(X, ind_rows, cols)
+    if ind_rows.size and np.all(np.diff(ind_rows * X.shape[0] + cols) > 0):
+        return _first_k_by_distance(d, ind_rows, cols, queries, k)
     o = np.lexsort((cols, d, ind_rows))
     starts = np.searchsorted(ind_rows[o], queries)
     take = (starts[:, None] + np.arange(k)[None, :]).ravel()
     return cols[o][take].reshape(queries.size, k), d[o][take].reshape(queries.size, k)
+
+
+def _first_k_by_distance(d: np.ndarray, rows: np.ndarray, cols: np.ndarray, queries: np.ndarray,
+                         k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_exact_refine`'s order for candidates given row by row, columns ascending (as the
+    search gives them): a stable sort of each query's candidates by distance (ties stay in column
+    order), :func:`_padded_first_k`: the lexsort's result, without sorting all candidates at once
+    on three keys (it took most of a small graph's refinement)."""
+    slot_row = np.searchsorted(queries, rows)
+    counts = np.bincount(slot_row, minlength=queries.size)
+    return _padded_first_k(d, slot_row, cols, counts, int(counts.max()), k)
+
+
+def _padded_first_k(values: np.ndarray, rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, width: int,
+                    k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Columns and values of the k smallest ``values`` of each row (``rows`` ascending, ``counts``
+    per row, at most ``width``), ties in the given order: the entries padded to one row each
+    (with inf), a stable sort of every row."""
+    slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    pad = np.full((counts.size, width), np.inf)
+    cand = np.zeros((counts.size, width), dtype=np.int64)
+    pad[rows, slot] = values
+    cand[rows, slot] = cols
+    o = np.argsort(pad, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(cand, o, axis=1), np.take_along_axis(pad, o, axis=1)
 
 
 def _nonzero_2d(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -146,13 +173,7 @@ def _smallest_exact(dist: np.ndarray, k: int, step: int = 1) -> tuple[np.ndarray
         counts = np.bincount(rows, minlength=dist.shape[0])
         width = int(counts.max()) if rows.size else 0
         if width <= 64 * k:  # candidates padded to one row each, columns ascending: a stable sort
-            slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-            pad = np.full((dist.shape[0], width), np.inf)
-            cand = np.zeros((dist.shape[0], width), dtype=np.int64)
-            pad[rows, slot] = dist[rows, cols]
-            cand[rows, slot] = cols
-            o = np.argsort(pad, axis=1, kind="stable")[:, :k]
-            return np.take_along_axis(cand, o, axis=1), np.take_along_axis(pad, o, axis=1)
+            return _padded_first_k(dist[rows, cols], rows, cols, counts, width, k)
     t = np.partition(dist, k - 1, axis=1)[:, k - 1][:, None]
     less = dist < t
     eq = dist == t

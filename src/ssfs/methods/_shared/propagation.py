@@ -43,19 +43,20 @@ def block_cg(matvec, B: np.ndarray, *, tol: float = 1e-6, maxiter: int = 2000) -
     X = np.zeros_like(B)
     R = B.copy()
     Pd = R.copy()
+    step = np.empty_like(B)  # the products below land here: no n x K array allocated per iteration
     rr = np.einsum("ij,ij->j", R, R)
     stop = (tol**2) * np.maximum(rr, 1e-300)
     for _ in range(int(maxiter)):
-        if np.all(rr <= stop):
+        if (rr <= stop).all():
             break
         MP = matvec(Pd)
         pmp = np.einsum("ij,ij->j", Pd, MP)
         a = np.divide(rr, pmp, out=np.zeros_like(rr), where=pmp > 0)
-        X += Pd * a
-        R -= MP * a
+        X += np.multiply(Pd, a, out=step)
+        R -= np.multiply(MP, a, out=step)
         rr_new = np.einsum("ij,ij->j", R, R)
         b = np.divide(rr_new, rr, out=np.zeros_like(rr), where=rr > 0)
-        Pd = R + Pd * b
+        np.add(R, np.multiply(Pd, b, out=Pd), out=Pd)  # Pd = R + Pd b, in place
         rr = rr_new
     return X
 
@@ -86,9 +87,28 @@ def spread(W, Y: np.ndarray, alpha: float = 0.99, *, tol: float = 1e-6) -> np.nd
     W = sparse.csr_matrix(W, dtype=np.float64)
     d = np.asarray(W.sum(axis=1)).ravel()
     inv = np.divide(1.0, np.sqrt(d), out=np.zeros_like(d), where=d > 0)
-    S = sparse.diags(inv) @ W @ sparse.diags(inv)
-    S = sparse.csr_matrix(S)
-    return block_cg(lambda P: P - alpha * (S @ P), (1.0 - alpha) * Y, tol=tol)
+    S = normalized_affinities(W, inv)
+
+    def matvec(P):  # P - alpha (S P), the product's array reused
+        SP = S @ P
+        return np.subtract(P, np.multiply(SP, alpha, out=SP), out=SP)
+
+    return block_cg(matvec, (1.0 - alpha) * Y, tol=tol)
+
+
+def normalized_affinities(W: sparse.csr_matrix, inv: np.ndarray) -> sparse.csr_matrix:
+    """S = D^-1/2 W D^-1/2 (``inv`` = D^-1/2, 0 for an isolated sample), the same matrix, bit
+    for bit and entry for entry, as the product ``diags(inv) @ W @ diags(inv)``: (inv_i w_ij)
+    inv_j for every stored entry, zeros dropped, W's own entry order; scaled in place of
+    two sparse products (a quarter of a small graph's spread). A W with duplicate entries
+    (summed by the products) takes the products."""
+    if not W.has_canonical_format:
+        return sparse.csr_matrix(sparse.diags(inv) @ W @ sparse.diags(inv))
+    rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
+    S = sparse.csr_matrix(((inv[rows] * W.data) * inv[W.indices], W.indices.copy(), W.indptr.copy()),
+                          shape=W.shape)
+    S.eliminate_zeros()
+    return S
 
 
 def harmonic(W, Y: np.ndarray, labeled: np.ndarray, *, tol: float = 1e-6) -> np.ndarray:
