@@ -317,7 +317,7 @@ def _knn_queries(X, queries, k: int, block_bytes: int, dtype) -> tuple[np.ndarra
             L[r, qb] = np.inf
             on = qb % step == 0
             Lsub[r[on], qb[on] // step] = np.inf
-        U = Lsub.astype(np.float64) + width[None, sub]
+        U = Lsub.astype(np.float64, copy=False) + width[None, sub]  # float64 blocks: no copy
         thr = np.partition(U, k - 1, axis=1)[:, k - 1] + width[qb]  # minus lo_i
         bound = np.nextafter(thr.astype(dtype), np.inf, dtype=dtype)  # rounded up
         rows, cols = _nonzero_2d(bound[:, None] >= L)
