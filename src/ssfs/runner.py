@@ -51,9 +51,18 @@ class MethodConfig:
     method: str
     params: dict = field(default_factory=dict)
 
-    def run(self, X, y=None, constraints: Constraints | None = None, rng=0) -> Ranked:
-        """:func:`run_method` of this method with its parameters."""
-        return run_method(self.method, X, y, constraints, rng=rng, **self.params)
+    def run(self, X, y=None, constraints: Constraints | None = None, rng=0, batch=None) -> Ranked:
+        """:func:`run_method` of this method with its parameters (and the samples' ``batch``
+        when it takes one: :func:`with_batch`)."""
+        return run_method(self.method, X, y, constraints, rng=rng, **with_batch(self.method, self.params, batch))
+
+
+def with_batch(method: str, params: dict, batch) -> dict:
+    """``params`` plus ``batch`` (one value per sample, or None) for a method with a ``batch``
+    parameter (``propagate``); a method without one ranks as if all samples were one batch."""
+    if batch is None or "batch" not in get_method(method).defaults:
+        return params
+    return {**params, "batch": batch}
 
 
 def method_configs(methods: dict) -> list[MethodConfig]:

@@ -111,10 +111,10 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
                      class_names)
 
 
-def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str):
+def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str, batch=None):
     """One configured method on all samples (``y``: codes or :class:`ssfs.labels.Labels`, whose
-    class names reach the method's messages)."""
-    return settings.run(X, y, cons, rng=derive_rng(seed, dataset, "selection", settings.label, "full"))
+    class names reach the method's messages; ``batch``: every sample's batch, or None)."""
+    return settings.run(X, y, cons, rng=derive_rng(seed, dataset, "selection", settings.label, "full"), batch=batch)
 
 
 def full_ranks(ranked, p: int) -> np.ndarray:
@@ -126,11 +126,11 @@ def full_ranks(ranked, p: int) -> np.ndarray:
 
 
 def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int,
-                   dataset: str) -> tuple[np.ndarray, list[str]]:
+                   dataset: str, batch=None) -> tuple[np.ndarray, list[str]]:
     """``(ranks, failed)``: ranks of every feature (int32, len(chunk) x p; a row of zeros where the
     method could not run) on the resamples ``chunk`` of ``subs``, and per resample '' or why it
     could not run. After the first failure the method is out of the consensus anyway: the
-    resamples after it are not run (their reason says so). ``y`` as in :func:`full_ranking`."""
+    resamples after it are not run (their reason says so). ``y`` and ``batch`` as in :func:`full_ranking`."""
     p = X.shape[1]
     codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
@@ -141,7 +141,8 @@ def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
             idx = subs[b]
             try:
                 ranked = settings.run(X[idx], Labels(codes[idx], classes), cons.subset(idx),
-                                      rng=derive_rng(seed, dataset, "selection", settings.label, b))
+                                      rng=derive_rng(seed, dataset, "selection", settings.label, b),
+                                      batch=None if batch is None else np.asarray(batch)[idx])
             except SSFSError as e:
                 failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
                 break
@@ -182,18 +183,19 @@ class MethodRuns:
 
 
 def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int, dataset: str,
-                   with_full: bool = True, classes=()) -> tuple[MethodRuns, object]:
+                   with_full: bool = True, classes=(), batch=None) -> tuple[MethodRuns, object]:
     """``(runs, full-data ranked result or None)`` of one method on the resamples ``chunk`` and,
-    with ``with_full``, on all samples; failures are recorded, not raised."""
+    with ``with_full``, on all samples (``batch``: every sample's batch, or None); failures are
+    recorded, not raised."""
     ranked, full, full_failed, P = None, None, "", None
     if with_full:
         try:
-            ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset)
+            ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, batch=batch)
             full = full_ranks(ranked, X.shape[1])
             P = memberships_of(ranked.result, X.shape[0], classes) if len(classes) > 1 else None
         except SSFSError as e:
             full_failed = str(e)
-    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset)
+    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, batch=batch)
     return MethodRuns(full, ranks, failed, full_failed, P), ranked
 
 
@@ -259,14 +261,15 @@ def _attributed(table: pd.DataFrame, X, y, classes, runs: dict) -> tuple[pd.Data
 
 
 def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset: str, names, classes,
-                     symbols=None) -> SelectionResult:
+                     symbols=None, batch=None) -> SelectionResult:
     """The whole selection mode in one process: ``methods`` maps labels to ``{"method", "params"}``,
-    ``sel`` is a validated ``selection:`` config entry; returns what the workflow writes to
+    ``sel`` is a validated ``selection:`` config entry, ``batch`` every sample's batch (or None:
+    the methods that take one, :func:`ssfs.runner.with_batch`); returns what the workflow writes to
     ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     labels = Labels(y, classes)
     runs = {settings.label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
-                                           classes=classes)[0]
+                                           classes=classes, batch=batch)[0]
             for settings in method_configs(methods)}
     return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols)

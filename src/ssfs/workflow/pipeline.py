@@ -186,11 +186,13 @@ def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings
 
 
 def _training(data: Prepared, split_path, constraints_path):
-    """(training X, partial training labels with the class names, training constraints) of one repetition."""
+    """(training X, partial training labels with the class names, training constraints, the
+    training samples' batches or None) of one repetition."""
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
     cons = Constraints.from_tsv(constraints_path, checked=True).subset(train)
-    return data.X[train], Labels(partial_labels(data.y, split), data.classes), cons
+    batch = None if data.batch is None else data.batch[train]
+    return data.X[train], Labels(partial_labels(data.y, split), data.classes), cons, batch
 
 
 def _check_supervision(settings: MethodConfig, ytr: Labels, dataset: str) -> None:
@@ -213,9 +215,9 @@ def run_select(data: Prepared, *, split, constraints, ranking, settings: MethodC
     (PCA, SSDR) also write the components of every sample (fitted on the training
     part only) beside it (:func:`components_path`).
     """
-    Xtr, ytr, cons = _training(data, split, constraints)
+    Xtr, ytr, cons, batch = _training(data, split, constraints)
     _check_supervision(settings, ytr, dataset)
-    ranked = settings.run(Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep))
+    ranked = settings.run(Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), batch=batch)
     _write_ranked(ranked, data, ranking)
 
 
@@ -237,7 +239,7 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: MethodC
     """The workflow's ``select_members`` step: one chunk of the members of an ensemble on one
     repetition (``.npz`` of its arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see
     :func:`run_combine`."""
-    Xtr, ytr, cons = _training(read_prepared(prepared), split, constraints)
+    Xtr, ytr, cons, _ = _training(read_prepared(prepared), split, constraints)
     parts, seconds, peak = _timed(lambda: member_chunk(
         settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), chunk=chunk,
         n_chunks=n_chunks, **settings.params))
@@ -252,7 +254,7 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
     the chunks' seconds summed plus the combination's, peak = the largest of the chunks' and
     the combination's; every chunk is a process of its own, so the run is a ``first_call``."""
     data = read_prepared(prepared)
-    Xtr, ytr, cons = _training(data, split, constraints)
+    Xtr, ytr, cons, _ = _training(data, split, constraints)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
         z = load_checked_npz(cp)
@@ -295,7 +297,8 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
     runs, ranked = run_one_method(data.X, Labels(y, data.classes), cons, settings, subs, chunk, seed=seed,
-                                  dataset=dataset, with_full=full is not None, classes=data.classes)
+                                  dataset=dataset, with_full=full is not None, classes=data.classes,
+                                  batch=data.batch)
     if full is not None:
         if ranked is None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
