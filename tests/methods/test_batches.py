@@ -174,3 +174,27 @@ def test_selection_mode_cuts_the_batch_with_every_resample(batches, monkeypatch,
     assert len(seen) == 5 and all(s is not None and s[0] == s[1] for s in seen)
     table = pd.read_csv(tmp_path / "sel" / "consensus.tsv", sep="\t")
     assert len(table) == X.shape[1] and "run" not in set(table["feature"])  # the batch column is not a feature
+
+
+def test_a_pipeline_passes_the_batch_and_cross_validation_cuts_it(batches, monkeypatch):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import Pipeline
+
+    import ssfs.selector as selector
+
+    X, sim, y = batches
+    seen = []
+    real = selector.run_method
+
+    def spy(name, X, y=None, constraints=None, rng=0, **params):
+        seen.append((X.shape[0], len(params["batch"])))
+        return real(name, X, y, constraints, rng=rng, **params)
+
+    monkeypatch.setattr(selector, "run_method", spy)
+    pipe = Pipeline([("selector", ssfs.SemiSupervisedSelector("propagate", n_features=40)),
+                     ("clf", LogisticRegression(max_iter=500))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cross_val_score(pipe, X, sim.classes, cv=2, params={"selector__batch": sim.batch})
+    assert seen == [(400, 400), (400, 400)]
