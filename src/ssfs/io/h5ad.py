@@ -132,7 +132,7 @@ class Prepared:
 
     @property
     def batch(self) -> np.ndarray | None:
-        return prepared_batch(self.adata)
+        return None if self.adata is None else prepared_batch(self.adata)
 
 
 #: obs column of a prepared AnnData holding every sample's batch (from the dataset's ``batch_key``)
