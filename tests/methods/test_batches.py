@@ -198,3 +198,12 @@ def test_a_pipeline_passes_the_batch_and_cross_validation_cuts_it(batches, monke
         warnings.simplefilter("ignore")
         cross_val_score(pipe, X, sim.classes, cv=2, params={"selector__batch": sim.batch})
     assert seen == [(400, 400), (400, 400)]
+
+
+def test_batches_confounded_with_the_classes_are_warned(batches):
+    X, sim, y = batches
+    with pytest.warns(UserWarning, match="no batch holds labeled samples of 2 classes"):
+        run_method("propagate", X, y, batch=sim.classes)  # every class its own batch
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        run_method("propagate", X, y, batch=sim.batch)  # crossing batches: no warning

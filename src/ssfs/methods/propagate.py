@@ -155,6 +155,17 @@ def batch_codes(batch, n: int) -> np.ndarray | None:
     return np.unique(np.asarray([str(v) for v in b.tolist()]), return_inverse=True)[1].astype(np.int64)
 
 
+def confounded(batch: np.ndarray | None, y: np.ndarray) -> bool:
+    """Several batches, labels of 2 classes or more, and no batch holding labels of 2 classes:
+    every class difference the labels show is also a batch difference, which comparing within
+    batches removes."""
+    lab = y >= 0
+    if batch is None or np.unique(batch).size < 2 or np.unique(y[lab]).size < 2:
+        return False
+    pairs = np.unique(np.stack([batch[lab], y[lab]]), axis=1)
+    return bool(np.bincount(pairs[0]).max() < 2)
+
+
 def _groups(W, y, K, prop: dict, floor=None, seed_weight=None) -> np.ndarray:
     """Group of every sample from the labels spread over W (labels kept); with a per-class
     ``floor`` of held-out reach, groups for the samples the labels barely reach."""
@@ -691,6 +702,16 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                             refine_samples=refine_samples, graph=graph, embedding=embedding,
                             weighting=weighting, label_free=label_free, gene_choice=gene_choice,
                             batch=batch, classes=current_classes())
-    if model.note:
-        warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)
+    for note in _notes(model, batch_codes(batch, X.shape[0]), np.asarray(y)):
+        warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
+
+
+def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
+    """What the user is warned about: the model's note, batches confounded with the classes."""
+    notes = [model.note] if model.note else []
+    if confounded(batch, y):
+        notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
+                     "comparing within batches then removes the class differences (check the design; without "
+                     "batch= the batches' genes may rank instead)")
+    return notes
