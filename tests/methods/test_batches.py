@@ -207,3 +207,17 @@ def test_batches_confounded_with_the_classes_are_warned(batches):
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         run_method("propagate", X, y, batch=sim.batch)  # crossing batches: no warning
+
+
+def test_the_answer_says_which_methods_compared_within_batches():
+    from ssfs.experiment.stable_selection import batch_summary
+    from ssfs.experiment.verdict import _batch_sentence
+
+    committee = {"propagate": {"method": "propagate"}, "fisher": {"method": "fisher"}}
+    assert batch_summary(None, committee) is None
+    s = {"batches": batch_summary(["p1", "p2", "p1", "p3"], committee)}
+    assert s["batches"] == {"n": 3, "methods": ["propagate"]}
+    assert _batch_sentence(s) == "propagate compared the samples within their 3 batches."
+    s = {"batches": batch_summary(["p1", "p2"], {"fisher": {"method": "fisher"}})}
+    assert _batch_sentence(s) == "None of the methods takes batches: the 2 batches were not used."
+    assert _batch_sentence({}) == ""

@@ -181,6 +181,8 @@ def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
     snakemake(tmp_path / "run", cfg, cores=2)
     s = json.loads((tmp_path / "run" / "results" / "planted" / "selection" / "summary.json").read_text())
     assert sorted(s["features"]) == [f"g{j}" for j in range(M)]
+    assert s["batches"] == {"n": 2, "methods": ["propagate"]}
+    assert "propagate compared the samples within their 2 batches." in s["verdict"]
     from ssfs.cli import main
 
     out = tmp_path / "cli"

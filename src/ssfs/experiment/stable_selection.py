@@ -221,12 +221,13 @@ def _usable(runs: dict) -> tuple[dict, dict]:
 
 
 def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None,
-                     given=None) -> SelectionResult:
+                     given=None, batches: dict | None = None) -> SelectionResult:
     """Consensus table, summary and stability path from each method's :class:`MethodRuns`
     (label -> runs, methods in the order given), with the per-class attribution of every
     feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`).
     ``y``: the labels the selection used; ``given``: the data's labels when some were hidden
-    (:func:`selection_labels`), counted in the summary's ``labels_given``."""
+    (:func:`selection_labels`), counted in the summary's ``labels_given``; ``batches``: the
+    summary's record of them (:func:`batch_summary`), or None."""
     ok, left = _usable(runs)
     p = X.shape[1]
     cons = consensus({m: r.full for m, r in ok.items()}, {m: r.resamples.astype(np.float64) for m, r in ok.items()},
@@ -241,7 +242,8 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     s = {"dataset": dataset, "n_samples": int(len(y)), "labeled_per_class": counts,
          "n_unlabeled": int((y < 0).sum()), **s, "left_out": left,
          "labels_kept_per_class": kept_per_class(sel, dataset),
-         "labels_given": int((np.asarray(y if given is None else given) >= 0).sum())}
+         "labels_given": int((np.asarray(y if given is None else given) >= 0).sum()),
+         **({"batches": batches} if batches else {})}
     table, s["attribution"] = _attributed(table, X, y, classes, ok)
     table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
     s["verdict"] = verdict(s)
@@ -272,4 +274,14 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     runs = {settings.label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
                                            classes=classes, batch=batch)[0]
             for settings in method_configs(methods)}
-    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols)
+    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
+                            batches=batch_summary(batch, methods))
+
+
+def batch_summary(batch, methods: dict) -> dict | None:
+    """``{"n": number of batches, "methods": the labels of the methods that compared samples within
+    them}`` for the summary (None without batches); ``methods``: label -> ``{"method", ...}``."""
+    if batch is None:
+        return None
+    took = [label for label, entry in methods.items() if "batch" in get_method(entry["method"]).defaults]
+    return {"n": int(np.unique(np.asarray(batch)).size), "methods": took}

@@ -17,6 +17,7 @@ from ..errors import SupervisionError
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import (
     MethodRuns,
+    batch_summary,
     consensus_result,
     run_one_method,
     selection_labels,
@@ -344,7 +345,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
                                               f"{sel['resamples']} resamples")
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
-                           dataset=dataset, symbols=gene_symbols(data.adata), given=data.y)
+                           dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
+                           batches=batch_summary(data.batch, methods))
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
