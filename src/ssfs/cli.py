@@ -31,7 +31,7 @@ from .labels import Labels, class_counts, encode_labels
 from .params import describe, parse_text
 from .ranking import ranking_table
 from .registry import PIP_NAMES, check_params, get_method, list_methods
-from .runner import run_method, with_batch
+from .runner import run_method, within_batches
 from .workflow.scripting import configure_logging
 
 RANK_LABELS_HELP = """\
@@ -283,8 +283,8 @@ def cmd_rank(args) -> int:
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng,
-                        **with_batch(args.method, params, batch))
+    X, call = within_batches(args.method, X, params, batch)
+    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **call)
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")

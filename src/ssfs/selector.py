@@ -32,7 +32,7 @@ from .errors import MethodError, SupervisionError
 from .labels import encode_labels
 from .ranking import ranks_from_order
 from .registry import get_method
-from .runner import run_method, with_batch
+from .runner import run_method, within_batches
 
 #: the selector's own parameters; every other keyword is a parameter of the method
 _OWN_PARAMS = frozenset({"method", "n_features", "params", "random_state", "unlabeled_values"})
@@ -236,10 +236,10 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
             None: label-free methods only.
         {constraints}
         batch
-            Every sample's batch (one value per sample), or None: the methods with a ``batch``
-            parameter (``propagate``) compare samples within batches; the others ignore it. A
-            fit parameter, so a :class:`~sklearn.pipeline.Pipeline` passes it as
-            ``selector__batch=...`` and cross-validation cuts it with the samples.
+            Every sample's batch (one value per sample), or None: samples are compared within
+            batches (:func:`ssfs.runner.within_batches`). A fit parameter, so a
+            :class:`~sklearn.pipeline.Pipeline` passes it as ``selector__batch=...`` and
+            cross-validation cuts it with the samples.
 
         Returns
         -------
@@ -261,8 +261,8 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
                 y = np.asarray(y)
             labels = encode_labels(y, self.unlabeled_values, n=n)
             classes = labels.classes
-        ranked = run_method(self.method, X, labels, constraints, rng=self.random_state,
-                            **with_batch(self.method, self._all_method_params(), batch))
+        X, params = within_batches(self.method, X, self._all_method_params(), batch)
+        ranked = run_method(self.method, X, labels, constraints, rng=self.random_state, **params)
         if ranked.kind == "extraction":
             raise MethodError(f"{self.method!r} extracts components; it cannot select features")
         self.order_ = ranked.order

@@ -22,6 +22,7 @@ from ssfs.errors import InputError, MethodError
 from ssfs.io import prepare_dataset
 from ssfs.io.h5ad import prepared_batch
 from ssfs.methods._shared.class_stats import explained_and_one_vs_rest, variance_explained, within_batch_total
+from ssfs.runner import centred_within_batches, within_batches
 from ssfs.simulate import labels_per_class, simulate_counts
 
 
@@ -110,9 +111,12 @@ def test_every_door_passes_the_batch(batches, tmp_path, capsys):
         a = _adata(X, sim, y)
         ssfs.tl.rank_features(a, "propagate", groupby="cell_type", batch_key="run")
         fitted = ssfs.SemiSupervisedSelector("propagate", n_features=40).fit(X, y, batch=sim.batch)
-        ssfs.tl.rank_features(a, "fisher", groupby="cell_type", batch_key="run", key_added="f")  # no batch: ignored
+        ssfs.tl.rank_features(a, "fisher", groupby="cell_type", batch_key="run", key_added="f")
+        centred = run_method("fisher", centred_within_batches(X, sim.batch), y)
     np.testing.assert_array_equal(np.argsort(a.var["propagate_rank"].to_numpy(), kind="stable"), direct.order)
     assert a.uns["propagate"]["batch_key"] == "run"
+    # fisher has no batch parameter but ignores a feature's offset: it ranks X centred in every batch
+    np.testing.assert_array_equal(np.argsort(a.var["f_rank"].to_numpy(), kind="stable"), centred.order)
     np.testing.assert_array_equal(fitted.order_, direct.order)
     with pytest.raises(InputError, match="batch_key 'donor' is not an obs column"):
         ssfs.tl.rank_features(a, "propagate", groupby="cell_type", batch_key="donor")
@@ -213,11 +217,29 @@ def test_the_answer_says_which_methods_compared_within_batches():
     from ssfs.experiment.stable_selection import batch_summary
     from ssfs.experiment.verdict import _batch_sentence
 
-    committee = {"propagate": {"method": "propagate"}, "fisher": {"method": "fisher"}}
-    assert batch_summary(None, committee) is None
-    s = {"batches": batch_summary(["p1", "p2", "p1", "p3"], committee)}
-    assert s["batches"] == {"n": 3, "methods": ["propagate"]}
-    assert _batch_sentence(s) == "propagate compared the samples within their 3 batches."
-    s = {"batches": batch_summary(["p1", "p2"], {"fisher": {"method": "fisher"}})}
+    committee = {"propagate": {"method": "propagate"}, "fisher": {"method": "fisher"}, "rf": {"method": "rf"}}
+    X = np.zeros((4, 3))
+    assert batch_summary(None, committee, X) is None
+    s = {"batches": batch_summary(["p1", "p2", "p1", "p3"], committee, X)}
+    assert s["batches"] == {"n": 3, "methods": ["propagate", "fisher"]}  # rf depends on offsets: not centred
+    assert _batch_sentence(s) == "propagate, fisher compared the samples within their 3 batches."
+    s = {"batches": batch_summary(["p1", "p2", "p1", "p1"], {"rf": {"method": "rf"}}, X)}
     assert _batch_sentence(s) == "None of the methods takes batches: the 2 batches were not used."
     assert _batch_sentence({}) == ""
+
+
+def test_methods_without_a_batch_parameter_rank_data_centred_within_batches(batches, monkeypatch):
+    X, sim, y = batches
+    C, params = within_batches("laplacian", X, {"k": 10}, sim.batch)
+    assert params == {"k": 10} and isinstance(C, np.ndarray)
+    for b in (0, 1):  # every feature's mean is 0 within each batch
+        np.testing.assert_allclose(C[sim.batch == b].mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(C[0], X[0].toarray().ravel() - X[sim.batch == sim.batch[0]].mean(axis=0).A1)
+    assert within_batches("propagate", X, {}, sim.batch)[1]["batch"].size == X.shape[0]  # its own parameter
+    with pytest.warns(UserWarning, match="'rf' cannot compare samples within batches"):
+        assert within_batches("rf", X, {}, sim.batch)[0] is X
+    monkeypatch.setattr(ssfs.runner, "MAX_CENTRED", 1000)  # a sparse matrix too large to make dense
+    with pytest.warns(UserWarning, match="too large to centre"):
+        assert within_batches("laplacian", X, {}, sim.batch)[0] is X
+    with pytest.raises(InputError, match="one value per sample"):
+        within_batches("laplacian", X, {}, sim.batch[1:])

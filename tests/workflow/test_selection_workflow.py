@@ -190,3 +190,27 @@ def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
                  "--seed", "3", "--resamples", "10", "--top", str(M), "--threshold", "0.8", "--name", "planted",
                  "-o", str(out), "--no-progress"]) == 0
     assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(tmp_path / "run")
+
+
+def test_the_default_committee_compares_within_batches(tmp_path, capsys):
+    """``ssfs select`` with the default committee (propagate, laplacian, fisher, cls): with
+    --batch-key the 4 class markers are the list; without it the plate's genes (laplacian,
+    label-free, finds the plate first)."""
+    from ssfs.cli import main
+
+    data = tmp_path / "planted.csv"
+    batch_csv(data)
+    lists = {}
+    for name, extra in (("within", ["--batch-key", "plate"]), ("blind", [])):
+        table = data
+        if not extra:
+            table = tmp_path / "blind.csv"
+            pd.read_csv(data, index_col=0).drop(columns="plate").to_csv(table)
+        assert main(["select", str(table), "--label-column", "label", *extra, "--seed", "3", "--name", "planted",
+                     "-o", str(tmp_path / name), "--no-progress"]) == 0
+        capsys.readouterr()
+        s = json.loads((tmp_path / name / "summary.json").read_text())
+        lists[name] = (sorted(s["features"]), s.get("batches"))
+    assert lists["within"] == ([f"g{j}" for j in range(M)], {"n": 2, "methods": ["propagate", "laplacian", "fisher",
+                                                                                     "cls"]})
+    assert lists["blind"][1] is None and set(lists["blind"][0]) <= {f"g{j}" for j in range(10, 20)}

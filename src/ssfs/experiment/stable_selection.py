@@ -26,7 +26,7 @@ from .._validation import check_labels_named
 from ..errors import ConfigError, SSFSError, SupervisionError
 from ..labels import Labels
 from ..registry import check_params, get_method
-from ..runner import MethodConfig, method_configs
+from ..runner import MethodConfig, batch_handling, method_configs
 from ..seeding import derive_rng
 from .attribution import attribution, memberships_of
 from .error_bound import ASSUMPTIONS, choose_top
@@ -266,7 +266,7 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
                      symbols=None, batch=None) -> SelectionResult:
     """The whole selection mode in one process: ``methods`` maps labels to ``{"method", "params"}``,
     ``sel`` is a validated ``selection:`` config entry, ``batch`` every sample's batch (or None:
-    the methods that take one, :func:`ssfs.runner.with_batch`); returns what the workflow writes to
+    samples compared within batches, :func:`ssfs.runner.within_batches`); returns what the workflow writes to
     ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
@@ -275,13 +275,15 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
                                            classes=classes, batch=batch)[0]
             for settings in method_configs(methods)}
     return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
-                            batches=batch_summary(batch, methods))
+                            batches=batch_summary(batch, methods, X))
 
 
-def batch_summary(batch, methods: dict) -> dict | None:
+def batch_summary(batch, methods: dict, X) -> dict | None:
     """``{"n": number of batches, "methods": the labels of the methods that compared samples within
-    them}`` for the summary (None without batches); ``methods``: label -> ``{"method", ...}``."""
+    them}`` (:func:`ssfs.runner.batch_handling`) for the summary (None without batches);
+    ``methods``: label -> ``{"method", "params"}``."""
     if batch is None:
         return None
-    took = [label for label, entry in methods.items() if "batch" in get_method(entry["method"]).defaults]
-    return {"n": int(np.unique(np.asarray(batch)).size), "methods": took}
+    took = [label for label, entry in methods.items()
+            if batch_handling(entry["method"], entry.get("params") or {}, X) != "as given"]
+    return {"n": int(np.unique(np.asarray(batch, dtype=str)).size), "methods": took}

@@ -8,7 +8,7 @@ from .._docs import doc_params
 from ..errors import SupervisionError
 from ..labels import class_counts
 from ..registry import get_method
-from ..runner import run_method, with_batch
+from ..runner import run_method, within_batches
 from ..seeding import as_generator
 from ._anndata import batch_of, cell_graph, expression, labels_of, store, var_positions
 from ._markers import store_markers
@@ -70,10 +70,10 @@ def rank_features(adata, method: str = "propagate", *, groupby: str | None = Non
     labels = labels_of(adata, groupby, unlabeled_values)
     data = expression(adata, use_raw, layer)
     G, graph_used = cell_graph(adata, spec, params, graph)
-    call = with_batch(method, dict(params), batch_of(adata, batch_key))
+    X, call = within_batches(method, data.X, dict(params), batch_of(adata, batch_key))
     if G is not None:
         call["graph"] = G
-    ranked = run_method(method, data.X, labels, constraints, rng=random_state, **call)  # names reach the errors
+    ranked = run_method(method, X, labels, constraints, rng=random_state, **call)  # names reach the errors
     if ranked.kind == "extraction":
         raise SupervisionError(f"{method!r} extracts components; it does not rank features")
     key = key_added or method

@@ -346,7 +346,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                                               f"{sel['resamples']} resamples")
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
-                           batches=batch_summary(data.batch, methods))
+                           batches=batch_summary(data.batch, methods, data.X))
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
