@@ -50,6 +50,11 @@ TEXT: dict[str, str] = {
                ":func:`~scanpy.tl.rank_genes_groups` (which tests the log-normalised expression kept in "
                "``.raw``, not the scaled ``X``). True together with ``layer`` is an error.",
     "layer": "Rank ``adata.layers[layer]`` instead of ``adata.X`` (then ``use_raw`` defaults to False).",
+    "batch_key": "The ``adata.obs`` column of every cell's batch (sample, donor, run), or None. The methods "
+                 "with a ``batch`` parameter (``propagate``) then compare cells within batches (as scanpy's "
+                 "``batch_key``); methods whose scores ignore a feature's offset (``fisher``, ``laplacian``, "
+                 "``cls`` ...) rank the data centred within batches; the others rank it as given, with a "
+                 "warning (:func:`ssfs.runner.within_batches`).",
     "graph": "The cell graph of the graph-based scores (the methods with a ``graph`` parameter: "
              '``laplacian``, ``cls``). ``"auto"``: ``adata.obsp["connectivities"]`` '
              '(:func:`scanpy.pp.neighbors`) when present, else a kNN graph (the method\'s ``k``) on '

@@ -31,7 +31,7 @@ from .labels import Labels, class_counts, encode_labels
 from .params import describe, parse_text
 from .ranking import ranking_table
 from .registry import PIP_NAMES, check_params, get_method, list_methods
-from .runner import run_method
+from .runner import run_method, within_batches
 from .workflow.scripting import configure_logging
 
 RANK_LABELS_HELP = """\
@@ -191,18 +191,18 @@ def _rank_constraints(path, y, names):
 
 
 def _read_input(args, log):
-    """(prepared AnnData, labels with -1 = unlabeled, class names, the seeded generator) of the
-    input file, read with the dataset config keys given as options; ``--labeled-per-class``
-    hides labels (an experiment)."""
+    """(prepared AnnData, labels with -1 = unlabeled, class names, the seeded generator, every
+    sample's batch or None) of the input file, read with the dataset config keys given as options;
+    ``--labeled-per-class`` hides labels (an experiment)."""
     # lazy: the readers load pandas and anndata (about 0.7 s), which `ssfs methods` and --help do not need
     from .experiment.splits import draw_labeled
-    from .io import prepare_dataset
+    from .io import prepare_dataset, prepared_batch
 
     t0 = time.perf_counter()
     name = Path(args.input).name
     entry = {"path": args.input}
     for key in ("label_column", "labels_file", "label_key", "orientation", "format", "normalize", "geo_characteristic",
-                "layer"):
+                "layer", "batch_key"):
         val = getattr(args, key)
         if val is not None:
             entry[key] = val
@@ -226,7 +226,7 @@ def _read_input(args, log):
         hidden = np.full(y.size, -1)
         hidden[lab] = y[lab]
         y = hidden
-    return adata, y, classes, rng
+    return adata, y, classes, rng, prepared_batch(adata)
 
 
 def _check_output_file(output: str) -> None:
@@ -279,11 +279,12 @@ def cmd_rank(args) -> int:
     if args.output != "-":
         _check_output_file(args.output)
     log = _rank_output(args)
-    adata, y, classes, rng = _read_input(args, log)
+    adata, y, classes, rng, batch = _read_input(args, log)
     X = adata.X
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     t0 = time.perf_counter()
-    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **params)
+    X, call = within_batches(args.method, X, params, batch)
+    ranked = run_method(args.method, X, Labels(y, classes), cons, rng=rng, **call)
     log.debug("ssfs rank: %s done in %s", args.method, fmt_seconds(time.perf_counter() - t0))
     if ranked.kind == "extraction":
         raise SSFSError(f"{args.method!r} extracts components; it does not rank features")
@@ -363,12 +364,13 @@ def cmd_select(args) -> int:
     methods, sel = _select_settings(args)  # before reading data
     _check_output_folder(args.output)
     log = _rank_output(args)
-    adata, y, classes, _ = _read_input(args, log)
+    adata, y, classes, _, batch = _read_input(args, log)
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
         cons = Constraints.empty()
     res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
-                           names=np.asarray(adata.var_names), classes=classes, symbols=gene_symbols(adata))
+                           names=np.asarray(adata.var_names), classes=classes, symbols=gene_symbols(adata),
+                           batch=batch)
     out = Path(args.output)
     files = {k: out / f for k, f in SELECT_FILES.items()}
     inputs = {k: files[k] for k in ("summary", "path", "consensus")}
@@ -522,6 +524,9 @@ def _add_input_arguments(r) -> None:
     for opt in ("label-column", "labels-file", "label-key", "orientation", "format", "normalize",
                 "geo-characteristic", "layer"):
         r.add_argument(f"--{opt}", help="as the dataset config key of the same name (config/README.md)")
+    r.add_argument("--batch-key", metavar="COLUMN",
+                   help="CSV/TSV column or h5ad obs column naming every sample's batch; methods with a batch "
+                        "parameter (propagate) compare samples within batches")
     r.add_argument("--use-raw", action="store_true",
                    help="h5ad: read .raw.X (the file's X otherwise; ssfs.tl reads .raw when present, as scanpy)")
 

@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 
 from ._docs import doc_params
 from ._numerics import exact_float, prepare_input, tie_variance_key
@@ -51,9 +52,58 @@ class MethodConfig:
     method: str
     params: dict = field(default_factory=dict)
 
-    def run(self, X, y=None, constraints: Constraints | None = None, rng=0) -> Ranked:
-        """:func:`run_method` of this method with its parameters."""
-        return run_method(self.method, X, y, constraints, rng=rng, **self.params)
+    def run(self, X, y=None, constraints: Constraints | None = None, rng=0, batch=None) -> Ranked:
+        """:func:`run_method` of this method with its parameters, comparing samples within their
+        ``batch`` when given (:func:`within_batches`)."""
+        X, params = within_batches(self.method, X, self.params, batch)
+        return run_method(self.method, X, y, constraints, rng=rng, **params)
+
+
+#: most values of a sparse X made dense to centre it within batches (8 bytes each: 0.8 GB)
+MAX_CENTRED = 100_000_000
+
+
+def within_batches(method: str, X, params: dict, batch) -> tuple:
+    """``(X, params)`` with which ``method`` compares samples within their ``batch`` (one value per
+    sample; None: X and params as given). A method with a ``batch`` parameter gets it
+    (``propagate``); a method whose scores ignore a feature's offset (the "shift" invariance:
+    ``fisher``, ``laplacian``, ``cls`` ...) ranks X minus every feature's mean in each batch (dense;
+    a sparse X of up to :data:`MAX_CENTRED` values made dense); any other ranks X as given, with
+    a warning that it sees the batches."""
+    if batch is None:
+        return X, params
+    batch = np.asarray(batch, dtype=object).ravel()
+    if batch.size != X.shape[0]:
+        raise InputError(f"batch must give one value per sample ({X.shape[0]}), got {batch.size}")
+    how = batch_handling(method, params, X)
+    if how == "parameter":
+        return X, {**params, "batch": batch}
+    if how == "centred":
+        return centred_within_batches(X, batch), params
+    warnings.warn(f"method {method!r} cannot compare samples within batches (it depends on a feature's offset, or "
+                  "the data are too large to centre): it ranks the data as given, batches and all", UserWarning,
+                  stacklevel=3)
+    return X, params
+
+
+def batch_handling(method: str, params: dict, X) -> str:
+    """How ``method`` compares samples within batches (:func:`within_batches`): "parameter",
+    "centred" or "as given"."""
+    spec = get_method(method)
+    if "batch" in spec.defaults:
+        return "parameter"
+    if "shift" in spec.promises(params) and (not sparse.issparse(X) or X.shape[0] * X.shape[1] <= MAX_CENTRED):
+        return "centred"
+    return "as given"
+
+
+def centred_within_batches(X, batch) -> np.ndarray:
+    """X (dense float64) minus every feature's mean over the samples of each batch."""
+    codes = np.unique(np.asarray([str(b) for b in batch]), return_inverse=True)[1]
+    D = X.toarray() if sparse.issparse(X) else np.array(X, dtype=np.float64)
+    B = sparse.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))))
+    D = D.astype(np.float64, copy=False)
+    return D - (np.asarray(B @ D) / np.asarray(B.sum(axis=1)))[codes]
 
 
 def method_configs(methods: dict) -> list[MethodConfig]:

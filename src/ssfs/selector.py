@@ -32,7 +32,7 @@ from .errors import MethodError, SupervisionError
 from .labels import encode_labels
 from .ranking import ranks_from_order
 from .registry import get_method
-from .runner import run_method
+from .runner import run_method, within_batches
 
 #: the selector's own parameters; every other keyword is a parameter of the method
 _OWN_PARAMS = frozenset({"method", "n_features", "params", "random_state", "unlabeled_values"})
@@ -225,7 +225,7 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
         raise MethodError(f"n_features must be an int >= 1, a float in (0, 1] or 'all'; got {k!r}")
 
     @doc_params
-    def fit(self, X, y=None, constraints: Constraints | None = None):
+    def fit(self, X, y=None, constraints: Constraints | None = None, batch=None):
         """Run the method on ``X`` (all samples, labeled or not) and keep its best features.
 
         Parameters
@@ -235,6 +235,11 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
         {y}
             None: label-free methods only.
         {constraints}
+        batch
+            Every sample's batch (one value per sample), or None: samples are compared within
+            batches (:func:`ssfs.runner.within_batches`). A fit parameter, so a
+            :class:`~sklearn.pipeline.Pipeline` passes it as ``selector__batch=...`` and
+            cross-validation cuts it with the samples.
 
         Returns
         -------
@@ -256,7 +261,8 @@ class SemiSupervisedSelector(SelectorMixin, BaseEstimator):
                 y = np.asarray(y)
             labels = encode_labels(y, self.unlabeled_values, n=n)
             classes = labels.classes
-        ranked = run_method(self.method, X, labels, constraints, rng=self.random_state, **self._all_method_params())
+        X, params = within_batches(self.method, X, self._all_method_params(), batch)
+        ranked = run_method(self.method, X, labels, constraints, rng=self.random_state, **params)
         if ranked.kind == "extraction":
             raise MethodError(f"{self.method!r} extracts components; it cannot select features")
         self.order_ = ranked.order

@@ -41,6 +41,8 @@ def test_defaults_are_filled():
         (with_(supervision={"protocol": "loo"}), "supervision.protocol"),
         (with_(methods={"nosuch": {}}), "methods.nosuch: unknown method 'nosuch'"),
         (with_(methods={"cls": {"kk": 3}}), "unknown parameter.*kk"),
+        (with_(methods={"propagate": {"batch": ["a", "b"]}}), "methods.propagate: batch is one value per sample.*"
+                                                               "batch_key"),
         (with_(datasets={"../x": {"path": "a.csv"}}), "'../x'.*not allowed"),
         (with_(datasets={"a b": {"path": "a.csv"}}), "'a b'.*not allowed"),
         (with_(datasets={"a/b": {"path": "a.csv"}}), "'a/b'.*not allowed"),

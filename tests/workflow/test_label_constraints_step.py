@@ -90,3 +90,42 @@ def test_select_step_memory_is_linear_in_the_labeled_samples(tmp_path, method):
         tracemalloc.stop()
     assert table["index"].iloc[0] == 0
     assert peak < 60e6, f"{method}: {peak / 1e6:.0f} MB traced"
+
+
+def test_select_step_and_member_chunks_compare_within_the_datasets_batches(tmp_path):
+    """A prepared dataset with batches (obs ``ssfs_batch``, from ``batch_key``): the select step
+    ranks as ``run_method`` on the training rows centred within their batches (``enscls``, no
+    batch parameter, offsets ignored), and its member chunks combine into the same ranking."""
+    import anndata as ad
+
+    from ssfs import run_method
+    from ssfs.runner import centred_within_batches
+
+    X, y = _planted(150, 8)
+    batch = np.repeat(["p1", "p2", "p3"], 50)
+    X[batch == "p2"] += 5.0
+    train = np.arange(0, 150, 2)
+    split, cons_path, _ = _step_files(tmp_path, y, train, train[:24])
+    adata = ad.AnnData(X)
+    adata.obs["ssfs_batch"] = batch
+    data = Prepared(X, Labels(y, np.array(["a", "b", "c"])), np.array([f"f{j}" for j in range(X.shape[1])]), adata)
+    settings = MethodConfig("enscls", "enscls", {"n_members": 6})
+    whole = _select(data, split, cons_path, tmp_path / "whole.tsv", "enscls")
+    expected = run_method("enscls", centred_within_batches(X[train], batch[train]),
+                          Labels(np.where(np.isin(np.arange(150), train[:24]), y, -1)[train], data.classes),
+                          rng=pipeline._select_rng(0, "d", MethodConfig("enscls", "enscls"), 0))
+    assert whole["index"].tolist() == expected.order.tolist()
+    h5 = tmp_path / "prepared.h5ad"
+    adata.obs["label"] = np.array(["a", "b", "c"])[y]
+    adata.write_h5ad(h5)
+    chunks = []
+    for c in range(2):
+        chunks.append(tmp_path / f"chunk{c}.npz")
+        pipeline.run_member_chunk(prepared=h5, split=split, constraints=cons_path, members=chunks[-1],
+                                  settings=settings, seed=0, dataset="d", rep=0, chunk=c, n_chunks=2)
+    pipeline.run_combine(prepared=h5, split=split, constraints=cons_path, chunks=chunks, ranking=tmp_path / "c.tsv",
+                         timing=tmp_path / "t.tsv", settings=settings, seed=0, dataset="d", rep=0)
+    single = read_checked_tsv(tmp_path / "c.tsv")
+    pipeline.run_select(data, split=split, constraints=cons_path, ranking=tmp_path / "s.tsv", settings=settings,
+                        seed=0, dataset="d", rep=0)
+    assert single["index"].tolist() == read_checked_tsv(tmp_path / "s.tsv")["index"].tolist()

@@ -147,3 +147,70 @@ def test_the_analysts_case_beside_every_label(tmp_path):
             in html) and f"Overlap: {M} of this list's {M} features are in that list (Jaccard 1.00)" in html
     assert "<th>all labels</th>" in html
     assert check_page(tmp_path / "fused" / "results" / "report.html")["links"] >= 7  # all_labels/consensus.tsv
+
+
+def batch_csv(path, n=120, seed=0):
+    """n samples in 2 plates crossing 2 classes: markers g0..g3 +1.5 in class b, g10..g19 +3 on
+    plate p2 (a batch that would lead every ranking); 6 labels per class, the rest blank."""
+    rng = np.random.default_rng(seed)
+    y, plate = np.tile(["a", "b"], n // 2), np.repeat(["p1", "p2"], n // 2)
+    X = rng.normal(size=(n, P))
+    X[:, :M] += 1.5 * (y == "b")[:, None]
+    X[:, 10:20] += 3.0 * (plate == "p2")[:, None]
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(P)], index=[f"s{i}" for i in range(n)])
+    lab = pd.Series("", index=df.index)
+    for c in ("a", "b"):
+        lab.iloc[np.flatnonzero(y == c)[::10]] = c
+    df.insert(0, "label", lab)
+    df.insert(1, "plate", plate)
+    df.index.name = "sample"
+    df.to_csv(path)
+
+
+@pytest.mark.slow
+def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
+    """datasets.<name>.batch_key: the plate column is not a feature and ``propagate`` compares
+    samples within plates on every resample: the class markers are selected, not the plate's
+    genes (without the key the plate's genes lead: measured g11 first, nothing selected); the
+    command line's --batch-key gives the same bytes."""
+    data = tmp_path / "planted.csv"
+    batch_csv(data)
+    cfg = sel_config(data)
+    cfg["datasets"]["planted"]["batch_key"] = "plate"
+    cfg["methods"] = {"propagate": {}}
+    snakemake(tmp_path / "run", cfg, cores=2)
+    s = json.loads((tmp_path / "run" / "results" / "planted" / "selection" / "summary.json").read_text())
+    assert sorted(s["features"]) == [f"g{j}" for j in range(M)]
+    assert s["batches"] == {"n": 2, "methods": ["propagate"]}
+    assert "propagate compared the samples within their 2 batches." in s["verdict"]
+    from ssfs.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["select", str(data), "--label-column", "label", "--batch-key", "plate", "--methods", "propagate",
+                 "--seed", "3", "--resamples", "10", "--top", str(M), "--threshold", "0.8", "--name", "planted",
+                 "-o", str(out), "--no-progress"]) == 0
+    assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(tmp_path / "run")
+
+
+def test_the_default_committee_compares_within_batches(tmp_path, capsys):
+    """``ssfs select`` with the default committee (propagate, laplacian, fisher, cls): with
+    --batch-key the 4 class markers are the list; without it the plate's genes (laplacian,
+    label-free, finds the plate first)."""
+    from ssfs.cli import main
+
+    data = tmp_path / "planted.csv"
+    batch_csv(data)
+    lists = {}
+    for name, extra in (("within", ["--batch-key", "plate"]), ("blind", [])):
+        table = data
+        if not extra:
+            table = tmp_path / "blind.csv"
+            pd.read_csv(data, index_col=0).drop(columns="plate").to_csv(table)
+        assert main(["select", str(table), "--label-column", "label", *extra, "--seed", "3", "--name", "planted",
+                     "-o", str(tmp_path / name), "--no-progress"]) == 0
+        capsys.readouterr()
+        s = json.loads((tmp_path / name / "summary.json").read_text())
+        lists[name] = (sorted(s["features"]), s.get("batches"))
+    assert lists["within"] == ([f"g{j}" for j in range(M)], {"n": 2, "methods": ["propagate", "laplacian", "fisher",
+                                                                                     "cls"]})
+    assert lists["blind"][1] is None and set(lists["blind"][0]) <= {f"g{j}" for j in range(10, 20)}

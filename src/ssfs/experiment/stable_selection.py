@@ -26,7 +26,7 @@ from .._validation import check_labels_named
 from ..errors import ConfigError, SSFSError, SupervisionError
 from ..labels import Labels
 from ..registry import check_params, get_method
-from ..runner import MethodConfig, method_configs
+from ..runner import MethodConfig, batch_handling, method_configs
 from ..seeding import derive_rng
 from .attribution import attribution, memberships_of
 from .error_bound import ASSUMPTIONS, choose_top
@@ -111,10 +111,10 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
                      class_names)
 
 
-def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str):
+def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str, batch=None):
     """One configured method on all samples (``y``: codes or :class:`ssfs.labels.Labels`, whose
-    class names reach the method's messages)."""
-    return settings.run(X, y, cons, rng=derive_rng(seed, dataset, "selection", settings.label, "full"))
+    class names reach the method's messages; ``batch``: every sample's batch, or None)."""
+    return settings.run(X, y, cons, rng=derive_rng(seed, dataset, "selection", settings.label, "full"), batch=batch)
 
 
 def full_ranks(ranked, p: int) -> np.ndarray:
@@ -126,11 +126,11 @@ def full_ranks(ranked, p: int) -> np.ndarray:
 
 
 def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int,
-                   dataset: str) -> tuple[np.ndarray, list[str]]:
+                   dataset: str, batch=None) -> tuple[np.ndarray, list[str]]:
     """``(ranks, failed)``: ranks of every feature (int32, len(chunk) x p; a row of zeros where the
     method could not run) on the resamples ``chunk`` of ``subs``, and per resample '' or why it
     could not run. After the first failure the method is out of the consensus anyway: the
-    resamples after it are not run (their reason says so). ``y`` as in :func:`full_ranking`."""
+    resamples after it are not run (their reason says so). ``y`` and ``batch`` as in :func:`full_ranking`."""
     p = X.shape[1]
     codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
@@ -141,7 +141,8 @@ def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
             idx = subs[b]
             try:
                 ranked = settings.run(X[idx], Labels(codes[idx], classes), cons.subset(idx),
-                                      rng=derive_rng(seed, dataset, "selection", settings.label, b))
+                                      rng=derive_rng(seed, dataset, "selection", settings.label, b),
+                                      batch=None if batch is None else np.asarray(batch)[idx])
             except SSFSError as e:
                 failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
                 break
@@ -182,18 +183,19 @@ class MethodRuns:
 
 
 def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int, dataset: str,
-                   with_full: bool = True, classes=()) -> tuple[MethodRuns, object]:
+                   with_full: bool = True, classes=(), batch=None) -> tuple[MethodRuns, object]:
     """``(runs, full-data ranked result or None)`` of one method on the resamples ``chunk`` and,
-    with ``with_full``, on all samples; failures are recorded, not raised."""
+    with ``with_full``, on all samples (``batch``: every sample's batch, or None); failures are
+    recorded, not raised."""
     ranked, full, full_failed, P = None, None, "", None
     if with_full:
         try:
-            ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset)
+            ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, batch=batch)
             full = full_ranks(ranked, X.shape[1])
             P = memberships_of(ranked.result, X.shape[0], classes) if len(classes) > 1 else None
         except SSFSError as e:
             full_failed = str(e)
-    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset)
+    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, batch=batch)
     return MethodRuns(full, ranks, failed, full_failed, P), ranked
 
 
@@ -219,12 +221,13 @@ def _usable(runs: dict) -> tuple[dict, dict]:
 
 
 def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None,
-                     given=None) -> SelectionResult:
+                     given=None, batches: dict | None = None) -> SelectionResult:
     """Consensus table, summary and stability path from each method's :class:`MethodRuns`
     (label -> runs, methods in the order given), with the per-class attribution of every
     feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`).
     ``y``: the labels the selection used; ``given``: the data's labels when some were hidden
-    (:func:`selection_labels`), counted in the summary's ``labels_given``."""
+    (:func:`selection_labels`), counted in the summary's ``labels_given``; ``batches``: the
+    summary's record of them (:func:`batch_summary`), or None."""
     ok, left = _usable(runs)
     p = X.shape[1]
     cons = consensus({m: r.full for m, r in ok.items()}, {m: r.resamples.astype(np.float64) for m, r in ok.items()},
@@ -239,7 +242,8 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     s = {"dataset": dataset, "n_samples": int(len(y)), "labeled_per_class": counts,
          "n_unlabeled": int((y < 0).sum()), **s, "left_out": left,
          "labels_kept_per_class": kept_per_class(sel, dataset),
-         "labels_given": int((np.asarray(y if given is None else given) >= 0).sum())}
+         "labels_given": int((np.asarray(y if given is None else given) >= 0).sum()),
+         **({"batches": batches} if batches else {})}
     table, s["attribution"] = _attributed(table, X, y, classes, ok)
     table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
     s["verdict"] = verdict(s)
@@ -259,14 +263,27 @@ def _attributed(table: pd.DataFrame, X, y, classes, runs: dict) -> tuple[pd.Data
 
 
 def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset: str, names, classes,
-                     symbols=None) -> SelectionResult:
+                     symbols=None, batch=None) -> SelectionResult:
     """The whole selection mode in one process: ``methods`` maps labels to ``{"method", "params"}``,
-    ``sel`` is a validated ``selection:`` config entry; returns what the workflow writes to
+    ``sel`` is a validated ``selection:`` config entry, ``batch`` every sample's batch (or None:
+    samples compared within batches, :func:`ssfs.runner.within_batches`); returns what the workflow writes to
     ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     labels = Labels(y, classes)
     runs = {settings.label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
-                                           classes=classes)[0]
+                                           classes=classes, batch=batch)[0]
             for settings in method_configs(methods)}
-    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols)
+    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
+                            batches=batch_summary(batch, methods, X))
+
+
+def batch_summary(batch, methods: dict, X) -> dict | None:
+    """``{"n": number of batches, "methods": the labels of the methods that compared samples within
+    them}`` (:func:`ssfs.runner.batch_handling`) for the summary (None without batches);
+    ``methods``: label -> ``{"method", "params"}``."""
+    if batch is None:
+        return None
+    took = [label for label, entry in methods.items()
+            if batch_handling(entry["method"], entry.get("params") or {}, X) != "as given"]
+    return {"n": int(np.unique(np.asarray(batch, dtype=str)).size), "methods": took}

@@ -104,4 +104,15 @@ def verdict(s: dict) -> str:
     else:
         tail = f"Stability of the list {stab_text} ({word})."
     note = s.get("note")
-    return " ".join(t for t in (head, tail, left, note and note[0].upper() + note[1:] + ".") if t)
+    return " ".join(t for t in (head, tail, left, _batch_sentence(s), note and note[0].upper() + note[1:] + ".")
+                    if t)
+
+
+def _batch_sentence(s: dict) -> str:
+    """Which methods compared the samples within their batches ('' without batches)."""
+    b = s.get("batches")
+    if not b:
+        return ""
+    if not b["methods"]:
+        return f"None of the methods takes batches: the {b['n']} batches were not used."
+    return f"{', '.join(b['methods'])} compared the samples within their {b['n']} batches."

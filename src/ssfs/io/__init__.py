@@ -39,12 +39,15 @@ source: file
       line), path relative to the data directory; every sample of the matrix
       must be in it (an error gives how many are not and examples).
       ``labels_file_column``: take the label from this header column of the labels file.
+      ``batch_key``: the column naming every sample's batch (not a feature; samples_as_rows).
       Cells ``NA``, ``NaN``, ``null``, empty ... are missing values; any other
       non-numeric cell is an InputError naming its row and column.
     h5ad:
       ``label_key``: obs column of the labels (default ``label`` when present, else
       none; a given key that is absent is an error listing the obs columns).
       ``use_raw``: read ``.raw.X`` (default false).
+      ``batch_key``: the obs column naming every cell's batch (``obs['ssfs_batch']`` of the
+      prepared data; methods with a ``batch`` parameter compare cells within batches).
       Sparse X stays sparse.
     arff:
       all attributes but the last are numeric features; the last is the class
@@ -78,7 +81,7 @@ contradictions) and stored in ``uns['ssfs_constraints']``. Constant features are
 kept with a warning.
 """
 
-from .h5ad import read_prepared, write_prepared
+from .h5ad import prepared_batch, read_prepared, write_prepared
 from .prepare import (
     ENTRY_KEYS,
     FORMATS,
@@ -94,6 +97,7 @@ __all__ = [
     "check_labels",
     "guess_format",
     "prepare_dataset",
+    "prepared_batch",
     "read_dataset",
     "read_prepared",
     "write_prepared",

@@ -185,6 +185,14 @@ def read_labels_file(path: Path, sample_ids: pd.Index, column: str | None, where
     return table.loc[sample_ids].to_numpy(dtype=object)
 
 
+def _pop_batch(df: pd.DataFrame, batch_key, orientation: str, path: Path, where: str) -> pd.Series:
+    """The ``batch_key`` column, taken out of the table (it is not a feature)."""
+    if orientation != "samples_as_rows" or str(batch_key) not in df.columns:
+        raise InputError(f"{where}: batch_key {batch_key!r} is not a column of {path} (samples as rows); "
+                         f"columns: {examples(df.columns, 5)}{' ...' if df.shape[1] > 5 else ''}")
+    return df.pop(str(batch_key))
+
+
 def read_delimited(
     path: Path,
     *,
@@ -195,6 +203,7 @@ def read_delimited(
     label_column: str | None = None,
     labels_file: Path | None = None,
     labels_file_column: str | None = None,
+    batch_key: str | None = None,
 ) -> AnnData:
     if orientation not in ORIENTATIONS:
         raise ConfigError(f"{where}: orientation must be one of {', '.join(ORIENTATIONS)}, got {orientation!r}")
@@ -217,6 +226,7 @@ def read_delimited(
         index_col = None
     elif auto:
         check_id_column(df, path, where)
+    batch = None if batch_key is None else _pop_batch(df, batch_key, orientation, path, where)
     labels = None
     if label_column is not None:
         if str(label_column) not in df.columns:
@@ -236,4 +246,7 @@ def read_delimited(
         ids = rows if rows is not None else pd.Index([f"s{i + 1}" for i in range(X.shape[0])])
         ids = check_unique(ids, what="sample", where=where)
         labels = read_labels_file(labels_file, ids, labels_file_column, where)
-    return make_adata(X, where=where, labels=labels, obs_names=rows, var_names=cols)
+    adata = make_adata(X, where=where, labels=labels, obs_names=rows, var_names=cols)
+    if batch is not None:
+        adata.obs[str(batch_key)] = batch.to_numpy(dtype=object)
+    return adata

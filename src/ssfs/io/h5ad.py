@@ -22,10 +22,10 @@ from .common import examples, make_adata
 
 
 def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_raw: bool = False,
-                   layer: str | None = None) -> AnnData:
+                   layer: str | None = None, batch_key: str | None = None) -> AnnData:
     """``label_key``: obs column of the labels (NaN = unlabeled); None: ``label`` when
     present, else no labels (a label-free dataset). ``use_raw``: read ``.raw.X``; ``layer``:
-    read ``layers[layer]`` (not both)."""
+    read ``layers[layer]`` (not both). ``batch_key``: an obs column that must be there."""
     try:
         src = anndata.read_h5ad(path)
     except Exception as e:  # noqa: BLE001 - h5py/anndata raise OSError, KeyError, ValueError ... on damaged files
@@ -39,6 +39,9 @@ def read_h5ad_file(path: Path, *, where: str, label_key: str | None = None, use_
             f"{where}: label_key {label_key!r} is not an obs column of {path}; "
             f"available obs columns: {examples(cols, 20) if cols else 'none'}"
         )
+    if batch_key is not None and str(batch_key) not in src.obs.columns:
+        raise InputError(f"{where}: batch_key {batch_key!r} is not an obs column of {path}; available obs columns: "
+                         f"{examples(list(src.obs.columns), 20) if len(src.obs.columns) else 'none'}")
     X, var = _matrix_of(src, path, where, use_raw=use_raw, layer=layer)
     if X is None:
         raise InputError(f"{where}: {path} has no X matrix")
@@ -108,6 +111,8 @@ class Prepared:
         Feature names (``var_names``).
     adata : anndata.AnnData
         The whole prepared AnnData (``uns`` holds the preparation record and the user's constraints).
+    batch : ndarray or None
+        Every sample's batch (``obs['batch']``, from the dataset's ``batch_key``), or None.
     """
 
     X: Any
@@ -124,6 +129,19 @@ class Prepared:
     def classes(self) -> np.ndarray:
         """The class names (``classes[c]`` names code ``c``)."""
         return self.labels.classes
+
+    @property
+    def batch(self) -> np.ndarray | None:
+        return None if self.adata is None else prepared_batch(self.adata)
+
+
+#: obs column of a prepared AnnData holding every sample's batch (from the dataset's ``batch_key``)
+BATCH = "ssfs_batch"
+
+
+def prepared_batch(adata) -> np.ndarray | None:
+    """Every sample's batch in a prepared AnnData (obs :data:`BATCH`), or None."""
+    return adata.obs[BATCH].to_numpy(dtype=str) if BATCH in adata.obs else None
 
 
 def read_prepared(path) -> Prepared:

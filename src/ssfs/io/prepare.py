@@ -17,7 +17,7 @@ from .builtin import load_builtin
 from .common import labels_categorical
 from .delimited import read_delimited
 from .geo import read_geo_file
-from .h5ad import read_h5ad_file
+from .h5ad import BATCH, read_h5ad_file
 from .mat import read_mat_file
 from .tenx import is_10x_dir, read_10x
 
@@ -26,12 +26,12 @@ SOURCES = ("file", "builtin")
 SUSPECT_UNLABELED = frozenset({"unknown", "unlabeled", "unlabelled", "none", "-1", "?", "missing", "n/a", "na"})
 FORMATS = ("auto", "h5ad", "csv", "tsv", "arff", "mat", "geo", "10x")
 _DELIMITED = {"orientation": "samples_as_rows", "index_col": "auto", "label_column": None, "labels_file": None,
-              "labels_file_column": None}
+              "labels_file_column": None, "batch_key": None}
 #: format-specific keys and their defaults
 FORMAT_KEYS: dict[str, dict] = {
     "csv": _DELIMITED,
     "tsv": _DELIMITED,
-    "h5ad": {"label_key": None, "use_raw": False, "layer": None},
+    "h5ad": {"label_key": None, "use_raw": False, "layer": None, "batch_key": None},
     "10x": {"labels_file": None, "labels_file_column": None},
     "geo": {"geo_characteristic": None},
     "arff": {},
@@ -146,7 +146,7 @@ def _read(name: str, source: str, opts: dict) -> AnnData:
         if not isinstance(opts["use_raw"], bool):
             raise ConfigError(f"{where}: use_raw must be true or false, got {opts['use_raw']!r}")
         return read_h5ad_file(path, where=where, label_key=opts["label_key"], use_raw=opts["use_raw"],
-                              layer=opts["layer"])
+                              layer=opts["layer"], batch_key=opts["batch_key"])
     if fmt == "arff":
         return read_arff_file(path, where=where)
     if fmt == "mat":
@@ -227,6 +227,15 @@ def check_labels(adata: AnnData, name: str) -> None:
         )
 
 
+def batch_column(values: pd.Series, where: str) -> pd.Categorical:
+    """The ``batch_key`` column as text categories; a one-line error for a missing value."""
+    missing = values.isna()
+    if missing.any():
+        raise InputError(f"{where}: batch_key {values.name!r} has no value for {int(missing.sum())} samples "
+                         f"(e.g. {values.index[missing][0]!r}); every sample needs its batch")
+    return pd.Categorical(values.astype(str))
+
+
 def _record(value):
     """Option value as something h5ad can store (paths as text, None dropped by the caller)."""
     if isinstance(value, Path):
@@ -242,6 +251,8 @@ def prepare_dataset(name: str, entry: dict, data_dir: str | Path = ".") -> AnnDa
     source, opts = _resolve(entry, name, data_dir)
     pre = pp.preprocess_options(entry or {}, where=where)
     adata = _read(name, source, opts)
+    if opts.get("batch_key") is not None:
+        adata.obs[BATCH] = batch_column(adata.obs[str(opts["batch_key"])], where)
     adata = apply_unlabeled_values(adata, (entry or {}).get("unlabeled_values"), name)
     check_labels(adata, name)
     n_read, p_read = adata.shape

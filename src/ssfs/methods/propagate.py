@@ -22,6 +22,10 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    ``gene_choice="balanced"``; "total": all by R^2, the former default).
    Beyond ``refine_samples`` samples the chains run on a subsample and the
    chosen genes give one graph of all samples (:func:`refinement_rows`): cost follows the work.
+5. Batches (``batch``): every graph's components are centred in each batch (samples are
+   neighbours for what differs within their batch) and every R^2 is taken within batches (x minus
+   its batch mean: ComBat's location model, without its scale and shrinkage), so groups follow
+   the classes, not the batches, and a gene that only differs between batches does not rank.
 """
 
 from __future__ import annotations
@@ -38,7 +42,13 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
-from ._shared.class_stats import ClassStatistics, class_statistics, explained_and_one_vs_rest, variance_explained
+from ._shared.class_stats import (
+    ClassStatistics,
+    class_statistics,
+    explained_and_one_vs_rest,
+    variance_explained,
+    within_batch_total,
+)
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
 from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
@@ -101,9 +111,9 @@ def _knn(Z: np.ndarray, k: int):
     return knn_graph(Z, max(1, min(int(k), Z.shape[0] - 1)))
 
 
-def _start_graph(X, k: int, n_pcs: int, graph, embedding) -> tuple[Any, int]:
+def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None) -> tuple[Any, int]:
     """(W, dims): the given graph (symmetrised, no self loops), a kNN graph of the given
-    embedding, or a kNN graph of X's signal components."""
+    embedding, or a kNN graph of X's signal components (either centred in every ``batch``)."""
     n = X.shape[0]
     if graph is not None:
         G = sparse.csr_matrix(graph, dtype=np.float64)
@@ -116,9 +126,44 @@ def _start_graph(X, k: int, n_pcs: int, graph, embedding) -> tuple[Any, int]:
         E = np.asarray(embedding, dtype=np.float64)
         if E.ndim != 2 or E.shape[0] != n:
             raise MethodError(f"propagate: embedding must have one row per sample ({n}), got shape {E.shape}")
-        return _knn(E, k), E.shape[1]
+        return _knn(centred_in_batches(E, batch), k), E.shape[1]
     Z, d = signal_embedding(X, n_pcs)
-    return _knn(Z, k), d
+    return _knn(centred_in_batches(Z, batch), k), d
+
+
+def centred_in_batches(Z: np.ndarray, batch) -> np.ndarray:
+    """Z minus its rows' batch means (Z itself without ``batch``): for scores Z = X V on fixed
+    axes V, the scores of X minus its batch means, so samples are neighbours for what differs
+    within batches, not for their batch."""
+    if batch is None:
+        return Z
+    B = sparse.csr_matrix((np.ones(batch.size), (batch, np.arange(batch.size))))
+    return Z - (np.asarray(B @ Z) / np.asarray(B.sum(axis=1)))[batch]
+
+
+def batch_codes(batch, n: int) -> np.ndarray | None:
+    """Batch code >= 0 of every sample from the ``batch`` parameter (any values, one per sample;
+    None: no batches); a one-line error for the wrong length or a missing value."""
+    if batch is None:
+        return None
+    b = np.asarray(batch, dtype=object).ravel() if not isinstance(batch, np.ndarray) else batch.ravel()
+    if b.size != n or np.ndim(batch) != 1:
+        raise MethodError(f"propagate: batch must give one value per sample ({n}), got shape {np.shape(batch)}")
+    missing = [v is None or (isinstance(v, float) and np.isnan(v)) for v in b.tolist()]
+    if any(missing):
+        raise MethodError(f"propagate: batch has {sum(missing)} missing values (every sample needs its batch)")
+    return np.unique(np.asarray([str(v) for v in b.tolist()]), return_inverse=True)[1].astype(np.int64)
+
+
+def confounded(batch: np.ndarray | None, y: np.ndarray) -> bool:
+    """Several batches, labels of 2 classes or more, and no batch holding labels of 2 classes:
+    every class difference the labels show is also a batch difference, which comparing within
+    batches removes."""
+    lab = y >= 0
+    if batch is None or np.unique(batch).size < 2 or np.unique(y[lab]).size < 2:
+        return False
+    pairs = np.unique(np.stack([batch[lab], y[lab]]), axis=1)
+    return bool(np.bincount(pairs[0]).max() < 2)
 
 
 def _groups(W, y, K, prop: dict, floor=None, seed_weight=None) -> np.ndarray:
@@ -156,8 +201,10 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
         if groups.max(initial=0) < 1 or rows.size < 3:
             return None
     cand = None
+    batch = opts.get("batch")
     for _ in range(opts["refine"]):
-        genes = top_genes(X if rows is None else X[rows], groups, m, opts["gene_choice"])
+        on = (X, batch) if rows is None else (X[rows], None if batch is None else batch[rows])
+        genes = top_genes(on[0], groups, m, opts["gene_choice"], on[1])
         cand = _candidate(name, y, K, *_graph_on(X, genes, opts), prop)
         cand.genes = genes
         rows, groups = None, cand.groups
@@ -168,19 +215,21 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
 GENE_CHOICES = ("total", "balanced")
 
 
-def top_genes(X, groups: np.ndarray, m: int, how: str = "total") -> np.ndarray:
+def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> np.ndarray:
     """The ``m`` features the next graph is built on (sorted), from the samples' ``groups``.
     "total": the best by R^2 (:func:`variance_explained`). "balanced": half of them so, the other
     half taken in turn from every group's own ranking of the features higher in it than overall
     (one-vs-rest R^2, :func:`one_vs_rest_explained`): features are ordered by their best rank in
     any list, a rank r in the R^2 list counting as r / G for G groups (ties: the larger one-vs-rest
     R^2). A group of 2 % of the samples then gets its markers into the graph as a large group does,
-    where their R^2 on all groups never ranks them."""
+    where their R^2 on all groups never ranks them. ``batch``: R^2 within batches
+    (:func:`variance_explained`)."""
     if how not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
     if how == "total":
-        return np.sort(np.argsort(-np.nan_to_num(variance_explained(X, groups), nan=-np.inf), kind="stable")[:m])
-    s, R = explained_and_one_vs_rest(X, groups, up_only=True)  # one pass over X
+        return np.sort(np.argsort(-np.nan_to_num(variance_explained(X, groups, batch=batch), nan=-np.inf),
+                                  kind="stable")[:m])
+    s, R = explained_and_one_vs_rest(X, groups, up_only=True, batch=batch)  # one pass over X
     s, R = np.nan_to_num(s, nan=-np.inf), np.nan_to_num(R, nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
     in_groups = np.argsort(np.argsort(-R, axis=1, kind="stable"), axis=1, kind="stable").min(axis=0)
@@ -195,7 +244,7 @@ def _graph_on(X, genes: np.ndarray, opts) -> tuple[Any, int]:
     key = genes.tobytes()
     if key not in opts["graphs"]:
         Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
-        opts["graphs"][key] = (_knn(Z, opts["k"]), d)
+        opts["graphs"][key] = (_knn(centred_in_batches(Z, opts.get("batch")), opts["k"]), d)
     return opts["graphs"][key]
 
 
@@ -361,9 +410,12 @@ def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
     return acc <= chance + 2.0 * np.sqrt(max(chance * (1.0 - chance), 1e-12) / max(n_labeled, 1))
 
 
-def variance_in_span(X, Z: np.ndarray) -> np.ndarray:
+def variance_in_span(X, Z: np.ndarray, batch=None) -> np.ndarray:
     """Share of every feature's variance in the span of the (centred, orthogonal) columns of Z:
-    sum_k (z_k . x)^2 / (|z_k|^2 |x - mean|^2), the communality of the features on a PCA."""
+    sum_k (z_k . x)^2 / (|z_k|^2 |x - mean|^2), the communality of the features on a PCA.
+    ``batch``: Z and x centred in every batch (:func:`within_batches`)."""
+    if batch is not None:
+        return within_batches(X, centred_in_batches(Z, batch), batch)
     Z = Z - Z.mean(axis=0)
     zz = np.einsum("ij,ij->j", Z, Z)
     if sparse.issparse(X):
@@ -375,6 +427,18 @@ def variance_in_span(X, Z: np.ndarray) -> np.ndarray:
         Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
         proj = Xc.T @ Z
         total = np.einsum("ij,ij->j", Xc, Xc)
+    share = (proj**2 / np.where(zz > 0, zz, np.inf)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, share / total, np.nan)
+
+
+def within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
+    """:func:`variance_in_span` of X's residuals about their batch means on Z centred in every
+    batch: z . (x - m_b) = z . x then, and the residuals' sum of squares is the within-batch total
+    (:func:`variance_explained`'s, one group), so sparse X stays sparse."""
+    zz = np.einsum("ij,ij->j", Z, Z)
+    proj = np.asarray(X.T @ Z) if sparse.issparse(X) else np.asarray(X, dtype=np.float64).T @ Z
+    total = within_batch_total(X, batch)
     share = (proj**2 / np.where(zz > 0, zz, np.inf)).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, share / total, np.nan)
@@ -394,33 +458,36 @@ def count_like(X) -> bool:
     return bool(X.size) and np.count_nonzero(X) <= (1.0 - ZERO_SHARE) * X.size
 
 
-def signal_variance(X, Z: np.ndarray) -> np.ndarray:
+def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     """sqrt(c) var(x) per feature: its variance ``var(x)`` times the square root of its share in
     the span of the signal components ``Z`` (:func:`variance_in_span`, the communality c). The
     geometric mean of the total variance and the variance in the signal span: a gene ranks by its
-    variance (the microarray filter), discounted when little of it is structure."""
-    share = variance_in_span(X, Z)
+    variance (the microarray filter), discounted when little of it is structure. ``batch``: both
+    within batches."""
+    share = variance_in_span(X, Z, batch)
+    if batch is not None:
+        return np.sqrt(share) * within_batch_total(X, batch) / X.shape[0]
     Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
-def label_free_scores(X, n_pcs: int, how: str = "signal") -> tuple[np.ndarray, int]:
+def label_free_scores(X, n_pcs: int, how: str = "signal", batch=None) -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
     score). ``"signal"``: the signal components of X in its own units (its genes' variances count,
     as in a log-expression matrix they mean something); :func:`signal_variance` for dense X,
     the share alone for :func:`count_like` X (there the variance tracks the expression level;
-    sparse X gets the ``"span"`` scores bit for bit)."""
+    sparse X gets the ``"span"`` scores bit for bit). ``batch``: every variance within batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
     Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
     score = variance_in_span if how == "span" or counts else signal_variance
-    return per_distinct_column(lambda A: score(A, Z), X), d  # a copy scores as its feature, bit for bit
+    return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
 
-def _label_free(X, n_pcs: int, how: str, note: str) -> Propagation:
-    scores, d = label_free_scores(X, n_pcs, how)
+def _label_free(X, n_pcs: int, how: str, note: str, batch=None) -> Propagation:
+    scores, d = label_free_scores(X, n_pcs, how, batch)
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
                        float("nan"), float("nan"), float("nan"), d, note)
 
@@ -453,24 +520,25 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
                     weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "balanced",
-                    classes=None) -> Propagation:
+                    batch=None, classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
+    batch = batch_codes(batch, y.size)
     if np.unique(y[lab]).size < 2:
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores (variance on "
-                                                 "the signal components)")
+                                                 "the signal components)", batch)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     if gene_choice not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
-            "folds": FOLDS, "graphs": {},
+            "folds": FOLDS, "graphs": {}, "batch": batch,
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
     if rows is None:
-        W, d = _start_graph(X, k, n_pcs, graph, embedding)
+        W, d = _start_graph(X, k, n_pcs, graph, embedding, batch)
         start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
         chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
     else:
@@ -488,14 +556,14 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
-                                                 "nothing; label-free scores")
+                                                 "nothing; label-free scores", batch)
     weight = np.where(lab, seed, w_propagated)
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
                 f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
         note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen.name != "start" else ""
-    model = _model(X, y, K, groups, weight, classes, chosen, start, note)
+    model = _model(X, y, K, groups, weight, classes, chosen, start, note, batch)
     model.propagated_weight = w_propagated
     return model
 
@@ -527,10 +595,11 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[C
     whatever the number of samples; the final graph is built once. A given ``graph`` cannot be
     cut to the subsample: its agreement with the labels (the ``start``) is measured on all of them."""
     Xr, yr = X[rows], y[rows]
+    on_rows = {**opts, "batch": None if opts["batch"] is None else opts["batch"][rows]}
     Wr, dr = _start_graph(Xr, opts["k"], opts["n_pcs"], None, None if embedding is None else
-                          np.asarray(embedding)[rows])
+                          np.asarray(embedding)[rows], on_rows["batch"])
     start = _agreement(_candidate("start", yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
-    chosen = _best(_candidates(Xr, yr, K, start, opts, prop, pos[rows]))
+    chosen = _best(_candidates(Xr, yr, K, start, on_rows, prop, pos[rows]))
     if graph is not None:
         start = _agreement(_candidate("start", y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
     whole = _candidate(chosen.name, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
@@ -539,7 +608,7 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[C
     return whole, start
 
 
-def _model(X, y, K, groups, weight, classes, chosen, start, note) -> Propagation:
+def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None) -> Propagation:
     """Scores, group names and per-group statistics of the final groups."""
     names = [str(classes[c]) if classes is not None and c < len(classes) else str(c) for c in range(K)]
     names += [f"unlabeled {j + 1}" for j in range(int(groups.max()) + 1 - K)]
@@ -548,7 +617,7 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note) -> Propagation
     present = np.flatnonzero(P.sum(axis=0) > 0)
     stats = class_statistics(X, P[:, present], np.asarray(names, dtype=object)[present])
     acc, chance = chosen.agreement[:2]
-    scores = per_distinct_column(lambda A: variance_explained(A, groups, weight), X)  # copies: the same bits
+    scores = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch), X)  # copies: same bits
     return Propagation(scores, groups, names, stats, chosen.name, float(acc),
                        float(chance), float(start.agreement[0]), chosen.dims, note)
 
@@ -563,7 +632,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
                     label_free: Literal["signal", "span"] = "signal",
-                    gene_choice: Literal["total", "balanced"] = "balanced"):
+                    gene_choice: Literal["total", "balanced"] = "balanced", batch: Any = None):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
 
@@ -574,9 +643,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     y
         Class codes, -1 for unlabeled samples (fewer than 2 labeled classes: the label-free
         scores of ``label_free``).
-    constraints
-        Not used.
-    rng
+    constraints, rng
         Not used (the method is deterministic).
     k
         Neighbours of the kNN graph.
@@ -618,6 +685,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
+    batch
+        Every sample's batch (any values) or None: graphs and R^2 within batches (module doc, 5).
 
     Returns
     -------
@@ -632,7 +701,17 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                             alpha=alpha, class_mass=class_mass, unreached=unreached,
                             refine_samples=refine_samples, graph=graph, embedding=embedding,
                             weighting=weighting, label_free=label_free, gene_choice=gene_choice,
-                            classes=current_classes())
-    if model.note:
-        warnings.warn(f"propagate: {model.note}", UserWarning, stacklevel=2)
+                            batch=batch, classes=current_classes())
+    for note in _notes(model, batch_codes(batch, X.shape[0]), np.asarray(y)):
+        warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
+
+
+def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
+    """What the user is warned about: the model's note, batches confounded with the classes."""
+    notes = [model.note] if model.note else []
+    if confounded(batch, y):
+        notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
+                     "comparing within batches then removes the class differences (check the design; without "
+                     "batch= the batches' genes may rank instead)")
+    return notes

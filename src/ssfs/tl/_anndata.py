@@ -25,6 +25,20 @@ def labels_of(adata, groupby, unlabeled_values) -> Labels | None:
     return encode_labels(adata.obs[groupby], unlabeled_values, n=adata.n_obs)
 
 
+def batch_of(adata, batch_key) -> np.ndarray | None:
+    """Every cell's batch, ``adata.obs[batch_key]`` as text (None without ``batch_key``)."""
+    if batch_key is None:
+        return None
+    if batch_key not in adata.obs.columns:
+        cols = ", ".join(map(repr, list(adata.obs.columns)[:20])) or "none"
+        raise InputError(f"batch_key {batch_key!r} is not an obs column; obs columns: {cols}")
+    values = adata.obs[batch_key]
+    if values.isna().any():
+        raise InputError(f"batch_key {batch_key!r} has no value for {int(values.isna().sum())} cells; every cell "
+                         "needs its batch")
+    return values.astype(str).to_numpy()
+
+
 class Expression(NamedTuple):
     """The matrix a tool ranks, its feature names and where it came from."""
 

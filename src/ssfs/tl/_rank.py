@@ -8,16 +8,17 @@ from .._docs import doc_params
 from ..errors import SupervisionError
 from ..labels import class_counts
 from ..registry import get_method
-from ..runner import run_method
+from ..runner import run_method, within_batches
 from ..seeding import as_generator
-from ._anndata import cell_graph, expression, labels_of, store, var_positions
+from ._anndata import batch_of, cell_graph, expression, labels_of, store, var_positions
 from ._markers import store_markers
 
 
 @doc_params
 def rank_features(adata, method: str = "propagate", *, groupby: str | None = None, unlabeled_values=(),
                   use_raw: bool | None = None, layer: str | None = None, key_added: str | None = None,
-                  copy: bool = False, graph="auto", constraints=None, random_state=0, **params):
+                  copy: bool = False, graph="auto", constraints=None, random_state=0, batch_key: str | None = None,
+                  **params):
     """Rank the features (genes) of ``adata`` with the registered method ``method``.
 
     Parameters
@@ -34,6 +35,7 @@ def rank_features(adata, method: str = "propagate", *, groupby: str | None = Non
     {graph}
     {constraints}
     {random_state}
+    {batch_key}
     {method_params}
 
     Returns
@@ -68,10 +70,10 @@ def rank_features(adata, method: str = "propagate", *, groupby: str | None = Non
     labels = labels_of(adata, groupby, unlabeled_values)
     data = expression(adata, use_raw, layer)
     G, graph_used = cell_graph(adata, spec, params, graph)
-    call = dict(params)
+    X, call = within_batches(method, data.X, dict(params), batch_of(adata, batch_key))
     if G is not None:
         call["graph"] = G
-    ranked = run_method(method, data.X, labels, constraints, rng=random_state, **call)  # names reach the errors
+    ranked = run_method(method, X, labels, constraints, rng=random_state, **call)  # names reach the errors
     if ranked.kind == "extraction":
         raise SupervisionError(f"{method!r} extracts components; it does not rank features")
     key = key_added or method
@@ -79,6 +81,8 @@ def rank_features(adata, method: str = "propagate", *, groupby: str | None = Non
     store_markers(adata, key, ranked, data.var_names)
     adata.uns[key] = _record(adata, ranked, data, labels, groupby=groupby, unlabeled_values=unlabeled_values,
                              params=params, graph=graph_used, random_state=random_state)
+    if batch_key is not None:
+        adata.uns[key]["batch_key"] = batch_key
     return adata if copy else None
 
 

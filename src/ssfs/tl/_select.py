@@ -12,7 +12,7 @@ from ..constraints import Constraints
 from ..errors import MethodError
 from ..experiment.selection_defaults import SELECTION_DEFAULTS as _SEL
 from ..experiment.stable_selection import method_settings, selection_options, stable_selection
-from ._anndata import expression, labels_of, var_positions
+from ._anndata import batch_of, expression, labels_of, var_positions
 
 
 @doc_params
@@ -22,7 +22,8 @@ def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *,
                   threshold: float = _SEL["threshold"], max_false: float = _SEL["max_false"],
                   assumption: str = _SEL["assumption"], scheme: str = _SEL["scheme"],
                   aggregation: str = _SEL["aggregation"], constraints=None,
-                  key_added: str = "ssfs_selection", random_state: int = 0, copy: bool = False):
+                  key_added: str = "ssfs_selection", random_state: int = 0, copy: bool = False,
+                  batch_key: str | None = None):
     """The stable consensus list of ``methods`` over resamples: the workflow's selection mode
     (:mod:`ssfs.experiment.stable_selection`), the same list as ``ssfs select`` and the
     workflow give for the same matrix, labels, seed and dataset name ``key_added``.
@@ -57,6 +58,7 @@ def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *,
     {key_added}
     {random_state}
     {copy}
+    {batch_key}
 
     Returns
     -------
@@ -81,17 +83,16 @@ def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *,
     settings = method_settings(methods, params)
     sel = selection_options(resamples=resamples, top=top, threshold=threshold, max_false=max_false,
                             assumption=assumption, scheme=scheme, aggregation=aggregation)
-    if copy:
-        adata = adata.copy()
+    adata = adata.copy() if copy else adata
     y, classes = labels_of(adata, groupby, unlabeled_values) or (np.full(adata.n_obs, -1, dtype=np.int64), [])
     data = expression(adata, use_raw, layer)
     cons = constraints if constraints is not None else Constraints.from_labels(y)
     res = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state), dataset=key_added,
-                           names=np.asarray(data.var_names), classes=classes)
+                           names=np.asarray(data.var_names), classes=classes, batch=batch_of(adata, batch_key))
     _store(adata, key_added, res.table, data.var_names, threshold)
     adata.uns[key_added] = {**res.summary, **_uns_frames(res, data.var_names), "groupby": groupby,
                             "random_state": int(random_state), "use_raw": data.use_raw,
-                            **({"layer": layer} if layer is not None else {})}
+                            **{k: v for k, v in (("batch_key", batch_key), ("layer", layer)) if v is not None}}
     if res.summary["note"]:
         warnings.warn(f"select_stable: {res.summary['note']}", UserWarning, stacklevel=2)
     return adata if copy else None

@@ -206,6 +206,9 @@ def method_entry(label: str, entry) -> dict:
     converted to their declared types (:func:`ssfs.registry.check_params`): what every rule passes on."""
     params = {k: yaml_number(v) for k, v in dict(entry or {}).items()}
     name = params.pop("method", label)
+    if "batch" in params:
+        raise ConfigError(f"config key methods.{label}: batch is one value per sample; name the column holding it "
+                          "in the dataset's entry instead (datasets.<name>.batch_key)")
     try:
         params = check_params(get_method(name), params)
     except MethodError as e:

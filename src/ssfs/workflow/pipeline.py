@@ -17,6 +17,7 @@ from ..errors import SupervisionError
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import (
     MethodRuns,
+    batch_summary,
     consensus_result,
     run_one_method,
     selection_labels,
@@ -28,7 +29,7 @@ from ..io.h5ad import Prepared, gene_symbols, read_prepared
 from ..labels import Labels
 from ..ranking import ranking_table
 from ..registry import get_method
-from ..runner import MethodConfig, combine_member_chunks, method_configs
+from ..runner import MethodConfig, combine_member_chunks, method_configs, run_method, within_batches
 from ..runner import run_member_chunk as member_chunk
 from ..seeding import derive_rng
 from .peak_memory import PeakMemory
@@ -185,12 +186,16 @@ def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings
                       first_call=i == 0)
 
 
-def _training(data: Prepared, split_path, constraints_path):
-    """(training X, partial training labels with the class names, training constraints) of one repetition."""
+def _training(data: Prepared, split_path, constraints_path, settings: MethodConfig):
+    """(training X, partial training labels with the class names, training constraints, the
+    method's parameters) of one repetition; with the dataset's batches, X and the parameters with
+    which the method compares samples within them (:func:`ssfs.runner.within_batches`)."""
     split = read_split(split_path)
     train = np.asarray(split["train"], dtype=np.int64)
     cons = Constraints.from_tsv(constraints_path, checked=True).subset(train)
-    return data.X[train], Labels(partial_labels(data.y, split), data.classes), cons
+    X, params = within_batches(settings.method, data.X[train], settings.params,
+                               None if data.batch is None else data.batch[train])
+    return X, Labels(partial_labels(data.y, split), data.classes), cons, params
 
 
 def _check_supervision(settings: MethodConfig, ytr: Labels, dataset: str) -> None:
@@ -213,9 +218,9 @@ def run_select(data: Prepared, *, split, constraints, ranking, settings: MethodC
     (PCA, SSDR) also write the components of every sample (fitted on the training
     part only) beside it (:func:`components_path`).
     """
-    Xtr, ytr, cons = _training(data, split, constraints)
+    Xtr, ytr, cons, params = _training(data, split, constraints, settings)
     _check_supervision(settings, ytr, dataset)
-    ranked = settings.run(Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep))
+    ranked = run_method(settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), **params)
     _write_ranked(ranked, data, ranking)
 
 
@@ -237,10 +242,10 @@ def run_member_chunk(*, prepared, split, constraints, members, settings: MethodC
     """The workflow's ``select_members`` step: one chunk of the members of an ensemble on one
     repetition (``.npz`` of its arrays plus the chunk's ``_seconds`` and ``_peak_mb``); see
     :func:`run_combine`."""
-    Xtr, ytr, cons = _training(read_prepared(prepared), split, constraints)
+    Xtr, ytr, cons, params = _training(read_prepared(prepared), split, constraints, settings)
     parts, seconds, peak = _timed(lambda: member_chunk(
         settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), chunk=chunk,
-        n_chunks=n_chunks, **settings.params))
+        n_chunks=n_chunks, **params))
     with atomic_path(members) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, _seconds=seconds, _peak_mb=peak, **parts)
 
@@ -252,7 +257,7 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
     the chunks' seconds summed plus the combination's, peak = the largest of the chunks' and
     the combination's; every chunk is a process of its own, so the run is a ``first_call``."""
     data = read_prepared(prepared)
-    Xtr, ytr, cons = _training(data, split, constraints)
+    Xtr, ytr, cons, params = _training(data, split, constraints, settings)
     parts, seconds, peaks = [], 0.0, []
     for cp in chunks:
         z = load_checked_npz(cp)
@@ -261,7 +266,7 @@ def run_combine(*, prepared, split, constraints, chunks: list, ranking, timing,
         peaks.append(float(z["_peak_mb"]))
     ranked, sec, peak = _timed(lambda: combine_member_chunks(
         settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), parts=parts,
-        **settings.params))
+        **params))
     _write_ranked(ranked, data, ranking)
     known = [v for v in peaks + [peak] if np.isfinite(v)]
     _write_timing({"dataset": dataset, "variant": variant, "method": settings.label}, rep, seconds + sec,
@@ -295,7 +300,8 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
     runs, ranked = run_one_method(data.X, Labels(y, data.classes), cons, settings, subs, chunk, seed=seed,
-                                  dataset=dataset, with_full=full is not None, classes=data.classes)
+                                  dataset=dataset, with_full=full is not None, classes=data.classes,
+                                  batch=data.batch)
     if full is not None:
         if ranked is None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
@@ -341,7 +347,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
                                               f"{sel['resamples']} resamples")
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
-                           dataset=dataset, symbols=gene_symbols(data.adata), given=data.y)
+                           dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
+                           batches=batch_summary(data.batch, methods, data.X))
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:

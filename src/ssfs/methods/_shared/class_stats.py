@@ -284,17 +284,19 @@ def benjamini_hochberg(pvals) -> np.ndarray:
     return out
 
 
-def variance_explained(X, groups, weights=None) -> np.ndarray:
+def variance_explained(X, groups, weights=None, batch=None) -> np.ndarray:
     """Share of every feature's variance explained by a partition of the samples: the
     between-group sum of squares sum_g W_g (m_g - m)^2 over the total sum w_i (x_i - m)^2, i.e.
     the one-way ANOVA's R^2 (it ranks the features as the F statistic F = R^2 / (1 - R^2)
     (n - G) / (G - 1) does). ``groups``: an int group code per sample (every sample in one
     group); ``weights``: a non-negative weight per sample (default 1; W_g their sum in group g,
     m_g and m weighted means). NaN for a feature constant over the weighted samples. Sparse X
-    stays sparse; dense X is centred first (no cancellation)."""
+    stays sparse; dense X is centred first (no cancellation). ``batch``: a batch code >= 0 per
+    sample; then the R^2 of the groups on x minus its (weighted) batch mean, both sums of
+    squares within batches (:func:`_grouped_sums`)."""
     g = np.asarray(groups, dtype=np.int64)
     w = np.ones(g.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    return _explained(*_grouped_sums(X, g, w), w.sum())
+    return _explained(*_grouped_sums(X, g, w, batch), w.sum())
 
 
 def _explained(size, total, sums, shift, weight: float) -> np.ndarray:
@@ -304,16 +306,21 @@ def _explained(size, total, sums, shift, weight: float) -> np.ndarray:
         return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
 
 
-def _grouped_sums(X, g: np.ndarray, w: np.ndarray):
+def _grouped_sums(X, g: np.ndarray, w: np.ndarray, batch=None):
     """(W_g, total, sums, shift) of a partition ``g`` of the samples weighted ``w``: the groups'
     weights, every feature's weighted sum of squares about its weighted mean m, and the groups'
     weighted sums of x - shift (dense X is centred first: shift 0; sparse X stays sparse: shift
-    m), so the centred group sums are ``sums - W_g shift``."""
+    m), so the centred group sums are ``sums - W_g shift``. With ``batch`` (codes >= 0) x is
+    replaced by its residual r = x - m_b about its batch's weighted mean (shift 0): total
+    sum_i w_i x_i^2 - sum_b W_b m_b^2 and group sums S_g - sum_b W_gb m_b (W_gb: the weight of
+    group g in batch b), so sparse X stays sparse."""
     n = g.size
     if X.shape[0] != n or (g < 0).any():
         raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
     H = sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
     size = np.asarray(H.sum(axis=1)).ravel()
+    if batch is not None:
+        return (size, *_within_batches(X, H, w, np.asarray(batch, dtype=np.int64)))
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=np.float64)
         mu = np.asarray(X.T @ w).ravel() / w.sum()
@@ -324,22 +331,46 @@ def _grouped_sums(X, g: np.ndarray, w: np.ndarray):
     return size, w @ (Xc * Xc), np.asarray(H @ Xc), np.zeros(X.shape[1])
 
 
-def one_vs_rest_explained(X, groups, up_only: bool = False) -> np.ndarray:
+def _within_batches(X, H, w: np.ndarray, batch: np.ndarray):
+    """(total, sums, 0) of :func:`_grouped_sums` for the residuals about the batches' weighted
+    means m_b (a batch of weight 0: m_b = 0)."""
+    n = batch.size
+    Bw = sparse.csr_matrix((w, (batch, np.arange(n))), shape=(int(batch.max()) + 1 if n else 0, n))
+    weight_b = np.asarray(Bw.sum(axis=1)).ravel()
+    per_b = 1.0 / np.where(weight_b > 0, weight_b, np.inf)
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        means = np.asarray((Bw @ X).todense()) * per_b[:, None]
+        total = sparse_column_sums(X, w, np.square) - weight_b @ means**2
+        share = H @ sparse.csr_matrix((np.ones(n), (np.arange(n), batch)), shape=(n, Bw.shape[0]))
+        return total, np.asarray((H @ X).todense()) - share @ means, np.zeros(X.shape[1])
+    Xr = np.asarray(X, dtype=np.float64)
+    Xr = Xr - (np.asarray(Bw @ Xr) * per_b[:, None])[batch]
+    return w @ (Xr * Xr), np.asarray(H @ Xr), np.zeros(X.shape[1])
+
+
+def within_batch_total(X, batch) -> np.ndarray:
+    """Every feature's sum of squares about its batch's mean (codes ``batch``)."""
+    b = np.asarray(batch, dtype=np.int64)
+    return _grouped_sums(X, np.zeros(b.size, dtype=np.int64), np.ones(b.size), b)[1]
+
+
+def one_vs_rest_explained(X, groups, up_only: bool = False, batch=None) -> np.ndarray:
     """G x p: the share of every feature's variance that group g against all other samples
     explains (the R^2 of a two-group ANOVA, t^2 / (t^2 + n - 2) for the pooled-variance t):
     (S_g - n_g m)^2 n / (n_g (n - n_g)) over the total sum of squares, S_g the group's column sums,
     n_g its size, m the column mean. A marker of a small group ranks at the top of its own row
     however little of the total variance it carries. NaN for a constant feature; 0 rows for
-    empty groups or a group of all samples."""
+    empty groups or a group of all samples. ``batch``: within batches, as :func:`variance_explained`."""
     g = np.asarray(groups, dtype=np.int64)
-    return _one_vs_rest(*_grouped_sums(X, g, np.ones(g.size)), g.size, up_only)
+    return _one_vs_rest(*_grouped_sums(X, g, np.ones(g.size), batch), g.size, up_only)
 
 
-def explained_and_one_vs_rest(X, groups, up_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def explained_and_one_vs_rest(X, groups, up_only: bool = False, batch=None) -> tuple[np.ndarray, np.ndarray]:
     """(:func:`variance_explained`, :func:`one_vs_rest_explained`) of unweighted ``groups`` from one
     pass over X (the same values to the bit as the two calls)."""
     g = np.asarray(groups, dtype=np.int64)
-    grouped = _grouped_sums(X, g, np.ones(g.size))
+    grouped = _grouped_sums(X, g, np.ones(g.size), batch)
     return _explained(*grouped, float(g.size)), _one_vs_rest(*grouped, g.size, up_only)
 
 
