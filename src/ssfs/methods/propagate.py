@@ -413,9 +413,9 @@ def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
 def variance_in_span(X, Z: np.ndarray, batch=None) -> np.ndarray:
     """Share of every feature's variance in the span of the (centred, orthogonal) columns of Z:
     sum_k (z_k . x)^2 / (|z_k|^2 |x - mean|^2), the communality of the features on a PCA.
-    ``batch``: Z and x centred in every batch (:func:`within_batches`)."""
+    ``batch``: Z and x centred in every batch (:func:`span_within_batches`)."""
     if batch is not None:
-        return within_batches(X, centred_in_batches(Z, batch), batch)
+        return span_within_batches(X, centred_in_batches(Z, batch), batch)
     Z = Z - Z.mean(axis=0)
     zz = np.einsum("ij,ij->j", Z, Z)
     if sparse.issparse(X):
@@ -432,7 +432,7 @@ def variance_in_span(X, Z: np.ndarray, batch=None) -> np.ndarray:
         return np.where(total > 0, share / total, np.nan)
 
 
-def within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
+def span_within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
     """:func:`variance_in_span` of X's residuals about their batch means on Z centred in every
     batch: z . (x - m_b) = z . x then, and the residuals' sum of squares is the within-batch total
     (:func:`variance_explained`'s, one group), so sparse X stays sparse."""
