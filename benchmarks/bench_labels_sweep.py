@@ -22,6 +22,11 @@ linear SVM (C = 1, standardised, trained on every training label) on the test th
 is the mean accuracy over those sizes. Each method is compared with the best other method of the
 set by the corrected resampled t-test (Nadeau & Bengio 2003; ``ssfs.experiment.stats``).
 
+Batches (``--batches``, simulations only): on data of several batches every method is told them
+as a user would: ssfs methods through ``ssfs.runner.within_batches`` (``propagate``'s ``batch``,
+the others the data centred within batches), anchors that read the expression get it corrected by
+``scanpy.pp.combat``; anchors that read raw counts cannot be told (they run as without).
+
 Methods: ssfs registry names with parameters (``cls``, ``"cls[label_weight=1,weights=literal]"``)
 or anchor names. Every (data, labels, method) result is cached as JSON under ``--cache``
 (default benchmarks/results/labels_sweep/), so an interrupted run resumes; ``--fresh`` recomputes
@@ -107,18 +112,20 @@ def rank(spec: str, data: dict, y: np.ndarray, seed: int, kind: str) -> np.ndarr
     from ssfs import run_method
     from ssfs.errors import InputError, MethodError, SupervisionError
     from ssfs.registry import get_method
+    from ssfs.runner import within_batches
 
     name, params = parse_method(spec)
     if name in ANCHORS:
-        X = data["counts"] if ANCHORS[name].input == "counts" else data["expression"]
-        return anchor_order(name, X, y, np.random.default_rng(seed))
+        X = data["counts"] if ANCHORS[name].input == "counts" else data.get("corrected", data["expression"])
+        return anchor_order(name, X() if callable(X) else X, y, np.random.default_rng(seed))
     if not (y >= 0).any() and get_method(name).needs:  # labels, or constraints drawn from them
         return None
     kw = {**(COUNTS_PARAMS.get(name, {}) if kind == "counts" else {}), **params}
     if name in {"cls", "laplacian", "csfs", "sselect"} and "embedding" in data:
         kw.setdefault("embedding", data["embedding"]())
     try:
-        return run_method(name, data["expression"], y, rng=seed, **kw).order
+        X, kw = within_batches(name, data["expression"], kw, data.get("batch"))
+        return run_method(name, X, y, rng=seed, **kw).order
     except (SupervisionError, MethodError, InputError):  # e.g. fisher with one label per class
         return None
 
@@ -162,14 +169,20 @@ class Cache:
 
 
 # ----------------------------------------------------------------------------- simulations
-def _sim_data(sim) -> dict:
+def _sim_data(sim, batches: bool = False) -> dict:
     """What the methods read; the PCA the graph methods would build ("auto" space on
     single-cell-like input) computed once and passed as ``embedding=`` (the same matrix: this
-    only saves time; dense microarrays keep their raw-feature graph)."""
+    only saves time; dense microarrays keep their raw-feature graph). With ``batches`` and data of
+    several batches: "batch" (every sample's) and "corrected" (the expression after
+    ``scanpy.pp.combat``, computed on first use), and no shared embedding."""
     from ssfs.methods._shared.representation import pca_embedding, single_cell_like
 
     expr = sim.expression()
     data = {"expression": expr, "counts": sim.X if sim.kind == "counts" else None}
+    if batches and np.unique(sim.batch).size > 1:
+        data["batch"] = sim.batch
+        data["corrected"] = _combat(expr, sim.batch)
+        return data
     if single_cell_like(expr):
         cache = {}
 
@@ -180,6 +193,24 @@ def _sim_data(sim) -> dict:
 
         data["embedding"] = embedding
     return data
+
+
+def _combat(expr, batch):
+    """A function giving ``expr`` corrected by ``scanpy.pp.combat`` for ``batch`` (computed once)."""
+    done = {}
+
+    def corrected():
+        if "X" not in done:
+            import anndata as ad
+            import scanpy as sc
+
+            a = ad.AnnData(expr.toarray() if hasattr(expr, "toarray") else np.array(expr, dtype=np.float64))
+            a.obs["batch"] = np.asarray(batch).astype(str)
+            sc.pp.combat(a, key="batch")
+            done["X"] = np.asarray(a.X)
+        return done["X"]
+
+    return corrected
 
 
 def sweep_scenarios(args, cache: Cache) -> list[dict]:
@@ -196,9 +227,9 @@ def sweep_scenarios(args, cache: Cache) -> list[dict]:
 def _sweep_one(args, cache: Cache, scenario, seed: int) -> list[dict]:
     """Every budget x method on one scenario's data for one seed."""
     knobs = scenario.knobs_for(seed, args.quick)
-    data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}"
     sim = scenario.simulate(seed, args.quick)
-    data = _sim_data(sim)
+    data = _sim_data(sim, args.batches)
+    data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}" + ("-batches" if "batch" in data else "")
     rows = []
     for budget in args.budgets:
         label_key = f"{_digest(scenario.labeling)}-{budget}"
@@ -426,6 +457,8 @@ def parse_args(argv=None):
     ap.add_argument("--block", help="the doc page's block to replace (default: quick or full)")
     ap.add_argument("--no-doc", action="store_true", help="print the tables only")
     ap.add_argument("--out", help="also write every measurement as TSV")
+    ap.add_argument("--batches", action="store_true",
+                    help="tell every method the simulated batches (ssfs: within_batches; anchors: ComBat)")
     args = ap.parse_args(argv)
     from ssfs.simulate import SCENARIOS
 
