@@ -294,7 +294,8 @@ def cmd_rank(args) -> int:
               "range for a scale-free method), then a seeded permutation; the 'ties' column gives each feature's "
               "group size", file=sys.stderr)
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
-            "n_unlabeled": int((y < 0).sum()), "output": args.output}
+            "n_unlabeled": int((y < 0).sum()), "output": args.output,
+            **({"batch_key": args.batch_key, "n_batches": int(np.unique(batch).size)} if batch is not None else {})}
     if args.output.endswith(".h5ad"):
         _write_h5ad(args, adata, ranked, info, params)
     else:

@@ -123,7 +123,8 @@ def test_every_door_passes_the_batch(batches, tmp_path, capsys):
     a.write_h5ad(tmp_path / "cells.h5ad")
     assert main(["rank", str(tmp_path / "cells.h5ad"), "--label-key", "cell_type", "--batch-key", "run", "-o",
                  str(tmp_path / "r.tsv"), "--no-progress"]) == 0
-    assert json.loads(capsys.readouterr().out)["method"] == "propagate"
+    said = json.loads(capsys.readouterr().out)
+    assert said["method"] == "propagate" and said["batch_key"] == "run" and said["n_batches"] == 2
     cli = pd.read_csv(tmp_path / "r.tsv", sep="\t")
     np.testing.assert_array_equal(cli["index"].to_numpy(), direct.order)
 
