@@ -18,7 +18,7 @@ from sklearn.metrics import adjusted_rand_score
 import ssfs
 from ssfs import run_method
 from ssfs.cli import main
-from ssfs.errors import InputError, MethodError
+from ssfs.errors import ConfigError, InputError, MethodError
 from ssfs.io import prepare_dataset
 from ssfs.io.h5ad import prepared_batch
 from ssfs.methods._shared.class_stats import explained_and_one_vs_rest, variance_explained, within_batch_total
@@ -143,6 +143,9 @@ def test_a_dataset_entry_reads_the_batch_column(tmp_path):
     assert prepared_batch(prepare_dataset("u", {"path": "u.csv", "label_column": "label"}, tmp_path)) is None
     with pytest.raises(InputError, match="batch_key 'lane' is not a column"):
         prepare_dataset("t", {"path": "t.csv", "label_column": "label", "batch_key": "lane"}, tmp_path)
+    (tmp_path / "t.arff").write_text("@relation t\n@attribute a numeric\n@attribute class {x,y}\n@data\n1,x\n2,y\n")
+    with pytest.raises(ConfigError, match="'batch_key' applies to formats csv, tsv, h5ad, not to format arff"):
+        prepare_dataset("t", {"path": "t.arff", "batch_key": "plate"}, tmp_path)
     table.loc[1, "plate"] = None
     table.to_csv(tmp_path / "t.csv", index=False)
     with pytest.raises(InputError, match="no value for 1 samples"):

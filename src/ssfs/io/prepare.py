@@ -75,13 +75,13 @@ def _check_keys(entry: dict, source: str, fmt: str | None, where: str) -> None:
     if stray:
         raise ConfigError(f"{where}: key {stray[0]!r} applies to source: {other}, not {source}")
     allowed = set(FORMAT_KEYS.get(fmt, {})) if source == "file" else set()
-    for f, keys in FORMAT_KEYS.items():
-        stray = [k for k in keys if k in entry and k not in allowed]
-        if stray:
-            raise ConfigError(
-                f"{where}: key {stray[0]!r} applies to format {f}, not to "
-                f"{'source: builtin' if source == 'builtin' else 'format ' + str(fmt)}"
-            )
+    stray = [k for k in entry if k not in allowed and any(k in keys for keys in FORMAT_KEYS.values())]
+    if stray:
+        formats = [f for f, keys in FORMAT_KEYS.items() if stray[0] in keys]
+        raise ConfigError(
+            f"{where}: key {stray[0]!r} applies to format{'s' if len(formats) > 1 else ''} {', '.join(formats)}, "
+            f"not to {'source: builtin' if source == 'builtin' else 'format ' + str(fmt)}"
+        )
 
 
 def _resolve(entry: dict, name: str, data_dir) -> tuple[str, dict]:
