@@ -20,6 +20,7 @@ from ._validation import check_labels_named, check_matrix
 from .constraints import Constraints
 from .errors import InputError, MethodError, SupervisionError
 from .labels import class_name, using_class_names
+from .methods._shared.batches import batch_codes, centred_in_batches
 from .ranking import order_from_scores, tie_break_rng, tie_sizes, ties_message
 from .registry import (
     MethodSpec,
@@ -70,16 +71,14 @@ def within_batches(method: str, X, params: dict, batch) -> tuple:
     ``fisher``, ``laplacian``, ``cls`` ...) ranks X minus every feature's mean in each batch (dense;
     a sparse X of up to :data:`MAX_CENTRED` values made dense); any other ranks X as given, with
     a warning that it sees the batches."""
-    if batch is None:
+    codes = batch_codes(batch, X.shape[0])
+    if codes is None:
         return X, params
-    batch = np.asarray(batch, dtype=object).ravel()
-    if batch.size != X.shape[0]:
-        raise InputError(f"batch must give one value per sample ({X.shape[0]}), got {batch.size}")
     how = batch_handling(method, params, X)
     if how == "parameter":
-        return X, {**params, "batch": batch}
+        return X, {**params, "batch": codes}
     if how == "centred":
-        return centred_within_batches(X, batch), params
+        return centred_in_batches(X, codes), params
     warnings.warn(f"method {method!r} cannot compare samples within batches (it depends on a feature's offset, or "
                   "the data are too large to centre): it ranks the data as given, batches and all", UserWarning,
                   stacklevel=3)
@@ -95,15 +94,6 @@ def batch_handling(method: str, params: dict, X) -> str:
     if "shift" in spec.promises(params) and (not sparse.issparse(X) or X.shape[0] * X.shape[1] <= MAX_CENTRED):
         return "centred"
     return "as given"
-
-
-def centred_within_batches(X, batch) -> np.ndarray:
-    """X (dense float64) minus every feature's mean over the samples of each batch."""
-    codes = np.unique(np.asarray([str(b) for b in batch]), return_inverse=True)[1]
-    D = X.toarray() if sparse.issparse(X) else np.array(X, dtype=np.float64)
-    B = sparse.csr_matrix((np.ones(codes.size), (codes, np.arange(codes.size))))
-    D = D.astype(np.float64, copy=False)
-    return D - (np.asarray(B @ D) / np.asarray(B.sum(axis=1)))[codes]
 
 
 def method_configs(methods: dict) -> list[MethodConfig]:

@@ -21,8 +21,9 @@ from ssfs.cli import main
 from ssfs.errors import ConfigError, InputError, MethodError
 from ssfs.io import prepare_dataset
 from ssfs.io.h5ad import prepared_batch
+from ssfs.methods._shared.batches import batch_codes, centred_in_batches
 from ssfs.methods._shared.class_stats import explained_and_one_vs_rest, variance_explained, within_batch_total
-from ssfs.runner import centred_within_batches, within_batches
+from ssfs.runner import within_batches
 from ssfs.simulate import labels_per_class, simulate_counts
 
 
@@ -112,7 +113,7 @@ def test_every_door_passes_the_batch(batches, tmp_path, capsys):
         ssfs.tl.rank_features(a, "propagate", groupby="cell_type", batch_key="run")
         fitted = ssfs.SemiSupervisedSelector("propagate", n_features=40).fit(X, y, batch=sim.batch)
         ssfs.tl.rank_features(a, "fisher", groupby="cell_type", batch_key="run", key_added="f")
-        centred = run_method("fisher", centred_within_batches(X, sim.batch), y)
+        centred = run_method("fisher", centred_in_batches(X, batch_codes(sim.batch, X.shape[0])), y)
     np.testing.assert_array_equal(np.argsort(a.var["propagate_rank"].to_numpy(), kind="stable"), direct.order)
     assert a.uns["propagate"]["batch_key"] == "run"
     # fisher has no batch parameter but ignores a feature's offset: it ranks X centred in every batch
@@ -247,3 +248,16 @@ def test_methods_without_a_batch_parameter_rank_data_centred_within_batches(batc
         assert within_batches("laplacian", X, {}, sim.batch)[0] is X
     with pytest.raises(InputError, match="one value per sample"):
         within_batches("laplacian", X, {}, sim.batch[1:])
+
+
+def test_batch_codes_from_any_values_and_one_line_errors():
+    np.testing.assert_array_equal(batch_codes(["b", "a", "b", 3], 4), [2, 1, 2, 0])  # compared as text
+    assert batch_codes(None, 4) is None
+    with pytest.raises(InputError, match="batch has 2 missing values"):
+        batch_codes(["a", None, np.nan, "b"], 4)
+    with pytest.raises(MethodError, match="propagate: batch must give one value per sample \\(3\\)"):
+        batch_codes(["a", "b"], 3, "propagate: batch", MethodError)
+    a = ad.AnnData(np.zeros((3, 2)))
+    a.obs["donor"] = ["d1", None, "d2"]
+    with pytest.raises(InputError, match="batch_key 'donor' has 1 missing values"):
+        ssfs.tl.rank_features(a, "variance", batch_key="donor")

@@ -99,7 +99,7 @@ def test_select_step_and_member_chunks_compare_within_the_datasets_batches(tmp_p
     import anndata as ad
 
     from ssfs import run_method
-    from ssfs.runner import centred_within_batches
+    from ssfs.methods._shared.batches import batch_codes, centred_in_batches
 
     X, y = _planted(150, 8)
     batch = np.repeat(["p1", "p2", "p3"], 50)
@@ -111,7 +111,7 @@ def test_select_step_and_member_chunks_compare_within_the_datasets_batches(tmp_p
     data = Prepared(X, Labels(y, np.array(["a", "b", "c"])), np.array([f"f{j}" for j in range(X.shape[1])]), adata)
     settings = MethodConfig("enscls", "enscls", {"n_members": 6})
     whole = _select(data, split, cons_path, tmp_path / "whole.tsv", "enscls")
-    expected = run_method("enscls", centred_within_batches(X[train], batch[train]),
+    expected = run_method("enscls", centred_in_batches(X[train], batch_codes(batch[train], train.size)),
                           Labels(np.where(np.isin(np.arange(150), train[:24]), y, -1)[train], data.classes),
                           rng=pipeline._select_rng(0, "d", MethodConfig("enscls", "enscls"), 0))
     assert whole["index"].tolist() == expected.order.tolist()

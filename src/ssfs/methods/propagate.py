@@ -42,6 +42,7 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
+from ._shared.batches import batch_codes, centred_in_batches
 from ._shared.class_stats import (
     ClassStatistics,
     class_statistics,
@@ -129,30 +130,6 @@ def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None) -> tuple[A
         return _knn(centred_in_batches(E, batch), k), E.shape[1]
     Z, d = signal_embedding(X, n_pcs)
     return _knn(centred_in_batches(Z, batch), k), d
-
-
-def centred_in_batches(Z: np.ndarray, batch) -> np.ndarray:
-    """Z minus its rows' batch means (Z itself without ``batch``): for scores Z = X V on fixed
-    axes V, the scores of X minus its batch means, so samples are neighbours for what differs
-    within batches, not for their batch."""
-    if batch is None:
-        return Z
-    B = sparse.csr_matrix((np.ones(batch.size), (batch, np.arange(batch.size))))
-    return Z - (np.asarray(B @ Z) / np.asarray(B.sum(axis=1)))[batch]
-
-
-def batch_codes(batch, n: int) -> np.ndarray | None:
-    """Batch code >= 0 of every sample from the ``batch`` parameter (any values, one per sample;
-    None: no batches); a one-line error for the wrong length or a missing value."""
-    if batch is None:
-        return None
-    b = np.asarray(batch, dtype=object).ravel() if not isinstance(batch, np.ndarray) else batch.ravel()
-    if b.size != n or np.ndim(batch) != 1:
-        raise MethodError(f"propagate: batch must give one value per sample ({n}), got shape {np.shape(batch)}")
-    missing = [v is None or (isinstance(v, float) and np.isnan(v)) for v in b.tolist()]
-    if any(missing):
-        raise MethodError(f"propagate: batch has {sum(missing)} missing values (every sample needs its batch)")
-    return np.unique(np.asarray([str(v) for v in b.tolist()]), return_inverse=True)[1].astype(np.int64)
 
 
 def confounded(batch: np.ndarray | None, y: np.ndarray) -> bool:
@@ -525,7 +502,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
-    batch = batch_codes(batch, y.size)
+    batch = batch_codes(batch, y.size, "propagate: batch", MethodError)
     if np.unique(y[lab]).size < 2:
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores (variance on "
                                                  "the signal components)", batch)
@@ -641,8 +618,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     X
         Samples x features, dense (columns standardised for the graph) or sparse (log counts).
     y
-        Class codes, -1 for unlabeled samples (fewer than 2 labeled classes: the label-free
-        scores of ``label_free``).
+        Class codes, -1 unlabeled (fewer than 2 labeled classes: the ``label_free`` scores).
     constraints, rng
         Not used (the method is deterministic).
     k
@@ -668,7 +644,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Samples the labels barely reach form groups of their own ("unlabeled 1", ...).
     refine_samples
         Most samples the refinement runs on; beyond it, a subsample chosen by content (labeled
-        samples first) whose chosen genes give one graph of all samples: the same cost at any n.
+        samples first) whose genes give one graph of all samples (the same cost at any n).
     graph, embedding
         A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
         embedding (n x d, ``obsm['X_pca']``) for the start graph.
@@ -697,12 +673,13 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         layout via :meth:`ssfs.ClassStatistics.to_rank_genes_groups`), every sample's group and
         group names, and the graph's agreement with held-out labels.
     """
+    codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
                             alpha=alpha, class_mass=class_mass, unreached=unreached,
                             refine_samples=refine_samples, graph=graph, embedding=embedding,
                             weighting=weighting, label_free=label_free, gene_choice=gene_choice,
-                            batch=batch, classes=current_classes())
-    for note in _notes(model, batch_codes(batch, X.shape[0]), np.asarray(y)):
+                            batch=codes, classes=current_classes())
+    for note in _notes(model, codes, np.asarray(y)):
         warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
 

@@ -12,6 +12,7 @@ from sklearn.neighbors import kneighbors_graph
 
 from ..errors import InputError, SupervisionError
 from ..labels import Labels, encode_labels
+from ..methods._shared.batches import batch_codes
 from ..ranking import ranks_from_order
 
 
@@ -26,17 +27,14 @@ def labels_of(adata, groupby, unlabeled_values) -> Labels | None:
 
 
 def batch_of(adata, batch_key) -> np.ndarray | None:
-    """Every cell's batch, ``adata.obs[batch_key]`` as text (None without ``batch_key``)."""
+    """Every cell's batch code from ``adata.obs[batch_key]`` (None without ``batch_key``;
+    :func:`ssfs.methods._shared.batches.batch_codes`)."""
     if batch_key is None:
         return None
     if batch_key not in adata.obs.columns:
         cols = ", ".join(map(repr, list(adata.obs.columns)[:20])) or "none"
         raise InputError(f"batch_key {batch_key!r} is not an obs column; obs columns: {cols}")
-    values = adata.obs[batch_key]
-    if values.isna().any():
-        raise InputError(f"batch_key {batch_key!r} has no value for {int(values.isna().sum())} cells; every cell "
-                         "needs its batch")
-    return values.astype(str).to_numpy()
+    return batch_codes(adata.obs[batch_key].to_numpy(dtype=object), adata.n_obs, f"batch_key {batch_key!r}")
 
 
 class Expression(NamedTuple):
