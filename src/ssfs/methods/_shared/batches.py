@@ -4,7 +4,6 @@ their batch (the methods' ``batch`` parameter; :func:`ssfs.runner.within_batches
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
 
 from ...errors import InputError, SSFSError
@@ -18,11 +17,15 @@ def batch_codes(batch, n: int, what: str = "batch", error: type[SSFSError] = Inp
         return None
     if np.ndim(batch) != 1 or len(batch) != n:
         raise error(f"{what} must give one value per sample ({n}), got shape {np.shape(batch)}")
-    values = pd.Series(np.asarray(batch, dtype=object))
-    missing = values.isna()
+    values = np.asarray(batch, dtype=object)
+    missing = _MISSING(values).astype(bool)
     if missing.any():
         raise error(f"{what} has {int(missing.sum())} missing values (every sample needs its batch)")
-    return np.unique(values.astype(str).to_numpy(dtype=str), return_inverse=True)[1].astype(np.int64).ravel()
+    return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64).ravel()
+
+
+#: None or NaN, element by element (no pandas: the start-up of every job imports this module)
+_MISSING = np.frompyfunc(lambda v: v is None or v != v, 1, 1)
 
 
 def centred_in_batches(Z, codes: np.ndarray | None) -> np.ndarray:
