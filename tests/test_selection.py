@@ -272,14 +272,14 @@ def test_ssfs_select_partial_labels_constraints_and_the_selection_only_report(tm
     assert sorted(t["feature"][:3]) == ["g0", "g1", "g2"] and t["frequency"][3:].max() < 0.8
     ds = datasets_table(tmp_path / "results", ["planted"])
     assert ds.to_dict("records") == [{"dataset": "planted", "n_samples": 60, "n_features": 20, "n_classes": 2,
-                                      "n_unlabeled": 44, "class_counts": "8:8"}]
+                                      "n_unlabeled": 44, "n_batches": 1, "class_counts": "8:8"}]
     cfg = {"report": {"title": "sel"}, "datasets": {"planted": {}},
            "supervision": {"constraints": {"mode": "all_pairs"}}, "selection": {"top": 3, "threshold": 0.8}}
     run_selection_report(tmp_path / "results" / "report.html", cfg)
     html = (tmp_path / "results" / "report.html").read_text()
     assert html.index("<section id='summary'") < html.index("<h2 id='datasets'>Datasets</h2>") < html.index(
         "<h2 id='config'>")
-    assert "<td>planted</td><td>60</td><td>20</td><td>2</td><td>44</td><td>8:8</td>" in html
+    assert "<td>planted</td><td>60</td><td>20</td><td>2</td><td>44</td><td>1</td><td>8:8</td>" in html
 
 
 def test_nothing_selected_says_why_through_every_door(tmp_path, capsys):

@@ -20,7 +20,7 @@ from ssfs import run_method
 from ssfs.cli import main
 from ssfs.errors import ConfigError, InputError, MethodError
 from ssfs.io import prepare_dataset
-from ssfs.io.h5ad import prepared_batch
+from ssfs.io.h5ad import dataset_summary, prepared_batch
 from ssfs.methods._shared.batches import batch_codes, centred_in_batches
 from ssfs.methods._shared.class_stats import explained_and_one_vs_rest, variance_explained, within_batch_total
 from ssfs.runner import within_batches
@@ -138,10 +138,15 @@ def test_a_dataset_entry_reads_the_batch_column(tmp_path):
     assert list(adata.var_names) == ["g1", "g2"]  # the batch column is not a feature
     np.testing.assert_array_equal(prepared_batch(adata), ["p1", "p1", "p2", "p2"])
     assert adata.uns["ssfs_prepare"]["batch_key"] == "plate"
+    adata.write_h5ad(tmp_path / "t.h5ad")  # the benchmark report's Datasets table lists the batches
+    assert dataset_summary(tmp_path / "t.h5ad")["n_batches"] == 2
     with pytest.raises(InputError, match="column 'plate' is not numeric"):  # without batch_key: a feature
         prepare_dataset("t", {"path": "t.csv", "label_column": "label"}, tmp_path)
     table.drop(columns="plate").to_csv(tmp_path / "u.csv", index=False)
-    assert prepared_batch(prepare_dataset("u", {"path": "u.csv", "label_column": "label"}, tmp_path)) is None
+    unbatched = prepare_dataset("u", {"path": "u.csv", "label_column": "label"}, tmp_path)
+    assert prepared_batch(unbatched) is None
+    unbatched.write_h5ad(tmp_path / "u.h5ad")
+    assert dataset_summary(tmp_path / "u.h5ad")["n_batches"] == 1
     with pytest.raises(InputError, match="batch_key 'lane' is not a column"):
         prepare_dataset("t", {"path": "t.csv", "label_column": "label", "batch_key": "lane"}, tmp_path)
     (tmp_path / "t.arff").write_text("@relation t\n@attribute a numeric\n@attribute class {x,y}\n@data\n1,x\n2,y\n")

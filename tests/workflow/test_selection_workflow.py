@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from html_check import check_page
 from workflow_helpers import snakemake
+from ssfs.report.selection import datasets_table
 
 M, P = 4, 30
 
@@ -75,7 +76,7 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     assert html.count("<tr class='stable'>") == M  # the selected rows marked
     seen = check_page(wd / "results" / "report.html")
     assert seen["images"] == 2 and seen["links"] >= 6  # dot plot, stability path; the selection's files
-    assert f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>{k}:{k}</td>" in html  # Datasets
+    assert f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>1</td><td>{k}:{k}</td>" in html  # Datasets
     # same seed, other cores and chunking: byte-identical list
     wd2 = tmp_path / "run2"
     cfg2 = sel_config(data)
@@ -183,6 +184,7 @@ def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
     assert sorted(s["features"]) == [f"g{j}" for j in range(M)]
     assert s["batches"] == {"n": 2, "methods": ["propagate"]}
     assert "propagate compared the samples within their 2 batches." in s["verdict"]
+    assert datasets_table(tmp_path / "run" / "results", ["planted"])["n_batches"].tolist() == [2]  # the report's
     from ssfs.cli import main
 
     out = tmp_path / "cli"

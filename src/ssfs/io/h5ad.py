@@ -158,10 +158,13 @@ def read_prepared(path) -> Prepared:
 
 
 def dataset_summary(prepared) -> dict:
-    """Samples, features, classes, unlabeled samples and labeled samples per class of a prepared dataset."""
+    """Samples, features, classes, unlabeled samples, batches (1 when the dataset gives no
+    ``batch_key``) and labeled samples per class of a prepared dataset."""
     data = read_prepared(prepared)
+    batch = data.batch
     return {"n_samples": int(data.X.shape[0]), "n_features": int(data.X.shape[1]),
             "n_classes": int(data.classes.size), "n_unlabeled": int((data.y < 0).sum()),
+            "n_batches": 1 if batch is None else int(np.unique(np.asarray(batch, dtype=str)).size),
             "class_counts": class_counts(*data.labels)}
 
 

@@ -508,7 +508,9 @@ def run_report(tables_dir, figures_dir, out, cfg: dict, papers_dir=None, selecti
     parts.append("<div class='tw'><table class='meta'>" + "".join(
         f"<tr><td>{html.escape(str(k))}</td><td>{html.escape(str(v))}</td></tr>" for k, v in meta.items())
         + "</table></div>")
-    parts.append("<h2 id='datasets'>Datasets</h2>" + html_table(ds))
+    parts.append("<h2 id='datasets'>Datasets</h2><p><i>n_batches</i>: the batches the dataset's "
+                 "<code>batch_key</code> gives, within which the methods compared samples (1: none given).</p>"
+                 + html_table(ds))
     parts.append("<h2 id='topk'>Averaged over the top features</h2><p>Mean ± sd over the repetitions of each "
                  "metric averaged over all evaluated numbers of selected features (the papers' \"top-K\" "
                  "average); the best method of each row is in bold (lowest for <code>red</code>). Also in "

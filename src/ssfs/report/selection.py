@@ -237,9 +237,10 @@ def datasets_table(results_dir, datasets) -> pd.DataFrame:
         counts = s["labeled_per_class"]
         rows.append({"dataset": ds, "n_samples": s["n_samples"], "n_features": s["n_features"],
                      "n_classes": len(counts), "n_unlabeled": s["n_unlabeled"],
+                     "n_batches": (s.get("batches") or {}).get("n", 1),
                      "class_counts": ":".join(str(v) for v in counts.values())})
     return pd.DataFrame(rows, columns=["dataset", "n_samples", "n_features", "n_classes", "n_unlabeled",
-                                       "class_counts"])
+                                       "n_batches", "class_counts"])
 
 
 def run_selection_report(out, cfg: dict) -> None:
@@ -249,7 +250,8 @@ def run_selection_report(out, cfg: dict) -> None:
     datasets = sorted(cfg["datasets"])
     nav = [("summary", "Summary"), ("datasets", "Datasets"), ("config", "Configuration")]
     parts = [summary_section(cfg, Path(out).parent, datasets, selection=True),
-             "<h2 id='datasets'>Datasets</h2><p>Samples and features after preparation; <i>class_counts</i>: "
+             "<h2 id='datasets'>Datasets</h2><p>Samples and features after preparation; <i>n_batches</i>: the batches "
+             "the dataset's <code>batch_key</code> gives (1: none given); <i>class_counts</i>: "
              "labeled samples per class (class order) the selection used (each answer above says which).</p>"
              + html_table(datasets_table(Path(out).parent, datasets)),
              "<h2 id='config'>Configuration</h2><details><summary>the run's configuration (YAML)</summary><pre>"
