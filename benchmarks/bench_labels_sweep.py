@@ -390,7 +390,7 @@ def sim_tables(rows: list[dict], methods: list[str], budgets: list[str]) -> str:
             best_o = np.nanmax([row[m] for m in ours] + [-np.inf])
             row["best anchor"], row["best ssfs"] = (v if np.isfinite(v) else np.nan for v in (best_a, best_o))
             cells = [c + (f" ({count[scen, b, m]})" if 0 < count.get((scen, b, m), 0) < seeds[scen] else "")
-                     for c, m in zip(_bold_best(row, methods), methods)]
+                     for c, m in zip(_bold_best(row, methods), methods, strict=True)]
             lines.append([scen, b, str(seeds[scen]), *cells, _fmt(row["best anchor"]).strip(),
                           _fmt(row["best ssfs"]).strip(), _paired(ran, scen, b, ours[:1], anchors, row)])
     first = _short(ours[0]) if ours else "ssfs"

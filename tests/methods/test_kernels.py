@@ -5,7 +5,7 @@ import pytest
 from scipy import sparse
 
 from ssfs import run_method
-from ssfs.methods._shared import cls, graph, kernels
+from ssfs.methods._shared import cls, graph, kernels, representation
 from ssfs.methods._shared.representation import pca_embedding
 from ssfs.simulate import few_labels, simulate_singlecell
 
@@ -119,6 +119,26 @@ def test_pca_embedding_matches_exact_pca():
     d_got = ((Z[i[:, 0]] - Z[i[:, 1]]) ** 2).sum(axis=1)
     np.testing.assert_allclose(d_got, d_ref, rtol=1e-8, atol=1e-10 * d_ref.max())
     np.testing.assert_allclose(np.abs(pca_embedding(D, 6)), np.abs(Z), rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("n, p", [(300, 40), (60, 500)])
+def test_signal_pca_is_the_exact_pca_where_it_is_cheaper(n, p, monkeypatch):
+    """``signal_pca``: the exact components (covariance when p <= n, Gram matrix when p > n) on
+    noise, where the randomized finder's trailing components are rotated, as a dense SVD gives
+    them (up to sign), sparse and dense alike; the randomized finder where it costs less."""
+    rng = np.random.default_rng(1)
+    D = rng.standard_normal((n, p)) + 2.0
+    D[D < 1.5] = 0.0  # sparse-like
+    U, s, _ = np.linalg.svd(D - D.mean(axis=0), full_matrices=False)
+    d = 10
+    ref = U[:, :d] * s[:d]
+    for X in (D, sparse.csr_matrix(D)):
+        np.testing.assert_allclose(np.abs(representation.signal_pca(X, d)), np.abs(ref), rtol=1e-9, atol=1e-9)
+    calls = []
+    monkeypatch.setattr(representation, "pca_embedding", lambda X, k, n_iter: calls.append(k) or np.zeros(1))
+    representation.signal_pca(np.zeros((2000, 2000)), 50)  # covariance 2000^3 x 2 > 14 products of 2000^2 x 70
+    representation.signal_pca(np.zeros((30_000, 800)), 20)  # cheaper exactly, but more than EXACT_MAX_VALUES
+    assert calls == [50, 20]
 
 
 def test_products_same_values_as_scipy(cells, forced):

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from html_check import check_page
 from workflow_helpers import snakemake
+
 from ssfs.report.selection import datasets_table
 
 M, P = 4, 30
@@ -76,7 +77,8 @@ def test_selection_only_on_planted_csv(tmp_path, labeled):
     assert html.count("<tr class='stable'>") == M  # the selected rows marked
     seen = check_page(wd / "results" / "report.html")
     assert seen["images"] == 2 and seen["links"] >= 6  # dot plot, stability path; the selection's files
-    assert f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>1</td><td>{k}:{k}</td>" in html  # Datasets
+    datasets_row = f"<td>planted</td><td>60</td><td>30</td><td>2</td><td>{60 - 2 * k}</td><td>1</td><td>{k}:{k}</td>"
+    assert datasets_row in html
     # same seed, other cores and chunking: byte-identical list
     wd2 = tmp_path / "run2"
     cfg2 = sel_config(data)

@@ -27,6 +27,8 @@ from . import kernels
 SPACES = ("auto", "raw", "pca")
 #: at least this many samples before "auto" uses PCA
 AUTO_MIN_SAMPLES = 500
+#: most values (n x p) of an X whose principal components :func:`signal_pca` computes exactly
+EXACT_MAX_VALUES = 20_000_000
 
 
 def single_cell_like(X) -> bool:
@@ -84,6 +86,46 @@ def _pca_embedding(X, n_pcs: int, n_iter: int, seed: int) -> np.ndarray:
     B = left(Q).T  # q x p
     Ub, s, _ = np.linalg.svd(B, full_matrices=False)
     return (Q @ Ub[:, :d]) * s[:d]
+
+
+def signal_pca(X, n_pcs: int = 50, *, n_iter: int = 6) -> np.ndarray:
+    """:func:`pca_embedding`'s scores, computed exactly (an eigendecomposition of the p x p
+    covariance or the n x n Gram matrix of the centred X) when X has at most
+    :data:`EXACT_MAX_VALUES` values and that costs fewer operations than the randomized range
+    finder's ``2 (n_iter + 1)`` products with X: ``propagate``'s refined graphs (a few hundred
+    genes) and small data, 2-8x faster. The same leading components up to rounding and sign
+    (which distances do not see); where eigenvalues are close (noise) the exact ones, which the
+    range finder's 6 power iterations only approach. Larger X: :func:`pca_embedding` (its
+    products on the job's threads, no n x n or dense p x p work beyond its block)."""
+    n, p = X.shape
+    d = int(max(1, min(n_pcs, n - 1, p - 1)))
+    m, big = min(n, p), max(n, p)
+    if n * p > EXACT_MAX_VALUES or m * m * big + m ** 3 >= 2 * (n_iter + 1) * n * p * min(p, d + 20):
+        return pca_embedding(X, n_pcs, n_iter=n_iter)
+    with limit_threads(1, user_api="blas"):
+        return _exact_pca(X, d)
+
+
+def _exact_pca(X, d: int) -> np.ndarray:
+    """n x d scores on the first d principal components of X (centred), exactly: from the
+    eigenvectors of the covariance (p <= n) or of the Gram matrix (p > n)."""
+    from scipy.linalg import eigh
+
+    n, p = X.shape
+    mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+    if p <= n:
+        if sparse.issparse(X):
+            X = sparse.csr_matrix(X, dtype=np.float64)
+            C = np.asarray((X.T @ X).toarray()) - n * np.outer(mu, mu)
+        else:
+            Xc = np.asarray(X, dtype=np.float64) - mu
+            C = Xc.T @ Xc
+        _, V = eigh(C, subset_by_index=(p - d, p - 1))
+        V = V[:, ::-1]
+        return np.asarray(X @ V) - mu @ V
+    Xc = (X.toarray() if sparse.issparse(X) else np.asarray(X, dtype=np.float64)) - mu
+    w, U = eigh(Xc @ Xc.T, subset_by_index=(n - d, n - 1))
+    return U[:, ::-1] * np.sqrt(np.maximum(w[::-1], 0.0))
 
 
 def graph_space(X, space: str = "auto", n_pcs: int = 50, embedding=None, precomputed=None):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .representation import pca_embedding
+from .representation import signal_pca
 
 #: fewest components kept, however weak the structure (a graph needs some space)
 MIN_DIMS = 2
@@ -155,7 +155,7 @@ def signal_dims(X, Z: np.ndarray) -> tuple[int, float]:
     """(d, null variance): the number of leading columns of the PCA scores ``Z`` of X whose
     variance exceeds the largest component variance of :func:`permuted_columns` (X), at least
     :data:`MIN_DIMS` (and at most Z's columns)."""
-    null = pca_embedding(permuted_columns(X), 1)
+    null = signal_pca(permuted_columns(X), 1)
     top = float(null[:, 0].var()) if null.size else 0.0
     ev = Z.var(axis=0)
     above = ev > top
@@ -165,8 +165,9 @@ def signal_dims(X, Z: np.ndarray) -> tuple[int, float]:
 
 def signal_embedding(X, n_pcs: int = 50, *, standardize: bool = True) -> tuple[np.ndarray, int]:
     """(Z, d): PCA scores of :func:`standardized` X (of X in its own units with
-    ``standardize=False``; at most ``n_pcs``) cut to their :func:`signal_dims`."""
+    ``standardize=False``; at most ``n_pcs``; exact where that is cheaper,
+    :func:`~ssfs.methods._shared.representation.signal_pca`) cut to their :func:`signal_dims`."""
     Xs = standardized(X) if standardize else X
-    Z = pca_embedding(Xs, n_pcs)
+    Z = signal_pca(Xs, n_pcs)
     d, _ = signal_dims(Xs, Z)
     return Z[:, :d], d
