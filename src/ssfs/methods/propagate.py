@@ -42,6 +42,7 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
+from ._shared.autocorrelation import moran_i
 from ._shared.batches import batch_codes, centred_in_batches
 from ._shared.class_stats import (
     ClassStatistics,
@@ -422,7 +423,9 @@ def span_within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
 
 
 #: label-free scores (the ``label_free`` parameter)
-LABEL_FREE = ("signal", "span")
+LABEL_FREE = ("autocorrelation", "signal", "span")
+#: neighbours of the graph the label-free autocorrelation is measured on (Hotspot's default)
+AUTOCORRELATION_K = 30
 #: share of zero values from which dense X counts as counts (:func:`count_like`)
 ZERO_SHARE = 0.5
 
@@ -448,25 +451,48 @@ def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
-def label_free_scores(X, n_pcs: int, how: str = "signal", batch=None) -> tuple[np.ndarray, int]:
+def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None) -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
     score). ``"signal"``: the signal components of X in its own units (its genes' variances count,
     as in a log-expression matrix they mean something); :func:`signal_variance` for dense X,
     the share alone for :func:`count_like` X (there the variance tracks the expression level;
-    sparse X gets the ``"span"`` scores bit for bit). ``batch``: every variance within batches."""
+    sparse X gets the ``"span"`` scores bit for bit). ``"autocorrelation"``: for count-like X,
+    every feature's Moran's I on the :data:`AUTOCORRELATION_K`-neighbour graph of those signal
+    components (:func:`autocorrelation_scores`); dense X as ``"signal"``. ``batch``: every variance
+    within batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
+    if how == "autocorrelation" and counts:
+        return autocorrelation_scores(X, n_pcs, batch)
     Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
 
+def autocorrelation_scores(X, n_pcs: int, batch=None) -> tuple[np.ndarray, int]:
+    """(Moran's I of every feature, signal dimensions): the local autocorrelation on the kNN graph
+    (:data:`AUTOCORRELATION_K` neighbours) of X's signal components, each centred in its batch
+    (:func:`~ssfs.methods._shared.autocorrelation.moran_i`). A type's markers are shared by its
+    cells' neighbours however few the cells, where a type too small to own a component has no
+    variance in their span. Beyond :data:`REFINE_SAMPLES` samples, on that many chosen by content
+    (:func:`~ssfs.methods._shared.signal.canonical_rows`): the same cost at any n."""
+    rows = None
+    if X.shape[0] > REFINE_SAMPLES:
+        rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
+        X, batch = X[rows], None if batch is None else batch[rows]
+    Z, d = signal_embedding(X, n_pcs, standardize=False)
+    W = _knn(centred_in_batches(Z, batch), AUTOCORRELATION_K)
+    return per_distinct_column(lambda A: moran_i(A, W, batch), X), d
+
+
 def _label_free(X, n_pcs: int, how: str, note: str, batch=None) -> Propagation:
     scores, d = label_free_scores(X, n_pcs, how, batch)
+    what = ("Moran's I on the signal components' kNN graph" if how == "autocorrelation" and count_like(X) else
+            "the variance in the span of the signal components")
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
-                       float("nan"), float("nan"), float("nan"), d, note)
+                       float("nan"), float("nan"), float("nan"), d, f"{note} ({what})")
 
 
 def unchecked(y: np.ndarray) -> bool:
@@ -496,7 +522,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "signal", gene_choice: str = "balanced",
+                    weighting: str = "evidence", label_free: str = "autocorrelation", gene_choice: str = "balanced",
                     batch=None, classes=None) -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups)."""
     y = np.asarray(y, dtype=np.int64)
@@ -504,8 +530,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
     batch = batch_codes(batch, y.size, "propagate: batch", MethodError)
     if np.unique(y[lab]).size < 2:
-        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores (variance on "
-                                                 "the signal components)", batch)
+        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     if gene_choice not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
@@ -608,7 +633,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
-                    label_free: Literal["signal", "span"] = "signal",
+                    label_free: Literal["autocorrelation", "signal", "span"] = "autocorrelation",
                     gene_choice: Literal["total", "balanced"] = "balanced", batch: Any = None):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
@@ -655,9 +680,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         placed at random) say the graph carries the classes. "kept_evidence": the kept graph
         only (the former default); "coherence": r shrunk towards the groups' raw coherence.
     label_free
-        Scores without labels. "signal": variance x sqrt(share in the span of the signal components
-        of X in its own units); counts (sparse or half zeros): the share alone. "span": the former,
-        the share in the span of the standardised columns' signal components (sparse X: the same).
+        Scores without labels (:func:`label_free_scores`). "autocorrelation": on counts, Moran's I
+        on the signal components' 30-neighbour graph (Moran 1950; Hotspot's statistic), dense X as
+        "signal" (the former default): variance x sqrt(share in the signal span); "span".
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
