@@ -73,3 +73,21 @@ def test_autocorrelation_on_a_subsample_beyond_refine_samples(monkeypatch):
     monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
     np.testing.assert_array_equal(sub, P.autocorrelation_scores(X[rows], 10)[0])
     assert not np.array_equal(sub, full)
+
+
+def test_a_given_graph_or_embedding_is_the_one_measured_on():
+    """No labels with ``graph=`` (scanpy's connectivities, as ``ssfs.tl`` passes them) or
+    ``embedding=``: Moran's I on that graph (symmetrised, no self loops) / on the 30-neighbour
+    graph of that embedding, and the warning says which."""
+    rng = np.random.default_rng(3)
+    X = sparse.csr_matrix(rng.poisson(0.7, size=(150, 25)).astype(float))
+    E = rng.normal(size=(150, 4))
+    G = sparse.random(150, 150, density=0.05, random_state=1, format="csr")
+    with pytest.warns(UserWarning, match="Moran's I on the given graph"):
+        on_graph = run_method("propagate", X, None, graph=G).scores
+    sym = G.maximum(G.T).tolil()
+    sym.setdiag(0)
+    np.testing.assert_allclose(on_graph, moran_i(X, sparse.csr_matrix(sym)), rtol=1e-12)
+    with pytest.warns(UserWarning, match="Moran's I on the given embedding's kNN graph"):
+        on_embedding = run_method("propagate", X, None, embedding=E).scores
+    np.testing.assert_allclose(on_embedding, moran_i(X, knn_graph(E - E.mean(axis=0), 30)), rtol=1e-12)

@@ -451,7 +451,8 @@ def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
-def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None) -> tuple[np.ndarray, int]:
+def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, graph=None,
+                      embedding=None) -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
     score). ``"signal"``: the signal components of X in its own units (its genes' variances count,
@@ -459,37 +460,49 @@ def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None) -
     the share alone for :func:`count_like` X (there the variance tracks the expression level;
     sparse X gets the ``"span"`` scores bit for bit). ``"autocorrelation"``: for count-like X,
     every feature's Moran's I on the :data:`AUTOCORRELATION_K`-neighbour graph of those signal
-    components (:func:`autocorrelation_scores`); dense X as ``"signal"``. ``batch``: every variance
-    within batches."""
+    components, or on the given ``graph`` / ``embedding``'s (:func:`autocorrelation_scores`); dense X
+    as ``"signal"``. ``batch``: every variance within batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
     if how == "autocorrelation" and counts:
-        return autocorrelation_scores(X, n_pcs, batch)
+        return autocorrelation_scores(X, n_pcs, batch, graph, embedding)
     Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
 
-def autocorrelation_scores(X, n_pcs: int, batch=None) -> tuple[np.ndarray, int]:
+def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None) -> tuple[np.ndarray, int]:
     """(Moran's I of every feature, signal dimensions): the local autocorrelation on the kNN graph
     (:data:`AUTOCORRELATION_K` neighbours) of X's signal components, each centred in its batch
-    (:func:`~ssfs.methods._shared.autocorrelation.moran_i`). A type's markers are shared by its
-    cells' neighbours however few the cells, where a type too small to own a component has no
-    variance in their span. Beyond :data:`REFINE_SAMPLES` samples, on that many chosen by content
+    (:func:`~ssfs.methods._shared.autocorrelation.moran_i`), or on the given ``graph`` (e.g.
+    scanpy's ``obsp['connectivities']``, all samples) or the kNN graph of the given ``embedding``.
+    A type's markers are shared by its cells' neighbours however few the cells, where a type too
+    small to own a component has no variance in their span. Without a graph, beyond
+    :data:`REFINE_SAMPLES` samples on that many chosen by content
     (:func:`~ssfs.methods._shared.signal.canonical_rows`): the same cost at any n."""
-    rows = None
+    if graph is not None:
+        W, d = _start_graph(X, 1, 1, graph, None)
+        return per_distinct_column(lambda A: moran_i(A, W, batch), X), d
+    rows = slice(None)
     if X.shape[0] > REFINE_SAMPLES:
         rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
         X, batch = X[rows], None if batch is None else batch[rows]
-    Z, d = signal_embedding(X, n_pcs, standardize=False)
+    if embedding is None:
+        Z, d = signal_embedding(X, n_pcs, standardize=False)
+    else:
+        Z = np.asarray(embedding, dtype=np.float64)[rows]
+        d = Z.shape[1]
     W = _knn(centred_in_batches(Z, batch), AUTOCORRELATION_K)
     return per_distinct_column(lambda A: moran_i(A, W, batch), X), d
 
 
-def _label_free(X, n_pcs: int, how: str, note: str, batch=None) -> Propagation:
-    scores, d = label_free_scores(X, n_pcs, how, batch)
-    what = ("Moran's I on the signal components' kNN graph" if how == "autocorrelation" and count_like(X) else
+def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None)) -> Propagation:
+    """The model without labels: :func:`label_free_scores` (``given``: the graph and embedding)."""
+    scores, d = label_free_scores(X, n_pcs, how, batch, *given)
+    where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
+             if given[1] is not None else "the signal components' kNN graph")
+    what = (f"Moran's I on {where}" if how == "autocorrelation" and count_like(X) else
             "the variance in the span of the signal components")
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
                        float("nan"), float("nan"), float("nan"), d, f"{note} ({what})")
@@ -530,7 +543,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
     batch = batch_codes(batch, y.size, "propagate: batch", MethodError)
     if np.unique(y[lab]).size < 2:
-        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch)
+        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
+                           (graph, embedding))
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     if gene_choice not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
@@ -558,7 +572,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
-                                                 "nothing; label-free scores", batch)
+                                                 "nothing; label-free scores", batch, (graph, embedding))
     weight = np.where(lab, seed, w_propagated)
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
