@@ -15,7 +15,6 @@ from ssfs.methods._shared.propagation import (
     harmonic,
     normalized_affinities,
     one_hot_labels,
-    pooled_unreached,
     propagate,
     spread,
     unreached_groups,
@@ -215,36 +214,3 @@ def test_variance_explained_is_the_anova_r2_and_ranks_as_f():
     w = (np.arange(45) % 2).astype(float)  # 0/1 weights: the computation on the weighted samples alone
     np.testing.assert_allclose(variance_explained(X, t, w), variance_explained(X[w > 0], t[w > 0]))
     np.testing.assert_allclose(variance_explained(sparse.csr_matrix(X), t, w), variance_explained(X[w > 0], t[w > 0]))
-
-
-def _pool_case(mutual: bool):
-    """200 samples in two groups of 100, each a path (labels on 0 and 100); 10 samples spread along
-    them (every 20th from 10) reached 1e-3 of the others, joined to each other (a clique) or not."""
-    y = np.full(200, -1)
-    y[[0, 100]] = [0, 1]
-    groups = np.repeat([0, 1], 100)
-    F = np.zeros((200, 2))
-    F[np.arange(200), groups] = 1.0
-    pool = np.arange(10, 200, 20)
-    F[pool] *= 1e-3
-    rows = [i for a in (0, 100) for i in range(a, a + 99)]
-    cols = [i + 1 for i in rows]
-    if mutual:
-        i, j = np.triu_indices(10, 1)
-        rows += list(pool[i])
-        cols += list(pool[j])
-    W = sparse.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(200, 200)).tocsr()
-    return W + W.T, F, y, groups, pool
-
-
-def test_pooled_unreached_gives_a_region_the_labels_barely_reach_its_own_group():
-    W, F, y, groups, pool = _pool_case(mutual=True)
-    # the pool: 10 of 200 samples (share 0.05); of its edge weight 90 joins two of its samples, 20 leads
-    # out along the paths: 0.82 >= 5 x 0.05
-    out = pooled_unreached(W, F, y, groups)
-    expected = groups.copy()
-    expected[pool] = 2
-    np.testing.assert_array_equal(out, expected)
-    np.testing.assert_array_equal(pooled_unreached(W, F, y, groups, min_size=11), groups)  # too few
-    W, F, y, groups, _ = _pool_case(mutual=False)  # scattered: every edge leads out of the pool
-    np.testing.assert_array_equal(pooled_unreached(W, F, y, groups), groups)

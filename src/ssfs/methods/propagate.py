@@ -9,8 +9,7 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    (Zhu et al. 2003), class mass normalisation, argmax: every sample gets a class; labels are
    kept (a label its held-out neighbourhood contradicts counts half); samples a class claims
    but its labels barely reach form groups of their own ("none of these":
-   :func:`ssfs.methods._shared.propagation.unreached_groups`), and so do the samples every group
-   reaches least when they are a region of the graph (:func:`~ssfs.methods._shared.propagation.pooled_unreached`).
+   :func:`ssfs.methods._shared.propagation.unreached_groups`).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
 4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features and the
@@ -54,13 +53,7 @@ from ._shared.class_stats import (
 )
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
-from ._shared.propagation import (
-    graph_agreement,
-    held_out_agreement,
-    pooled_unreached,
-    propagate,
-    unreached_groups,
-)
+from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
 from ._shared.signal import canonical_rows, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
@@ -156,7 +149,7 @@ def _groups(W, y, K, prop: dict, floor=None, seed_weight=None) -> np.ndarray:
     ``floor`` of held-out reach, groups for the samples the labels barely reach."""
     F = propagate(W, y, K, seed_weight=seed_weight, **prop)
     if floor is not None:
-        return pooled_unreached(W, F, y, unreached_groups(F, y, floor=floor))
+        return unreached_groups(F, y, floor=floor)
     return _labels_kept(F, y)
 
 

@@ -236,46 +236,6 @@ def _otsu(r: np.ndarray) -> tuple[float, float]:
 UNREACHED_ETA = 0.75
 
 
-#: a sample's reach this many robust standard deviations (1.4826 MAD) below its group's median
-#: puts it in the pool of :func:`pooled_unreached`
-POOL_Z = 2.0
-#: the pool becomes a group when its edges stay within it this many times more than chance
-POOL_COHESION = 5.0
-
-
-def pooled_unreached(W, F: np.ndarray, y: np.ndarray, groups: np.ndarray, *, min_size: int | None = None) -> np.ndarray:
-    """``groups`` with one more group for the unlabeled samples that every group reaches least:
-    those whose log reach (largest score of F) lies :data:`POOL_Z` robust standard deviations
-    below their group's median, pooled across groups, when there are at least ``min_size``
-    (default max(10, 0.5 % of n)) and the share of their edge weight that joins two of them is
-    :data:`POOL_COHESION` times their share of the samples (a region of the graph, not scattered
-    outliers; a pool of a fifth of the samples or more never is). A type nobody labeled whose
-    cells the labels spread into several groups (too few in any one group to give it a low mode,
-    :func:`unreached_groups`) so gets a group: ``ssfs.simulate``'s rare type at 1 % labels,
-    docs/labels_that_count.md ("Twelve seeds")."""
-    n = y.size
-    min_size = max(10, int(0.005 * n)) if min_size is None else int(min_size)
-    with np.errstate(divide="ignore"):
-        reach = np.log(np.maximum(F.max(axis=1), 1e-300))
-    z = np.zeros(n)
-    for g in np.unique(groups):
-        members = groups == g
-        median = np.median(reach[members])
-        spread = 1.4826 * np.median(np.abs(reach[members] - median))
-        z[members] = (reach[members] - median) / max(spread, 1e-12)
-    pool = (z < -POOL_Z) & (y < 0)
-    if pool.sum() < min_size:
-        return groups
-    W = sparse.csr_matrix(W)
-    out_weight = float(W[pool].sum())
-    within = float(W[pool][:, pool].sum()) / out_weight if out_weight > 0 else 0.0
-    if within <= POOL_COHESION * pool.mean():
-        return groups
-    out = groups.copy()
-    out[pool] = groups.max() + 1
-    return out
-
-
 def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int | None = None) -> np.ndarray:
     """Group of every sample: its class (argmax of the normalised scores F, labels kept), or
     a new group K, K+1, ... for the samples of a class whose log reach (their largest score)
