@@ -10,7 +10,8 @@ small to own a component.
 
 ``batch``: x centred in every batch (x - m_b), the residuals of ComBat's location model, so a gene
 that only differs between batches is not autocorrelated because the graph's neighbours share a
-batch. Sparse X stays sparse: x^T W x is summed by blocks of columns and the centring enters
+batch. Sparse X stays sparse: x^T W x is summed by blocks of rows (:func:`.graph.quad_forms`, as
+the Laplacian score's) and the centring enters
 through X^T W^T H, X^T W H and H^T W H (H the samples' batch indicators), products of size p x B.
 """
 
@@ -20,9 +21,7 @@ import numpy as np
 from scipy import sparse
 
 from .class_stats import within_batch_total
-
-#: values of W X held at once (blocks of columns)
-BLOCK_VALUES = 1 << 22
+from .graph import quad_forms
 
 
 def row_normalized(W) -> sparse.csr_matrix:
@@ -30,22 +29,6 @@ def row_normalized(W) -> sparse.csr_matrix:
     W = sparse.csr_matrix(W, dtype=np.float64)
     d = np.asarray(W.sum(axis=1)).ravel()
     return sparse.csr_matrix(sparse.diags(np.divide(1.0, d, out=np.zeros_like(d), where=d > 0)) @ W)
-
-
-def _quadratic_forms(X, W: sparse.csr_matrix) -> np.ndarray:
-    """x^T W x for every column x of X, by blocks of columns (at most :data:`BLOCK_VALUES` of W X
-    at once); each column's value is computed from that column alone."""
-    n, p = X.shape
-    width = max(1, BLOCK_VALUES // max(n, 1))
-    out = np.empty(p)
-    X = sparse.csc_matrix(X, dtype=np.float64) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
-    for a in range(0, p, width):
-        block = X[:, a:a + width]
-        if sparse.issparse(block):
-            out[a:a + width] = np.asarray(block.multiply(W @ block).sum(axis=0)).ravel()
-        else:
-            out[a:a + width] = np.einsum("ij,ij->j", block, W @ block)
-    return out
 
 
 def moran_i(X, W, batch=None) -> np.ndarray:
@@ -64,7 +47,7 @@ def moran_i(X, W, batch=None) -> np.ndarray:
     WtH = np.asarray((W.T @ H).todense())  # c_b
     cross = np.asarray(X.T @ (WH + WtH))  # p x B
     A = np.asarray((H.T @ W @ H).todense())
-    numerator = (_quadratic_forms(X, W) - np.einsum("bp,pb->p", means, cross)
+    numerator = (quad_forms(W, X) - np.einsum("bp,pb->p", means, cross)
                  + np.einsum("bp,bc,cp->p", means, A, means))
     total = within_batch_total(X, codes)
     with np.errstate(invalid="ignore", divide="ignore"):

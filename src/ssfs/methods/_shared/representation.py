@@ -123,8 +123,14 @@ def _exact_pca(X, d: int) -> np.ndarray:
         _, V = eigh(C, subset_by_index=(p - d, p - 1))
         V = V[:, ::-1]
         return np.asarray(X @ V) - mu @ V
-    Xc = (X.toarray() if sparse.issparse(X) else np.asarray(X, dtype=np.float64)) - mu
-    w, U = eigh(Xc @ Xc.T, subset_by_index=(n - d, n - 1))
+    if sparse.issparse(X):  # (X - 1 mu^T)(X - 1 mu^T)^T without a dense copy of X
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        v = np.asarray(X @ mu).ravel()
+        G = np.asarray((X @ X.T).toarray()) - v[:, None] - v[None, :] + mu @ mu
+    else:
+        Xc = np.asarray(X, dtype=np.float64) - mu
+        G = Xc @ Xc.T
+    w, U = eigh(G, subset_by_index=(n - d, n - 1))
     return U[:, ::-1] * np.sqrt(np.maximum(w[::-1], 0.0))
 
 
