@@ -1,5 +1,5 @@
-"""Moran's I (``methods/_shared/autocorrelation.py``) and ``propagate``'s label-free
-``"autocorrelation"`` scores for counts."""
+"""Moran's I and the Poisson-scaled shared variance (``methods/_shared/autocorrelation.py``) and
+``propagate``'s label-free ``"autocorrelation"`` / ``"moran"`` scores for counts."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from scipy import sparse
 
 from ssfs import run_method
 from ssfs.methods import propagate as P
-from ssfs.methods._shared.autocorrelation import moran_i
+from ssfs.methods._shared.autocorrelation import count_scale, moran_i, poisson_autocorrelation
 from ssfs.methods._shared.graph import knn_graph
 from ssfs.simulate import get_scenario
 
 
-def _by_hand(X, W, batch):
-    """x_c^T W x_c / x_c^T x_c, W row-normalised, x_c = x minus its batch's mean, dense loops."""
+def _by_hand(X, W, batch, poisson=False):
+    """x_c^T W x_c / x_c^T x_c (``poisson``: / (n mean(x))), W row-normalised, x_c = x minus its
+    batch's mean, dense loops."""
     W = W.toarray()
     W = W / W.sum(axis=1, keepdims=True)
     out = []
@@ -25,7 +26,7 @@ def _by_hand(X, W, batch):
         xc = x.copy()
         for b in np.unique(batch):
             xc[batch == b] -= x[batch == b].mean()
-        den = xc @ xc
+        den = x.size * x.mean() if poisson else xc @ xc
         out.append(np.nan if den == 0 else (xc @ W @ xc) / den)
     return np.array(out)
 
@@ -47,6 +48,44 @@ def test_moran_i_by_hand_dense_sparse_and_within_batches():
     # W rows (0: {1}), (1: {0, 2}), (2: {1, 3}), (3: {2}) -> x^T W x = 1 + 0 + 0 + 1 = 2, x^T x = 4
     path = sparse.csr_matrix(np.array([[0, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1], [0, 0, 1, 0]], dtype=float))
     assert moran_i(np.array([[1.0], [1.0], [-1.0], [-1.0]]), path)[0] == pytest.approx(0.5)
+
+
+def test_poisson_autocorrelation_by_hand_and_the_count_scale():
+    """x_c^T W x_c / (n mean(x)) in loops (dense, sparse, within batches; NaN for a gene never
+    expressed); the count scale: expm1 of log1p data, integer counts scaled to the median total."""
+    rng = np.random.default_rng(1)
+    n = 60
+    X = rng.poisson(2.0, size=(n, 8)).astype(float)
+    X[:, 3] = 0.0
+    W = knn_graph(rng.normal(size=(n, 3)), 5)
+    batch = np.repeat([0, 1], 30)
+    for b in (np.zeros(n, dtype=np.int64), batch):
+        ref = _by_hand(X, W, b, poisson=True)
+        for A in (X, sparse.csr_matrix(X)):
+            np.testing.assert_allclose(poisson_autocorrelation(A, W, b), ref, rtol=1e-10, atol=1e-12)
+    assert np.isnan(poisson_autocorrelation(X, W)[3])
+    totals = X.sum(axis=1)
+    np.testing.assert_allclose(count_scale(X), X * (np.median(totals) / totals)[:, None])
+    L = np.log1p(X / totals[:, None] * 1e4)
+    np.testing.assert_allclose(count_scale(L), X / totals[:, None] * 1e4)
+    np.testing.assert_allclose(count_scale(sparse.csr_matrix(L)).toarray(), count_scale(L))
+    assert count_scale(L - 1.0) is None  # negative values: neither counts nor log counts (Moran's I is used)
+
+
+def test_the_rare_types_markers_rank_on_the_count_scale():
+    """``ssfs.simulate``'s rare type (40 of 2,000 cells, 20 markers), no labels: on the count scale
+    the few cells' counts far above the gene's mean rank its markers, where Moran's I of the log
+    values (``"moran"``, the former default) compresses them."""
+    sim = get_scenario("rare").simulate(0, True)
+    X = sim.expression()
+    rare = sim.markers_of(sim.n_classes - 1)
+    found = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for how in ("autocorrelation", "moran"):
+            order = run_method("propagate", X, None, label_free=how).order
+            found[how] = int(np.isin(rare, order[: sim.markers.size]).sum())
+    assert found["autocorrelation"] >= found["moran"] + 5 and found["autocorrelation"] >= 10, found  # 12 and 5
 
 
 def test_autocorrelation_ranks_markers_the_nuisance_programs_hide():
@@ -71,23 +110,40 @@ def test_autocorrelation_on_a_subsample_beyond_refine_samples(monkeypatch):
     sub, _ = P.autocorrelation_scores(X, 10)
     rows = np.sort(np.argsort(P.canonical_rows(X), kind="stable")[:200])
     monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
-    np.testing.assert_array_equal(sub, P.autocorrelation_scores(X[rows], 10)[0])
+    ratio = sub / P.autocorrelation_scores(X[rows], 10)[0]  # integer counts: scaled to the median of all
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+    L = X.copy()
+    L.data = np.log1p(L.data)
+    rows = np.sort(np.argsort(P.canonical_rows(L), kind="stable")[:200])
+    monkeypatch.setattr(P, "REFINE_SAMPLES", 200)
+    on_log = P.autocorrelation_scores(L, 10)[0]
+    monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
+    np.testing.assert_array_equal(on_log, P.autocorrelation_scores(L[rows], 10)[0])  # expm1: row by row
     assert not np.array_equal(sub, full)
 
 
 def test_a_given_graph_or_embedding_is_the_one_measured_on():
     """No labels with ``graph=`` (scanpy's connectivities, as ``ssfs.tl`` passes them) or
-    ``embedding=``: Moran's I on that graph (symmetrised, no self loops) / on the 30-neighbour
-    graph of that embedding, and the warning says which."""
+    ``embedding=``: the Poisson-scaled shared variance (``label_free="moran"``: Moran's I) on that
+    graph (symmetrised, no self loops) / on the 30-neighbour graph of that embedding, and the
+    warning says which."""
     rng = np.random.default_rng(3)
     X = sparse.csr_matrix(rng.poisson(0.7, size=(150, 25)).astype(float))
     E = rng.normal(size=(150, 4))
     G = sparse.random(150, 150, density=0.05, random_state=1, format="csr")
-    with pytest.warns(UserWarning, match="Moran's I on the given graph"):
-        on_graph = run_method("propagate", X, None, graph=G).scores
     sym = G.maximum(G.T).tolil()
     sym.setdiag(0)
-    np.testing.assert_allclose(on_graph, moran_i(X, sparse.csr_matrix(sym)), rtol=1e-12)
-    with pytest.warns(UserWarning, match="Moran's I on the given embedding's kNN graph"):
+    sym = sparse.csr_matrix(sym)
+    on_knn = knn_graph(E - E.mean(axis=0), 30)
+    with pytest.warns(UserWarning, match="shared variance over the Poisson variance on the given graph"):
+        on_graph = run_method("propagate", X, None, graph=G).scores
+    np.testing.assert_allclose(on_graph, poisson_autocorrelation(count_scale(X), sym), rtol=1e-12)
+    with pytest.warns(UserWarning, match="Moran's I on the given graph"):
+        on_graph = run_method("propagate", X, None, graph=G, label_free="moran").scores
+    np.testing.assert_allclose(on_graph, moran_i(X, sym), rtol=1e-12)
+    with pytest.warns(UserWarning, match="Poisson variance on the given embedding's kNN graph"):
         on_embedding = run_method("propagate", X, None, embedding=E).scores
-    np.testing.assert_allclose(on_embedding, moran_i(X, knn_graph(E - E.mean(axis=0), 30)), rtol=1e-12)
+    np.testing.assert_allclose(on_embedding, poisson_autocorrelation(count_scale(X), on_knn), rtol=1e-12)
+    with pytest.warns(UserWarning, match="Moran's I on the given embedding's kNN graph"):
+        on_embedding = run_method("propagate", X, None, embedding=E, label_free="moran").scores
+    np.testing.assert_allclose(on_embedding, moran_i(X, on_knn), rtol=1e-12)

@@ -42,7 +42,7 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
-from ._shared.autocorrelation import moran_i
+from ._shared.autocorrelation import count_scale, moran_i, poisson_autocorrelation
 from ._shared.batches import batch_codes, centred_in_batches
 from ._shared.class_stats import (
     ClassStatistics,
@@ -423,7 +423,9 @@ def span_within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
 
 
 #: label-free scores (the ``label_free`` parameter)
-LABEL_FREE = ("autocorrelation", "signal", "span")
+LABEL_FREE = ("autocorrelation", "moran", "signal", "span")
+#: the autocorrelation scores: the scale X is read on, and the statistic
+AUTOCORRELATION = {"autocorrelation": (count_scale, poisson_autocorrelation), "moran": (None, moran_i)}
 #: neighbours of the graph the label-free autocorrelation is measured on (Hotspot's default)
 AUTOCORRELATION_K = 30
 #: share of zero values from which dense X counts as counts (:func:`count_like`)
@@ -459,42 +461,51 @@ def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, g
     as in a log-expression matrix they mean something); :func:`signal_variance` for dense X,
     the share alone for :func:`count_like` X (there the variance tracks the expression level;
     sparse X gets the ``"span"`` scores bit for bit). ``"autocorrelation"``: for count-like X,
-    every feature's Moran's I on the :data:`AUTOCORRELATION_K`-neighbour graph of those signal
-    components, or on the given ``graph`` / ``embedding``'s (:func:`autocorrelation_scores`); dense X
-    as ``"signal"``. ``batch``: every variance within batches."""
+    every feature's shared variance in units of its Poisson variance
+    (:func:`~ssfs.methods._shared.autocorrelation.poisson_autocorrelation`) on the
+    :data:`AUTOCORRELATION_K`-neighbour graph of those signal components, or on the given
+    ``graph`` / ``embedding``'s (:func:`autocorrelation_scores`); ``"moran"``: Moran's I there
+    instead (the former default); dense X as ``"signal"``. ``batch``: every variance within
+    batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
-    if how == "autocorrelation" and counts:
-        return autocorrelation_scores(X, n_pcs, batch, graph, embedding)
+    if how in AUTOCORRELATION and counts:
+        return autocorrelation_scores(X, n_pcs, batch, graph, embedding, how)
     Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
 
-def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None) -> tuple[np.ndarray, int]:
-    """(Moran's I of every feature, signal dimensions): the local autocorrelation on the kNN graph
-    (:data:`AUTOCORRELATION_K` neighbours) of X's signal components, each centred in its batch
-    (:func:`~ssfs.methods._shared.autocorrelation.moran_i`), or on the given ``graph`` (e.g.
-    scanpy's ``obsp['connectivities']``, all samples) or the kNN graph of the given ``embedding``.
-    A type's markers are shared by its cells' neighbours however few the cells, where a type too
-    small to own a component has no variance in their span. Without a graph, beyond
-    :data:`REFINE_SAMPLES` samples on that many chosen by content
+def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
+                           how: str = "autocorrelation") -> tuple[np.ndarray, int]:
+    """(scores, signal dimensions): every feature's local autocorrelation (:data:`AUTOCORRELATION`
+    ``[how]``: :func:`~ssfs.methods._shared.autocorrelation.poisson_autocorrelation` of X on the
+    count scale, or :func:`~ssfs.methods._shared.autocorrelation.moran_i`) on the kNN graph
+    (:data:`AUTOCORRELATION_K` neighbours) of X's signal components, each centred in its batch,
+    or on the given ``graph`` (e.g. scanpy's ``obsp['connectivities']``, all samples) or the kNN
+    graph of the given ``embedding``. A type's markers are shared by its cells' neighbours
+    however few the cells, where a type too small to own a component has no variance in their
+    span. Without a graph, beyond :data:`REFINE_SAMPLES` samples on that many chosen by content
     (:func:`~ssfs.methods._shared.signal.canonical_rows`): the same cost at any n."""
+    scale, statistic = AUTOCORRELATION[how]
+    on = X if scale is None else scale(X)  # the whole of X: a copied feature does not change the scale
+    if on is None:  # negative values: no count scale
+        on, statistic = X, moran_i
     if graph is not None:
         W, d = _start_graph(X, 1, 1, graph, None)
-        return per_distinct_column(lambda A: moran_i(A, W, batch), X), d
+        return per_distinct_column(lambda A: statistic(A, W, batch), on), d
     rows = slice(None)
     if X.shape[0] > REFINE_SAMPLES:
         rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
-        X, batch = X[rows], None if batch is None else batch[rows]
+        X, on, batch = X[rows], on[rows], None if batch is None else batch[rows]
     if embedding is None:
         Z, d = signal_embedding(X, n_pcs, standardize=False)
     else:
         Z = np.asarray(embedding, dtype=np.float64)[rows]
         d = Z.shape[1]
     W = _knn(centred_in_batches(Z, batch), AUTOCORRELATION_K)
-    return per_distinct_column(lambda A: moran_i(A, W, batch), X), d
+    return per_distinct_column(lambda A: statistic(A, W, batch), on), d
 
 
 def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None)) -> Propagation:
@@ -502,7 +513,10 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
     scores, d = label_free_scores(X, n_pcs, how, batch, *given)
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
              if given[1] is not None else "the signal components' kNN graph")
-    what = (f"Moran's I on {where}" if how == "autocorrelation" and count_like(X) else
+    statistic = {"autocorrelation": "shared variance over the Poisson variance", "moran": "Moran's I"}
+    if how == "autocorrelation" and count_scale(X) is None:
+        how = "moran"
+    what = (f"{statistic[how]} on {where}" if how in statistic and count_like(X) else
             "the variance in the span of the signal components")
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
                        float("nan"), float("nan"), float("nan"), d, f"{note} ({what})")
@@ -647,7 +661,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
-                    label_free: Literal["autocorrelation", "signal", "span"] = "autocorrelation",
+                    label_free: Literal["autocorrelation", "moran", "signal", "span"] = "autocorrelation",
                     gene_choice: Literal["total", "balanced"] = "balanced", batch: Any = None):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc),
     higher is better.
@@ -694,9 +708,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         placed at random) say the graph carries the classes. "kept_evidence": the kept graph
         only (the former default); "coherence": r shrunk towards the groups' raw coherence.
     label_free
-        Scores without labels (:func:`label_free_scores`). "autocorrelation": on counts, Moran's I
-        on the signal components' 30-neighbour graph (Moran 1950; Hotspot's statistic), dense X as
-        "signal" (the former default): variance x sqrt(share in the signal span); "span".
+        Scores without labels (:func:`label_free_scores`). "autocorrelation": on counts, the variance
+        neighbours share on the signal components' 30-NN graph over the Poisson variance (Hotspot's
+        sum); "moran": Moran's I there; dense X as "signal": variance x sqrt(signal share); "span".
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
