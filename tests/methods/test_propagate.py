@@ -245,7 +245,7 @@ def test_one_label_per_class_on_a_graph_without_the_classes_is_label_free(cells)
 
 @pytest.mark.parametrize("option", [{"propagation": "harmonic"}, {"refine": 0}, {"unreached": False},
                                     {"class_mass": "labeled"}, {"gene_choice": "total"},
-                                    {"weighting": "kept_evidence"}])
+                                    {"weighting": "kept_evidence"}, {"unexplained": "r2"}])
 def test_the_papers_readings_and_switches_run(cells, option):
     X, sim = cells
     y = few_labels(sim.cell_type, 3, 4)
@@ -262,7 +262,14 @@ def test_given_graph_and_embedding_are_used(cells):
     Z, _ = signal_embedding(X)
     a = run_method("propagate", X, y, embedding=Z, refine=0)
     b = run_method("propagate", X, y, graph=knn_graph(Z, 15), refine=0)
-    np.testing.assert_allclose(a.scores, b.scores)
+    # the same groups and R^2; the unexplained features' label-free order is measured on the
+    # given graph (b) or the 30-neighbour graph of the given embedding (a)
+    explained = a.result.extra["explained"]
+    np.testing.assert_array_equal(explained, b.result.extra["explained"])
+    assert 50 <= explained.sum() < X.shape[1]
+    np.testing.assert_allclose(a.scores[explained], b.scores[explained])
+    np.testing.assert_allclose(run_method("propagate", X, y, embedding=Z, refine=0, unexplained="r2").scores,
+                               run_method("propagate", X, y, graph=knn_graph(Z, 15), refine=0, unexplained="r2").scores)
     with pytest.raises(Exception, match="graph must be"):
         run_method("propagate", X, y, graph=knn_graph(Z[:10], 3))
 
@@ -308,7 +315,8 @@ def test_many_samples_refine_on_a_subsample_and_build_the_final_graph_once(cells
     monkeypatch.setattr(mod, "knn_graph", lambda Z, k: built.append(Z.shape[0]) or real(Z, k))
     r = run_method("propagate", X, y, refine_samples=300)
     assert _recall(r.order, sim.markers) >= 0.95
-    assert built.count(800) == 1 and set(built) == {300, 800}  # every other graph on the 300 samples
+    # every other graph on the 300 samples; on all 800: the final graph and the label-free scores' graph
+    assert built.count(800) == 2 and set(built) == {300, 800}
     g = r.result.extra["graph"]
     assert g["chosen"] in ("graph", "labels") and g["agreement"] == 1.0
 
@@ -426,3 +434,77 @@ def test_balanced_genes_bring_a_rare_groups_markers_into_the_graph():
         top_genes(X, g, 10, "best")
     with pytest.raises(MethodError, match="gene_choice"):
         run_method("propagate", X, g, gene_choice="best")
+
+
+def test_explained_features_are_the_anova_f_tests_bh_discoveries():
+    """Weights 1: the one-way ANOVA's p-values (scipy's ``f_oneway``), Benjamini-Hochberg at 5 %;
+    half weights on some samples count as that many samples in the degrees of freedom."""
+    from scipy import stats
+
+    from ssfs.methods._shared.class_stats import variance_explained
+    from ssfs.methods.propagate import benjamini_hochberg, explained_features
+
+    rng = np.random.default_rng(0)
+    groups = np.repeat([0, 1, 2], 20)
+    X = rng.normal(size=(60, 40))
+    X[:, :6] += np.outer(groups, np.linspace(0.2, 1.5, 6))  # from barely to clearly explained
+    r2 = variance_explained(X, groups)
+    p = stats.f_oneway(*(X[groups == g] for g in range(3))).pvalue
+    ref = stats.false_discovery_control(p) <= 0.05
+    np.testing.assert_allclose(benjamini_hochberg(p), stats.false_discovery_control(p), rtol=1e-12)
+    got = explained_features(r2, np.ones(60), groups)
+    np.testing.assert_array_equal(got, ref)
+    assert 1 <= got[:6].sum() < 6 and got[6:].sum() <= 2
+    # 30 samples at weight 0.5: 45 in the degrees of freedom (fewer discoveries, never more)
+    w = np.where(np.arange(60) % 2 == 0, 1.0, 0.5)
+    fewer = explained_features(r2, w, groups)
+    assert not (fewer & ~got).any() and fewer.sum() <= got.sum()
+    assert not explained_features(r2, np.ones(60), np.zeros(60, dtype=np.int64)).any()  # one group
+
+
+def test_with_unexplained_by_hand():
+    """Explained features keep their R^2; the others follow in turn from the R^2 and the
+    label-free orders (a feature's better rank of the two), spaced below the smallest explained R^2."""
+    from ssfs.methods.propagate import with_unexplained
+
+    r2 = np.array([0.9, 0.5, 0.04, 0.03, 0.02, 0.01, np.nan])
+    free = np.array([1.0, 1.0, 0.0, 0.1, 0.9, 0.5, 2.0])
+    explained = np.array([True, True, False, False, False, False, False])
+    s = with_unexplained(r2, free, explained)
+    # rest 2..5: R^2 ranks 0,1,2,3; label-free ranks 3,2,0,1 -> best 0,1,0,1 -> order 2, 4, 3, 5
+    order = np.argsort(-np.nan_to_num(s, nan=-np.inf), kind="stable")
+    np.testing.assert_array_equal(order, [0, 1, 2, 4, 3, 5, 6])
+    np.testing.assert_allclose(s[[2, 4, 3, 5]], 0.5 * np.array([4, 3, 2, 1]) / 5)
+    assert s[0] == 0.9 and np.isnan(s[6])
+    np.testing.assert_array_equal(with_unexplained(r2, free, np.zeros(7, dtype=bool))[[0, 1]] > 0, True)
+
+
+def test_a_rare_type_nobody_labeled_keeps_its_markers_with_one_percent_labels():
+    """``ssfs.simulate``'s rare type (40 of 2,000 cells, 20 markers) with 1 % labels, none on it
+    (seed 0): its cells spread over the labeled types' groups and their R^2 ranks none of its
+    markers ("r2": 0.833 of all markers, the other types' 100); after the features the groups
+    explain, the others in turn by R^2 and by the label-free score bring most of them back."""
+    from ssfs.simulate import get_scenario
+
+    scen = get_scenario("rare")
+    sim = scen.simulate(0, True)
+    y = scen.labels(sim, "1%", 0)
+    rare = sim.markers_of(sim.n_classes - 1)
+    assert not (y[sim.classes == sim.n_classes - 1] >= 0).any()
+    X = sim.expression()
+    from ssfs.methods.propagate import label_free_scores, with_unexplained
+
+    found, runs = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for how in ("interleave", "r2"):
+            runs[how] = r = run_method("propagate", X, y, unexplained=how)
+            found[how] = (sim.recall(r.order), int(np.isin(rare, r.order[: sim.markers.size]).sum()))
+    assert found["r2"][1] == 0 and found["interleave"][1] >= 8, found
+    assert found["interleave"][0] >= found["r2"][0] + 0.05, found
+    # measured 0 and 12 of 20 (0.833 and 0.933); the scores are those of the parts, bit for bit (the
+    # label-free scores on the start graph's components)
+    explained = runs["interleave"].result.extra["explained"]
+    assert explained.sum() == 100 and runs["r2"].result.extra["explained"] is None
+    expected = with_unexplained(runs["r2"].scores, label_free_scores(X, 50)[0], explained)
+    np.testing.assert_array_equal(runs["interleave"].scores, expected)
