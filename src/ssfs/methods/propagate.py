@@ -12,6 +12,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    :func:`ssfs.methods._shared.propagation.unreached_groups`).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
+   On counts the features the groups explain (:func:`explained_features`) come first, the others
+   in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``).
 4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features and the
    labels spread again. Two chains start from different pilots, the graph of all features and
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
