@@ -564,6 +564,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     lab = y >= 0
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
     batch = batch_codes(batch, y.size, "propagate: batch", MethodError)
+    if batch is not None and np.unique(batch).size < 2:
+        batch = None  # one batch is no batch, bit for bit
     if np.unique(y[lab]).size < 2:
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
                            (graph, embedding))
@@ -615,10 +617,23 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     return model
 
 
+def held_out_reach(agreement: tuple) -> float:
+    """Mean log score of the held-out labeled samples for their own class (-inf: none held out)."""
+    reach = np.asarray(agreement[3], dtype=np.float64)
+    reach = reach[np.isfinite(reach)]
+    return float(reach.mean()) if reach.size else -np.inf
+
+
 def _best(cands: list[Candidate]) -> Candidate:
-    """The candidate whose graph agrees best with held-out labels (the first of equals)."""
-    best = max(range(len(cands)), key=lambda i: (np.nan_to_num(round(cands[i].agreement[0], 9), nan=-1.0), -i))
-    return cands[best]
+    """The candidate whose graph agrees best with held-out labels; of equals, the one that reaches
+    them most (:func:`held_out_reach`: with 10 labels per class both chains often predict every
+    held-out label, and the graph whose labels also reach them strongly is the one that keeps a
+    type nobody labeled apart); then the first."""
+    def key(i):
+        agreement = cands[i].agreement
+        return np.nan_to_num(round(agreement[0], 9), nan=-1.0), round(held_out_reach(agreement), 9), -i
+
+    return cands[max(range(len(cands)), key=key)]
 
 
 def refinement_rows(y: np.ndarray, pos: np.ndarray, size: int) -> np.ndarray | None:
