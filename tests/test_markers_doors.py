@@ -38,6 +38,9 @@ def test_tl_stores_markers_scanpy_reads(planted):
     ssfs.tl.rank_features(a, "propagate", groupby="cell_type")
     assert list(a.obs["propagate_group"].cat.categories) == ["B", "NK", "T"]
     assert (a.obs["propagate_group"].cat.codes.to_numpy() == sim.cell_type).mean() > 0.9  # propagated classes
+    explained, rank = a.var["propagate_explained"].to_numpy(), a.var["propagate_rank"].to_numpy()
+    assert explained.dtype == bool and rank[explained].max() < rank[~explained].min()  # explained genes first
+    assert explained[sim.markers].all() and explained.sum() <= sim.markers.size + 5
     for c, name in enumerate(["B", "NK", "T"]):
         ours = ssfs.tl.markers_df(a, name)
         theirs = sc.get.rank_genes_groups_df(a, name, key="propagate_markers")
@@ -72,6 +75,7 @@ def test_ssfs_rank_writes_markers_next_to_the_ranking(planted, tmp_path, capsys)
                  "-o", str(tmp_path / "r.h5ad")]) == 0
     a = ad.read_h5ad(tmp_path / "r.h5ad")
     assert ssfs.tl.markers_df(a, "NK")["names"].iloc[0] == f"g{first['NK']}"
+    assert a.var["propagate_explained"].to_numpy()[sim.markers].all()
 
 
 def test_select_stable_defaults_to_the_committee(planted):

@@ -116,7 +116,8 @@ def var_positions(adata, names) -> np.ndarray:
 
 
 def store(adata, key: str, ranked, names=None) -> None:
-    """``var[f"{key}_score"]`` and ``var[f"{key}_rank"]`` (1 = best) of a :class:`ssfs.runner.Ranked`.
+    """``var[f"{key}_score"]`` and ``var[f"{key}_rank"]`` (1 = best) of a :class:`ssfs.runner.Ranked`
+    (and ``var[f"{key}_explained"]`` when its result marks the features the groups explain).
 
     ``names``: the ranked features' names (default: ``adata.var_names``, in order); each is
     written to the ``var`` row of that name, features not in ``var`` are left out (their
@@ -133,3 +134,8 @@ def store(adata, key: str, ranked, names=None) -> None:
     ranks[pos[hit]] = ranks_from_order(ranked.order, q)[hit]
     adata.var[f"{key}_score"] = scores
     adata.var[f"{key}_rank"] = ranks.astype(np.int64) if not np.isnan(ranks).any() else ranks
+    explained = getattr(ranked.result, "extra", {}).get("explained")
+    if explained is not None:  # propagate on counts: the features the labels' groups explain
+        column = np.zeros(p, dtype=bool)
+        column[pos[hit]] = np.asarray(explained, dtype=bool)[hit]
+        adata.var[f"{key}_explained"] = column
