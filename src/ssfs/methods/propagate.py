@@ -746,7 +746,13 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     return out
 
 
-@register("propagate", higher_is_better=True, invariances=("features", "copies", "shift", "unit"), description=(
+#: what ``propagate`` promises (docs/invariances.md): a shift or a unit of count-like X (sparse, or at least
+#: half the values 0, read as log1p counts) changes its count scale, and a shift can make dense X count-like
+#: (the runner would move every feature's minimum to 0: scaled expression then looks like counts)
+INVARIANCES = ("features", "copies")
+
+
+@register("propagate", higher_is_better=True, invariances=INVARIANCES, description=(
     "Labels spread over a kNN graph of the signal components (Zhou et al. 2004), unreached samples in groups "
     "of their own; features ranked by the variance the groups explain, per-class markers beside"))
 def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 50, refine: NonNegInt = 2,
