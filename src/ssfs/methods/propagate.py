@@ -585,7 +585,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
         chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
     else:
-        chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding)
+        chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space)
     acc, chance, pred, held_reach = chosen.agreement
     seed = np.ones(y.size)
     seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
@@ -611,10 +611,21 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if unexplained == "interleave" and count_like(X):
         model.explained = explained_features(model.scores, weight, groups, n_batches=np.unique(batch).size
                                              if batch is not None else 1)
-        same = embedding if embedding is not None or not sparse.issparse(X) else space.get("Z")
-        free = label_free_scores(X, n_pcs, label_free, batch, graph, same)[0]
+        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, space.get("Z"))
         model.scores = with_unexplained(model.scores, free, model.explained)
     return model
+
+
+def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z) -> np.ndarray:
+    """The label-free scores a fit with labels interleaves (:func:`with_unexplained`), on the
+    samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
+    signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here)."""
+    if rows is not None and graph is None:
+        X, batch = X[rows], None if batch is None else batch[rows]
+        embedding = None if embedding is None else np.asarray(embedding)[rows]
+    if embedding is None and sparse.issparse(X):
+        embedding = start_z
+    return label_free_scores(X, n_pcs, how, batch, graph, embedding)[0]
 
 
 def held_out_reach(agreement: tuple) -> float:
@@ -649,7 +660,7 @@ def refinement_rows(y: np.ndarray, pos: np.ndarray, size: int) -> np.ndarray | N
     return np.sort(np.concatenate([lab, unl]))
 
 
-def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[Candidate, Candidate]:
+def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space=None) -> tuple[Candidate, Candidate]:
     """(chosen, start) for many samples: the chains and their held-out refits on the samples
     ``rows`` (:func:`refinement_rows`), started from those samples' own kNN graph (or the given
     embedding's rows); the chosen chain's genes then give the graph of all samples, whose held-out
@@ -659,7 +670,7 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding) -> tuple[C
     Xr, yr = X[rows], y[rows]
     on_rows = {**opts, "batch": None if opts["batch"] is None else opts["batch"][rows]}
     Wr, dr = _start_graph(Xr, opts["k"], opts["n_pcs"], None, None if embedding is None else
-                          np.asarray(embedding)[rows], on_rows["batch"])
+                          np.asarray(embedding)[rows], on_rows["batch"], space)
     start = _agreement(_candidate("start", yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
     chosen = _best(_candidates(Xr, yr, K, start, on_rows, prop, pos[rows]))
     if graph is not None:
