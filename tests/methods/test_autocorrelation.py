@@ -135,15 +135,12 @@ def test_a_given_graph_or_embedding_is_the_one_measured_on():
     sym.setdiag(0)
     sym = sparse.csr_matrix(sym)
     on_knn = knn_graph(E - E.mean(axis=0), 30)
-    with pytest.warns(UserWarning, match="shared variance over the Poisson variance on the given graph"):
-        on_graph = run_method("propagate", X, None, graph=G).scores
-    np.testing.assert_allclose(on_graph, poisson_autocorrelation(count_scale(X), sym), rtol=1e-12)
-    with pytest.warns(UserWarning, match="Moran's I on the given graph"):
-        on_graph = run_method("propagate", X, None, graph=G, label_free="moran").scores
-    np.testing.assert_allclose(on_graph, moran_i(X, sym), rtol=1e-12)
-    with pytest.warns(UserWarning, match="Poisson variance on the given embedding's kNN graph"):
-        on_embedding = run_method("propagate", X, None, embedding=E).scores
-    np.testing.assert_allclose(on_embedding, poisson_autocorrelation(count_scale(X), on_knn), rtol=1e-12)
-    with pytest.warns(UserWarning, match="Moran's I on the given embedding's kNN graph"):
-        on_embedding = run_method("propagate", X, None, embedding=E, label_free="moran").scores
-    np.testing.assert_allclose(on_embedding, moran_i(X, on_knn), rtol=1e-12)
+    statistics = {"autocorrelation": ("shared variance over the Poisson variance",
+                                      lambda W: poisson_autocorrelation(count_scale(X), W)),
+                  "moran": ("Moran's I", lambda W: moran_i(X, W))}
+    for how, (said, by_hand) in statistics.items():
+        for given, where, W in (({"graph": G}, "the given graph", sym),
+                                ({"embedding": E}, "the given embedding's kNN graph", on_knn)):
+            with pytest.warns(UserWarning, match=f"{said} on {where}"):
+                scores = run_method("propagate", X, None, label_free=how, **given).scores
+            np.testing.assert_allclose(scores, by_hand(W), rtol=1e-12)
