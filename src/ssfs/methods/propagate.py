@@ -623,7 +623,7 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
     if rows is not None and graph is None:
         X, batch = X[rows], None if batch is None else batch[rows]
         embedding = None if embedding is None else np.asarray(embedding)[rows]
-    if embedding is None and sparse.issparse(X):
+    if graph is None and embedding is None and sparse.issparse(X):
         embedding = start_z
     return label_free_scores(X, n_pcs, how, batch, graph, embedding)[0]
 
