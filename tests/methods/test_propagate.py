@@ -441,8 +441,8 @@ def test_explained_features_are_the_anova_f_tests_bh_discoveries():
     half weights on some samples count as that many samples in the degrees of freedom."""
     from scipy import stats
 
-    from ssfs.methods._shared.class_stats import variance_explained
-    from ssfs.methods.propagate import benjamini_hochberg, explained_features
+    from ssfs.methods._shared.class_stats import benjamini_hochberg, variance_explained
+    from ssfs.methods.propagate import explained_features
 
     rng = np.random.default_rng(0)
     groups = np.repeat([0, 1, 2], 20)

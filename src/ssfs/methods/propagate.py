@@ -44,10 +44,11 @@ from ..errors import MethodError
 from ..labels import current_classes
 from ..params import NonNegInt, OpenFraction, PosInt
 from ..registry import SelectionResult, register
-from ._shared.autocorrelation import count_scale, moran_i, poisson_autocorrelation
+from ._shared.autocorrelation import count_scale, has_count_scale, moran_i, poisson_autocorrelation
 from ._shared.batches import batch_codes, centred_in_batches
 from ._shared.class_stats import (
     ClassStatistics,
+    benjamini_hochberg,
     class_statistics,
     explained_and_one_vs_rest,
     variance_explained,
@@ -201,6 +202,11 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
 GENE_CHOICES = ("total", "balanced")
 
 
+def _rank(v: np.ndarray) -> np.ndarray:
+    """0 for the largest value, NaN last, ties in index order."""
+    return np.argsort(np.argsort(-np.nan_to_num(v, nan=-np.inf), kind="stable"), kind="stable")
+
+
 def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> np.ndarray:
     """The ``m`` features the next graph is built on (sorted), from the samples' ``groups``.
     "total": the best by R^2 (:func:`variance_explained`). "balanced": half of them so, the other
@@ -219,7 +225,7 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
     s, R = np.nan_to_num(s, nan=-np.inf), np.nan_to_num(R, nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
     in_groups = np.argsort(np.argsort(-R, axis=1, kind="stable"), axis=1, kind="stable").min(axis=0)
-    overall = np.argsort(np.argsort(-s, kind="stable"), kind="stable") / R.shape[0]
+    overall = _rank(s) / R.shape[0]
     return np.sort(np.lexsort((-R.max(axis=0), np.minimum(in_groups, overall)))[:m])
 
 
@@ -497,16 +503,17 @@ def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None
     span. Without a graph, beyond :data:`REFINE_SAMPLES` samples on that many chosen by content
     (:func:`~ssfs.methods._shared.signal.canonical_rows`): the same cost at any n."""
     scale, statistic = AUTOCORRELATION[how]
-    on = X if scale is None else scale(X)  # the whole of X: a copied feature does not change the scale
-    if on is None:  # negative values: no count scale
-        on, statistic = X, moran_i
+    if scale is not None and not has_count_scale(X):  # negative values: no count scale
+        scale, statistic = None, moran_i
     if graph is not None:
         W, d = _start_graph(X, 1, 1, graph, None)
+        on = X if scale is None else scale(X)  # all features: a copied one does not change the scale
         return per_distinct_column(lambda A: statistic(A, W, batch), on), d
     rows = slice(None)
     if X.shape[0] > REFINE_SAMPLES:
         rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
-        X, on, batch = X[rows], on[rows], None if batch is None else batch[rows]
+        X, batch = X[rows], None if batch is None else batch[rows]
+    on = X if scale is None else scale(X)  # the subsample only (no copy of all of X)
     if embedding is None:
         Z, d = signal_embedding(X, n_pcs, standardize=False)
     else:
@@ -522,7 +529,7 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
              if given[1] is not None else "the signal components' kNN graph")
     statistic = {"autocorrelation": "shared variance over the Poisson variance", "moran": "Moran's I"}
-    if how == "autocorrelation" and count_scale(X) is None:
+    if how == "autocorrelation" and not has_count_scale(X):
         how = "moran"
     what = (f"{statistic[how]} on {where}" if how in statistic and count_like(X) else
             "the variance in the span of the signal components")
@@ -719,22 +726,6 @@ def explained_features(r2: np.ndarray, weight: np.ndarray, groups: np.ndarray, q
     r = np.clip(r2[ok], 0.0, 1.0 - 1e-15)
     out[ok] = benjamini_hochberg(fdtrc(G - 1, dof, r / (1.0 - r) * dof / (G - 1))) <= q
     return out
-
-
-def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (as ``scipy.stats.false_discovery_control``):
-    min over j >= i of p_(j) m / j in sorted order, capped at 1."""
-    order = np.argsort(p, kind="stable")
-    m = p.size
-    adjusted = np.minimum.accumulate((p[order] * m / np.arange(1, m + 1))[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
-
-
-def _rank(v: np.ndarray) -> np.ndarray:
-    """0 for the largest value, NaN last, ties in index order."""
-    return np.argsort(np.argsort(-np.nan_to_num(v, nan=-np.inf), kind="stable"), kind="stable")
 
 
 def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray) -> np.ndarray:

@@ -70,14 +70,20 @@ def moran_i(X, W, batch=None) -> np.ndarray:
         return np.where(total > 0, numerator / total, np.nan)
 
 
+def has_count_scale(X) -> bool:
+    """No negative value: X can be counts or their logs (:func:`count_scale`); read in place."""
+    data = X.data if sparse.issparse(X) else np.asarray(X)
+    return not (data.size and data.min() < 0)
+
+
 def count_scale(X):
     """X on the scale of counts, where a Poisson variance equals the mean: integer X (raw counts)
     scaled to every sample's median total (rows without counts stay 0), other X taken as
     log1p(normalised counts) (scanpy's ``normalize_total`` + ``log1p``) and mapped back by expm1.
-    Sparse stays sparse; a copy. None for X with a negative value (neither counts nor their logs)."""
-    data = X.data if sparse.issparse(X) else np.asarray(X)
-    if data.size and data.min() < 0:
+    Sparse stays sparse; a copy. None for X with a negative value (:func:`has_count_scale`)."""
+    if not has_count_scale(X):
         return None
+    data = X.data if sparse.issparse(X) else np.asarray(X)
     if np.array_equal(data, np.round(data)):
         totals = np.asarray(X.sum(axis=1), dtype=np.float64).ravel()
         target = float(np.median(totals[totals > 0])) if np.any(totals > 0) else 1.0
