@@ -22,6 +22,13 @@ linear SVM (C = 1, standardised, trained on every training label) on the test th
 is the mean accuracy over those sizes. Each method is compared with the best other method of the
 set by the corrected resampled t-test (Nadeau & Bengio 2003; ``ssfs.experiment.stats``).
 
+Labels added (``--nested``, simulations only): each budget's labeled samples hold the previous
+budget's (``Scenario.labels_added``: one order of the samples, the first of every class labeled; a
+wrong label stays wrong), so a change between budgets is the labels', not a new draw's; ``100%``
+labels every sample of the classes shown (with ``fisher`` there: the F test on the true classes,
+the ceiling). A last table gives the first method's mean change at every step and the seeds where
+it fell or rose.
+
 Batches (``--batches``, simulations only): on data of several batches every method is told them
 as a user would: ssfs methods through ``ssfs.runner.within_batches`` (``propagate``'s ``batch``,
 the others the data centred within batches), anchors that read the expression get it corrected by
@@ -44,6 +51,7 @@ import re
 import sys
 import time
 import traceback
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -231,9 +239,12 @@ def _sweep_one(args, cache: Cache, scenario, seed: int) -> list[dict]:
     data = _sim_data(sim, args.batches)
     data_key = f"{scenario.generator.__name__}-{_digest(knobs)}-s{seed}" + ("-batches" if "batch" in data else "")
     rows = []
+    added = None
+    if args.nested:  # labels added: one nested draw for the budgets in their order
+        added = dict(zip(args.budgets, scenario.labels_added(sim, args.budgets, seed), strict=True))
     for budget in args.budgets:
-        label_key = f"{_digest(scenario.labeling)}-{budget}"
-        y = scenario.labels(sim, budget, seed)
+        label_key = f"{_digest(scenario.labeling)}-{'nested-' if added else ''}{budget}"
+        y = added[budget] if added else scenario.labels(sim, budget, seed)
         for spec in args.methods:
             if not runs_on(spec, sim.kind):
                 continue
@@ -483,6 +494,8 @@ def parse_args(argv=None):
     ap.add_argument("--block", help="the doc page's block to replace (default: quick or full)")
     ap.add_argument("--no-doc", action="store_true", help="print the tables only")
     ap.add_argument("--out", help="also write every measurement as TSV")
+    ap.add_argument("--nested", action="store_true",
+                    help="labels added: each budget's labeled samples hold the previous one's (in the order given)")
     ap.add_argument("--batches", action="store_true",
                     help="tell every method the simulated batches (ssfs: within_batches; anchors: ComBat)")
     args = ap.parse_args(argv)
@@ -537,8 +550,31 @@ def sim_part(args, cache) -> str:
     _tsv(args.out, "sim", rows)
     if not rows:
         return ""
-    return ("Recall of the planted markers in the top m (m = number of markers), mean over seeds; "
+    text = ("Recall of the planted markers in the top m (m = number of markers), mean over seeds; "
             "**bold** = best of the row.\n\n" + sim_tables(rows, args.methods, args.budgets))
+    return text + ("\n\n" + added_table(rows, args.methods[0], args.budgets) if args.nested else "")
+
+
+def added_table(rows: list[dict], spec: str, budgets: list[str]) -> str:
+    """``spec``'s recall as labels are added (``--nested``): each budget's mean, and every step's
+    mean change with the seeds where it fell (by any amount) or rose."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    df = df[(df.method == spec) & df.value.notna()]
+    lines = []
+    for scen, part in df.groupby("scenario", sort=False):
+        wide = part.pivot_table(index="seed", columns="budget", values="value")
+        have = [b for b in budgets if b in wide.columns]
+        steps = []
+        for a, b in pairwise(have):
+            d = (wide[b] - wide[a]).dropna()
+            steps.append(f"{d.mean():+.3f} ({int((d < 0).sum())}↓ {int((d > 0).sum())}↑)")
+        lines.append([scen, *[f"{wide[b].mean():.3f}" for b in have], *steps])
+    header = ["scenario", *budgets, *[f"{a} → {b}" for a, b in pairwise(budgets)]]
+    return (f"As labels are added (`{spec}`; each budget's labeled samples hold the previous one's): mean recall, "
+            "and each step's mean change over the seeds with the seeds where it fell (↓) or rose (↑).\n\n"
+            + _md(header, lines))
 
 
 def real_part(args, cache) -> str:

@@ -1,6 +1,8 @@
 """Simulated data with a known truth (ssfs.simulate): planted markers really differ, labeling
 schemes give the promised counts, everything is reproducible by seed."""
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -13,6 +15,7 @@ from ssfs.simulate import (
     labels_fraction,
     labels_per_class,
     make_labels,
+    nested_labels,
     parse_budget,
     simulate_counts,
     simulate_microarray,
@@ -133,6 +136,27 @@ def test_hidden_classes_and_imbalance():
     counts = np.bincount(y[y >= 0])
     assert counts.sum() == 50 and (np.diff(counts) <= 0).all() and counts[0] >= 8 * counts[-1]
     assert (make_labels(classes, 0, rng=0) == -1).all()
+
+
+def test_nested_labels_add_to_the_labels_given():
+    classes = np.repeat([0, 1, 2, 3, 4], [400, 300, 200, 80, 20])
+    ys = nested_labels(classes, [0, "3/class", "5/class", "20/class", "100%"], rng=1, hidden=(4,))
+    assert [int((y >= 0).sum()) for y in ys] == [0, 12, 20, 80, 980]  # the hidden class never labeled
+    assert np.bincount(ys[3][ys[3] >= 0], minlength=5).tolist() == [20, 20, 20, 20, 0]
+    for small, large in pairwise(ys):  # every labeled sample keeps its label as labels are added
+        assert ((small < 0) | (small == large)).all()
+    shares = nested_labels(classes, ["1%", "2%", "5%"], rng=1)
+    assert [int((y >= 0).sum()) for y in shares] == [10, 20, 50]
+    assert all(((a < 0) | (a == b)).all() for a, b in pairwise(shares))
+    wrong = nested_labels(classes, [5, 50, 200], rng=2, wrong=0.3)
+    flipped = [(y >= 0) & (y != classes) for y in wrong]
+    assert all((a <= b).all() for a, b in pairwise(flipped))  # a wrong label stays wrong
+    assert 0.2 < flipped[-1].sum() / (wrong[-1] >= 0).sum() < 0.4
+    assert (np.diff(np.bincount(nested_labels(classes, [10], rng=0, imbalance=10)[0] + 1)[1:]) <= 0).all()
+    sc = get_scenario("unlabeled_type")
+    sim = sc.simulate(0, quick=True)
+    a, b = sc.labels_added(sim, ["3/class", "10/class"], 0), sc.labels_added(sim, ["3/class", "10/class"], 0)
+    assert all((u == v).all() for u, v in zip(a, b, strict=True)) and not (a[1] == sim.n_classes - 1).any()
 
 
 def test_parse_budget_and_bad_input():

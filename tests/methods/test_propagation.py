@@ -16,6 +16,7 @@ from ssfs.methods._shared.propagation import (
     normalized_affinities,
     one_hot_labels,
     propagate,
+    reach_floor,
     spread,
     unreached_groups,
 )
@@ -180,11 +181,29 @@ def test_held_out_agreement_high_on_clusters_chance_on_noise():
 
 
 def _floor(W, y, K):
-    """Per class, the lowest log reach of its labeled samples when held out."""
-    _, _, _, reach = graph_agreement(W, y, K)
-    floor = np.full(K, np.inf)
-    np.minimum.at(floor, y[y >= 0], reach)
-    return floor
+    """Per class, the low end of its labeled samples' log reach when held out."""
+    return reach_floor(graph_agreement(W, y, K)[3], y[y >= 0], K)
+
+
+def test_reach_floor_is_the_lowest_up_to_20_labels_then_the_5_percent_tail():
+    reach = np.concatenate([-np.arange(1.0, 11.0), -np.arange(1.0, 41.0), [-np.inf]])
+    y_lab = np.repeat([0, 1, 3], [10, 40, 1])
+    floor = reach_floor(reach, y_lab, 4)
+    assert floor[0] == -10.0  # 10 labels: the lowest
+    assert floor[1] == -39.0  # 40 labels: the 2nd lowest (ceil(0.05 * 40) = 2), not an outlier's -40
+    assert floor[2] == np.inf and floor[3] == -np.inf  # no label; a class's only label is never held out
+
+
+def test_a_few_labeled_samples_in_the_low_mode_do_not_hide_a_group_when_labels_are_many():
+    high, low = np.array([0.9, 0.1]), np.array([0.006, 0.004])  # log reach -0.1 and -5.1
+    F = np.vstack([np.tile(high, (150, 1)), np.tile(low, (50, 1))])
+    y = np.full(200, -1)
+    y[:59] = 0
+    y[150] = 0  # one of the 60 labeled samples among the barely reached ones (an outlier)
+    g = unreached_groups(F, y, floor=np.array([-1.0, -1.0]))
+    assert (g[151:] == 2).all() and g[150] == 0 and (g[:150] == 0).all()
+    y[19:59] = -1  # 20 labels: none of them may be in the low mode (as before labels were many)
+    assert (unreached_groups(F, y, floor=np.array([-1.0, -1.0])) == 0).all()
 
 
 def test_a_class_nobody_labeled_gets_a_group_of_its_own():

@@ -9,7 +9,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    (Zhu et al. 2003), class mass normalisation, argmax: every sample gets a class; labels are
    kept (a label its held-out neighbourhood contradicts counts half); samples a class claims
    but its labels barely reach form groups of their own ("none of these":
-   :func:`ssfs.methods._shared.propagation.unreached_groups`).
+   :func:`ssfs.methods._shared.propagation.unreached_groups`), weighing the graph's reliability
+   (no label informs their mean; :func:`propagated_weight`).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
    On counts the features the groups explain (:func:`explained_features`) come first, the others
@@ -56,7 +57,7 @@ from ._shared.class_stats import (
 )
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
-from ._shared.propagation import graph_agreement, held_out_agreement, propagate, unreached_groups
+from ._shared.propagation import graph_agreement, held_out_agreement, propagate, reach_floor, unreached_groups
 from ._shared.signal import canonical_rows, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
@@ -357,8 +358,9 @@ def evidence_weight(reliable: float, n_propagated: int, n_labeled: int) -> float
     return float(reliable * mass / (mass + max(int(n_labeled), 1))) if mass > 0 else 0.0
 
 
-def propagated_weight(agreement: tuple, y: np.ndarray, weighting: str, coherent, excess) -> float:
-    """Weight of the propagated samples from the kept graph's held-out ``agreement``
+def propagated_weight(agreement: tuple, y: np.ndarray, weighting: str, coherent, excess) -> tuple[float, float]:
+    """Weights of the propagated samples in the labeled classes and in groups of their own
+    (unreached, :func:`~ssfs.methods._shared.propagation.unreached_groups`) from the kept graph's held-out ``agreement``
     (:func:`~ssfs.methods._shared.propagation.held_out_agreement`) and ``coherent()``, the
     :func:`coherence` of the final groups in it: :func:`reliability`, the agreement above chance
     shrunk towards the coherence. ``"coherence"``: that reliability (the former weighting).
@@ -366,18 +368,21 @@ def propagated_weight(agreement: tuple, y: np.ndarray, weighting: str, coherent,
     :func:`excess_coherence`: every propagated split of a kNN graph is coherent in it, a split
     along the classes more than labels placed at random) is 0 and the held-out agreement is within
     two binomial standard errors of chance; else the reliability times :func:`evidence_weight`.
-    ``"evidence"``: the same, ``excess()`` judging the start graph too (:func:`graphs_excess`)."""
+    ``"evidence"``: the same, ``excess()`` judging the start graph too (:func:`graphs_excess`). The
+    samples in groups of their own weigh the reliability itself (0 with the others): no label
+    informs their group's mean, so the labels' share of the evidence does not shrink it (with
+    every other cell labeled, a type nobody labeled otherwise weighed nothing)."""
     acc, chance, pred = agreement[:3]
     held = int((pred >= 0).sum())
     if weighting not in WEIGHTINGS:
         raise MethodError(f"propagate: weighting must be one of {WEIGHTINGS}, got {weighting!r}")
     if weighting != "coherence" and (not np.isfinite(acc) or _no_structure(acc, chance, held)) and excess() <= 0.0:
-        return 0.0
+        return 0.0, 0.0
     r = reliability(acc, chance, held, coherent())
     if weighting == "coherence":
-        return r
+        return r, r
     lab = y >= 0
-    return evidence_weight(r, int((~lab).sum()), int(lab.sum()))
+    return evidence_weight(r, int((~lab).sum()), int(lab.sum())), r
 
 
 def graphs_excess(chosen: Candidate, start: Candidate, y, K: int, prop: dict, pos, weighting: str) -> float:
@@ -596,18 +601,16 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     acc, chance, pred, held_reach = chosen.agreement
     seed = np.ones(y.size)
     seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
-    floor = None
-    if unreached:
-        floor = np.full(K, np.inf)
-        np.minimum.at(floor, y[lab], held_reach)
+    floor = reach_floor(held_reach, y[lab], K) if unreached else None
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
-    w_propagated = propagated_weight(chosen.agreement, y, weighting, lambda: coherence(chosen.graph, groups),
-                                     lambda: graphs_excess(chosen, start, y, K, prop, pos, weighting))
+    w_propagated, w_unreached = propagated_weight(chosen.agreement, y, weighting,
+                                                  lambda: coherence(chosen.graph, groups),
+                                                  lambda: graphs_excess(chosen, start, y, K, prop, pos, weighting))
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
                                                  "nothing; label-free scores", batch, (graph, embedding))
-    weight = np.where(lab, seed, w_propagated)
+    weight = np.where(lab, seed, np.where(groups < K, w_propagated, w_unreached))
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "

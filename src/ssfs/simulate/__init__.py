@@ -7,7 +7,7 @@
   nuisance factors, batches and markers of various effect sizes, some shared by two classes.
 * Labeling schemes on any truth: :func:`labels_per_class`, :func:`labels_fraction`,
   :func:`flip_labels`, composed by :func:`make_labels` (budget, hidden classes, wrong labels,
-  imbalance).
+  imbalance); :func:`nested_labels` for labels added to those already given.
 * :data:`SCENARIOS`: named scenario kinds (generator + knobs + labeling scheme) that the
   benchmarks sweep; :func:`get_scenario`.
 
@@ -16,13 +16,13 @@ class, effects) and draws all its randomness from one ``rng``.
 """
 
 from .counts import generate_planted_markers, simulate_counts, simulate_singlecell
-from .labels import few_labels, flip_labels, labels_fraction, labels_per_class, make_labels, parse_budget
+from .labels import few_labels, flip_labels, labels_fraction, labels_per_class, make_labels, nested_labels, parse_budget
 from .microarray import simulate_microarray
 from .scenarios import SCENARIOS, Scenario, get_scenario
 from .truth import Simulation
 
 __all__ = [
     "SCENARIOS", "Scenario", "Simulation", "few_labels", "flip_labels", "generate_planted_markers",
-    "get_scenario", "labels_fraction", "labels_per_class", "make_labels", "parse_budget",
+    "get_scenario", "labels_fraction", "labels_per_class", "make_labels", "nested_labels", "parse_budget",
     "simulate_counts", "simulate_microarray", "simulate_singlecell",
 ]

@@ -154,6 +154,64 @@ def parse_budget(budget) -> tuple[str, float]:
     raise InputError(f"a label budget is a count per class or a fraction in (0, 1), got {budget!r}")
 
 
+def nested_labels(classes, budgets: Sequence, rng=0, *, hidden: Sequence[int] = (), wrong: float = 0.0,
+                  imbalance: float = 1.0) -> list[np.ndarray]:
+    """Partial labels for a growing sequence of ``budgets`` where each labeled set holds the
+    previous one (labels *added*, not drawn anew): one random order of the samples, and each
+    budget labels, in every class, the first of that class's samples in it (a share: the first of
+    all shown samples). A sample's wrong class is drawn once: it is wrong at every budget that
+    labels it (each labeled sample wrong with probability ``wrong``, where :func:`make_labels`
+    changes exactly ``round(wrong * n_labeled)``). The class counts follow :func:`make_labels`.
+
+    Parameters
+    ----------
+    classes : array of int
+        True class of every sample (codes 0 .. K-1).
+    budgets : sequence
+        Budgets as :func:`make_labels` reads them; nested within a kind (per class, or a share);
+        a share and a per-class budget share the order, not their samples.
+    rng : int or numpy.random.Generator
+    hidden, wrong, imbalance
+        As in :func:`make_labels`.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One array of int64 codes (-1 unlabeled) per budget.
+    """
+    rng = as_generator(rng)
+    classes = np.asarray(classes, dtype=np.int64)
+    n_classes = int(classes.max()) + 1
+    if wrong and n_classes < 2:
+        raise InputError("wrong labels need at least 2 classes")
+    present = np.unique(classes)
+    shown = present[~np.isin(present, np.asarray(hidden, dtype=np.int64))]
+    rank = np.empty(classes.size, dtype=np.int64)
+    rank[rng.permutation(classes.size)] = np.arange(classes.size)
+    wrong_class = (classes + rng.integers(1, max(n_classes, 2), size=classes.size)) % max(n_classes, 2)
+    is_wrong = rng.random(classes.size) < wrong
+    sizes = np.array([(classes == c).sum() for c in shown])
+    out = []
+    for budget in budgets:
+        kind, amount = parse_budget(budget)
+        pool = np.flatnonzero(np.isin(classes, shown))
+        if kind == "per_class":
+            ks = np.maximum(np.round(imbalanced_budget(amount, shown.size, imbalance)), 1) if amount else 0 * sizes
+        elif imbalance == 1:
+            pool = pool[np.argsort(rank[pool], kind="stable")][: int(round(amount * classes.size))]
+            ks = np.array([(classes[pool] == c).sum() for c in shown])
+        else:
+            quota = imbalanced_budget(1.0, shown.size, imbalance) * sizes
+            ks = np.minimum(largest_remainder(quota / quota.sum() * round(amount * classes.size)), sizes)
+        y = np.full(classes.size, -1, dtype=np.int64)
+        for c, k in zip(shown, np.minimum(ks, sizes).astype(int), strict=True):
+            members = np.flatnonzero(classes == c)
+            picked = members[np.argsort(rank[members], kind="stable")[:k]]
+            y[picked] = np.where(is_wrong[picked], wrong_class[picked], c)
+        out.append(y)
+    return out
+
+
 def make_labels(classes, budget, rng=0, *, hidden: Sequence[int] = (), wrong: float = 0.0,
                 imbalance: float = 1.0) -> np.ndarray:
     """Partial labels from true ``classes`` under one labeling scheme (module docstring).

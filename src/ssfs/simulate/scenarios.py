@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import InputError
 from ..seeding import derive_rng
 from .counts import simulate_counts
-from .labels import make_labels
+from .labels import make_labels, nested_labels
 from .microarray import simulate_microarray
 from .truth import Simulation
 
@@ -84,10 +84,19 @@ class Scenario:
     def labels(self, sim: Simulation, budget, seed: int) -> np.ndarray:
         """Partial labels for ``sim`` under this scenario's scheme and ``budget``
         (see :func:`make_labels`)."""
+        return make_labels(sim.classes, budget, derive_rng(seed, "labels", str(budget)), **self._scheme(sim))
+
+    def labels_added(self, sim: Simulation, budgets, seed: int) -> list[np.ndarray]:
+        """Partial labels for ``sim`` at each of the growing ``budgets``, each labeled set holding the
+        previous one (:func:`nested_labels`; the same draw for every list of budgets)."""
+        return nested_labels(sim.classes, list(budgets), derive_rng(seed, "labels", "nested"), **self._scheme(sim))
+
+    def _scheme(self, sim: Simulation) -> dict:
+        """The labeling keywords for ``sim`` (``hidden="last"``: its last class)."""
         kw = dict(self.labeling)
         if kw.get("hidden") == "last":
             kw["hidden"] = (sim.n_classes - 1,)
-        return make_labels(sim.classes, budget, derive_rng(seed, "labels", str(budget)), **kw)
+        return kw
 
 
 _COUNTS = dict(n_cells=5000, n_genes=1000, n_types=5, n_markers=20, fold_change=(2.0, 8.0),

@@ -13,8 +13,10 @@
   samples themselves: each fold of them is hidden, spread from the others and compared
   (the share agreeing, against the share two random labeled samples agree by chance).
 * :func:`unreached_groups`: "none of these": within the samples a class claims, those the
-  labels reach far less than the class's own (a bimodal reach, the low mode free of labels)
-  form a group of their own, so a type nobody labeled is not forced into a labeled class.
+  labels reach far less than the class's own (a bimodal reach, the low mode free of labels:
+  with many labels, holding under 5 % of them) form a group of their own, so a type nobody
+  labeled is not forced into a labeled class; :func:`reach_floor`, how little the class's own
+  labels are reached when held out.
 """
 
 from __future__ import annotations
@@ -234,16 +236,34 @@ def _otsu(r: np.ndarray) -> tuple[float, float]:
 
 #: a class's reach must split with at least this eta (Otsu) to give an unreached group
 UNREACHED_ETA = 0.75
+#: the low tail of a class's labeled samples: the floor of reach is their held-out reach's lower quantile of this
+#: share, and an unreached group's low mode holds fewer labeled samples than this share of them (with up to 20
+#: labeled samples: the lowest reach, and none)
+LABELED_TAIL = 0.05
+
+
+def reach_floor(held_reach: np.ndarray, y_labeled: np.ndarray, K: int) -> np.ndarray:
+    """Per class, the reach its labeled samples keep when held out, low end: the
+    ceil(:data:`LABELED_TAIL` m)-th lowest of its m held-out log reaches (the lowest for m <= 20;
+    inf for a class without one). The lowest of hundreds of labels is an outlier's, below which
+    nothing falls: with every cell of the other types labeled, a type nobody labeled was then
+    never found."""
+    floor = np.full(K, np.inf)
+    for c in np.unique(y_labeled):
+        values = np.sort(np.asarray(held_reach, dtype=np.float64)[y_labeled == c])  # -inf: never held out
+        floor[c] = values[int(np.ceil(LABELED_TAIL * values.size)) - 1]
+    return floor
 
 
 def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int | None = None) -> np.ndarray:
     """Group of every sample: its class (argmax of the normalised scores F, labels kept), or
-    a new group K, K+1, ... for the samples of a class whose log reach (their largest score)
-    falls in the low mode of a bimodal reach (Otsu eta >= :data:`UNREACHED_ETA`) that holds no
-    labeled sample, at least ``min_size`` samples (default max(10, 0.5 % of n)) and, when
-    ``floor`` (per class: the lowest log reach of its labeled samples when held out, e.g. from
-    :func:`held_out_agreement`) is given, a median reach below the class's floor: the low mode
-    is reached less than any labeled member of the class was."""
+    a new group K, K+1, ... for the unlabeled samples of a class whose log reach (their largest
+    score) falls in the low mode of a bimodal reach (Otsu eta >= :data:`UNREACHED_ETA`) that holds
+    fewer than :data:`LABELED_TAIL` of the class's labeled samples (none with up to 20 of them), at
+    least ``min_size`` unlabeled samples (default max(10, 0.5 % of n)) and, when ``floor`` (per
+    class: the low end of its labeled samples' reach when held out, :func:`reach_floor` of
+    :func:`held_out_agreement`'s) is given, a median reach below the class's floor: the low mode is
+    reached less than the labeled members of the class were."""
     n, K = F.shape
     g = F.argmax(axis=1)
     lab = y >= 0
@@ -257,8 +277,10 @@ def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int 
         members = np.flatnonzero(g == c)
         eta, thr = _otsu(reach[members])
         low = members[reach[members] < thr]
+        few_labeled = lab[low].sum() < max(LABELED_TAIL * lab[members].sum(), 1.0)
+        low = low[~lab[low]]
         below = floor is None or (low.size and np.median(reach[low]) < floor[c])
-        if eta >= UNREACHED_ETA and low.size >= min_size and not lab[low].any() and below:
+        if eta >= UNREACHED_ETA and low.size >= min_size and few_labeled and below:
             out[low] = nxt
             nxt += 1
     return out
