@@ -112,6 +112,8 @@ def test_pair_distances_do_not_depend_on_layout_or_block():
     for A in (X, np.asfortranarray(X)):
         for block in (None, 1, 7, 4096):
             np.testing.assert_array_equal(_sq_dists_of_pairs(A, rows, cols, block=block), ref)
+    both, mirror = np.concatenate([rows, cols]), np.concatenate([cols, rows])  # mutual pairs: measured once
+    np.testing.assert_array_equal(_sq_dists_of_pairs(X, both, mirror), np.concatenate([ref, ref]))
 
 
 @pytest.mark.slow  # numba compiles pynndescent on first use (~20 s idle)
