@@ -13,6 +13,7 @@ from ssfs.methods._shared.propagation import (
     class_mass_normalize,
     graph_agreement,
     harmonic,
+    joined_unreached,
     normalized_affinities,
     one_hot_labels,
     propagate,
@@ -192,6 +193,19 @@ def test_reach_floor_is_the_lowest_up_to_20_labels_then_the_5_percent_tail():
     assert floor[0] == -10.0  # 10 labels: the lowest
     assert floor[1] == -39.0  # 40 labels: the 2nd lowest (ceil(0.05 * 40) = 2), not an outlier's -40
     assert floor[2] == np.inf and floor[3] == -np.inf  # no label; a class's only label is never held out
+
+
+def test_parts_of_one_type_nobody_labeled_are_joined_by_their_markers_two_types_are_not():
+    rng = np.random.default_rng(0)
+    groups = np.repeat([0, 1, 2, 3, 4], [30, 30, 10, 15, 12])  # 2 labeled classes, 3 groups of their own
+    X = rng.normal(0.0, 0.1, size=(groups.size, 60))
+    X[np.isin(groups, [2, 3]), :20] += 3.0  # parts 2 and 3: one type (features 0-19)
+    X[groups == 4, 20:40] += 3.0  # part 4: another type
+    out = joined_unreached(X, groups, 2)
+    assert (out[groups < 2] == groups[groups < 2]).all()
+    assert set(out[np.isin(groups, [2, 3])]) == {2} and set(out[groups == 4]) == {3}
+    assert (joined_unreached(X, np.minimum(groups, 2), 2) == np.minimum(groups, 2)).all()  # one part: as it was
+    assert (joined_unreached(sparse.csr_matrix(X), groups, 2) == out).all()
 
 
 def test_a_few_labeled_samples_in_the_low_mode_do_not_hide_a_group_when_labels_are_many():

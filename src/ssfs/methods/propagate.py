@@ -10,7 +10,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    kept (a label its held-out neighbourhood contradicts counts half); samples a class claims
    but its labels barely reach form groups of their own ("none of these":
    :func:`ssfs.methods._shared.propagation.unreached_groups`), weighing the graph's reliability
-   (no label informs their mean; :func:`propagated_weight`).
+   (no label informs their mean; :func:`propagated_weight`); the parts of one such population,
+   claimed by different classes, are joined by their shared markers (``joined_unreached``).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
    On counts the features the groups explain (:func:`explained_features`) come first, the others
@@ -57,7 +58,14 @@ from ._shared.class_stats import (
 )
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
-from ._shared.propagation import graph_agreement, held_out_agreement, propagate, reach_floor, unreached_groups
+from ._shared.propagation import (
+    graph_agreement,
+    held_out_agreement,
+    joined_unreached,
+    propagate,
+    reach_floor,
+    unreached_groups,
+)
 from ._shared.signal import canonical_rows, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
@@ -603,6 +611,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
     floor = reach_floor(held_reach, y[lab], K) if unreached else None
     groups = _groups(chosen.graph, y, K, prop, floor, seed)
+    if unreached:
+        groups = joined_unreached(X, groups, K)  # a type nobody labeled, claimed in parts: one group
     w_propagated, w_unreached = propagated_weight(chosen.agreement, y, weighting,
                                                   lambda: coherence(chosen.graph, groups),
                                                   lambda: graphs_excess(chosen, start, y, K, prop, pos, weighting))

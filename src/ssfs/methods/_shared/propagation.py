@@ -16,13 +16,14 @@
   labels reach far less than the class's own (a bimodal reach, the low mode free of labels:
   with many labels, holding under 5 % of them) form a group of their own, so a type nobody
   labeled is not forced into a labeled class; :func:`reach_floor`, how little the class's own
-  labels are reached when held out.
+  labels are reached when held out; :func:`joined_unreached`, the parts of one such type joined.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
+from scipy.sparse.csgraph import connected_components
 
 from ...errors import MethodError
 
@@ -253,6 +254,44 @@ def reach_floor(held_reach: np.ndarray, y_labeled: np.ndarray, K: int) -> np.nda
         values = np.sort(np.asarray(held_reach, dtype=np.float64)[y_labeled == c])  # -inf: never held out
         floor[c] = values[int(np.ceil(LABELED_TAIL * values.size)) - 1]
     return floor
+
+
+#: a group of its own's markers (:func:`joined_unreached`): its features most above the labeled classes' mean
+PART_MARKERS = 20
+#: two groups of their own are one population when this share of their markers (Jaccard) is common
+SHARED_MARKERS = 0.5
+
+
+def joined_unreached(X, groups: np.ndarray, K: int) -> np.ndarray:
+    """``groups`` with the groups of their own (codes >= K, :func:`unreached_groups`) that are one
+    population joined: a type nobody labeled is claimed in parts by the labeled classes nearest
+    each part, and each part becomes a group. Each part's markers are its :data:`PART_MARKERS`
+    features furthest above the mean of the labeled classes' samples (X's units); two parts are
+    one when at least :data:`SHARED_MARKERS` of their markers are common (Jaccard index),
+    connected components of such pairs. Parts of one type share their markers (Jaccard 0.33-1.0,
+    mostly above 0.5, on planted counts), two types nobody labeled do not (0-0.43, mostly below
+    0.25); the graph cannot tell them apart (docs/labels_that_count.md, "As labels are added").
+    Codes K, K+1, ... in the order of each joined group's first part."""
+    extra = int(groups.max(initial=-1)) + 1 - K
+    if extra < 2:
+        return groups
+    H = sparse.csr_matrix((np.ones(groups.size), (np.arange(groups.size), groups)), shape=(groups.size, K + extra))
+    sums = H.T @ X
+    sums = sums.toarray() if sparse.issparse(sums) else np.asarray(sums)
+    sizes = np.bincount(groups, minlength=K + extra).astype(np.float64)
+    labeled_mean = sums[:K].sum(axis=0) / max(sizes[:K].sum(), 1.0)
+    lift = sums[K:] / np.maximum(sizes[K:], 1.0)[:, None] - labeled_mean[None, :]
+    m = min(PART_MARKERS, X.shape[1])
+    top = np.argsort(-lift, axis=1, kind="stable")[:, :m]
+    member = np.zeros((extra, X.shape[1]), dtype=bool)
+    member[np.arange(extra)[:, None], top] = True
+    common = member.astype(np.int64) @ member.T.astype(np.int64)
+    joined = common / (2 * m - common) >= SHARED_MARKERS
+    code = connected_components(sparse.csr_matrix(joined), directed=False)[1] + K  # numbered by first part
+    out = groups.copy()
+    own = groups >= K
+    out[own] = code[groups[own] - K]
+    return out
 
 
 def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int | None = None) -> np.ndarray:
