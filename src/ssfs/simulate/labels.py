@@ -154,6 +154,22 @@ def parse_budget(budget) -> tuple[str, float]:
     raise InputError(f"a label budget is a count per class or a fraction in (0, 1), got {budget!r}")
 
 
+def class_budgets(classes: np.ndarray, shown: np.ndarray, kind: str, amount: float,
+                  imbalance: float) -> np.ndarray | None:
+    """Labels to draw in each ``shown`` class (:func:`make_labels`' counts): ``amount`` per class
+    (at least 1, falling geometrically with ``imbalance``), or a share ``amount`` of all samples
+    split among the shown classes by size and ``imbalance`` (largest remainders, at most a class's
+    size); None for a share drawn uniformly (``imbalance`` 1: the classes' counts are the draw's)."""
+    if kind == "per_class":
+        return np.maximum(np.round(imbalanced_budget(amount, shown.size, imbalance)), 1).astype(int) if amount \
+            else np.zeros(shown.size, dtype=int)
+    if imbalance == 1:
+        return None
+    sizes = np.array([(classes == c).sum() for c in shown])
+    quota = imbalanced_budget(1.0, shown.size, imbalance) * sizes
+    return np.minimum(largest_remainder(quota / quota.sum() * round(amount * classes.size)), sizes)
+
+
 def nested_labels(classes, budgets: Sequence, rng=0, *, hidden: Sequence[int] = (), wrong: float = 0.0,
                   imbalance: float = 1.0) -> list[np.ndarray]:
     """Partial labels for a growing sequence of ``budgets`` where each labeled set holds the
@@ -194,15 +210,11 @@ def nested_labels(classes, budgets: Sequence, rng=0, *, hidden: Sequence[int] = 
     out = []
     for budget in budgets:
         kind, amount = parse_budget(budget)
-        pool = np.flatnonzero(np.isin(classes, shown))
-        if kind == "per_class":
-            ks = np.maximum(np.round(imbalanced_budget(amount, shown.size, imbalance)), 1) if amount else 0 * sizes
-        elif imbalance == 1:
+        ks = class_budgets(classes, shown, kind, amount, imbalance)
+        if ks is None:  # a share drawn uniformly: the first of all shown samples in the order
+            pool = np.flatnonzero(np.isin(classes, shown))
             pool = pool[np.argsort(rank[pool], kind="stable")][: int(round(amount * classes.size))]
             ks = np.array([(classes[pool] == c).sum() for c in shown])
-        else:
-            quota = imbalanced_budget(1.0, shown.size, imbalance) * sizes
-            ks = np.minimum(largest_remainder(quota / quota.sum() * round(amount * classes.size)), sizes)
         y = np.full(classes.size, -1, dtype=np.int64)
         for c, k in zip(shown, np.minimum(ks, sizes).astype(int), strict=True):
             members = np.flatnonzero(classes == c)
@@ -240,14 +252,9 @@ def make_labels(classes, budget, rng=0, *, hidden: Sequence[int] = (), wrong: fl
     kind, amount = parse_budget(budget)
     present = np.unique(classes)
     shown = present[~np.isin(present, np.asarray(hidden, dtype=np.int64))]
-    if kind == "per_class":
-        ks = np.maximum(np.round(imbalanced_budget(amount, shown.size, imbalance)), 1) if amount else 0 * shown
-        y = labels_per_class(classes, dict(zip(shown.tolist(), ks.astype(int).tolist(), strict=True)), rng)
-    elif imbalance == 1:
+    ks = class_budgets(classes, shown, kind, amount, imbalance)
+    if ks is None:
         y = labels_fraction(classes, amount, rng, among=np.isin(classes, shown))
     else:
-        sizes = np.array([(classes == c).sum() for c in shown])
-        quota = imbalanced_budget(1.0, shown.size, imbalance) * sizes
-        ks = np.minimum(largest_remainder(quota / quota.sum() * round(amount * classes.size)), sizes)
         y = labels_per_class(classes, dict(zip(shown.tolist(), ks.tolist(), strict=True)), rng)
     return flip_labels(y, wrong, rng, n_classes=int(classes.max()) + 1)
