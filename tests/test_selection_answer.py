@@ -163,6 +163,32 @@ def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
         assert s["left_out"] == {}
 
 
+def test_select_on_an_h5ad_whose_gene_names_look_like_numbers(tmp_path, capsys):
+    """AnnData's default names are "0", "1", ...: the consensus table read back must keep them as
+    names (it read "504" as the number 504 and the dot plot failed with a KeyError traceback)."""
+    import anndata as ad
+
+    from ssfs.cli import main
+
+    rng = np.random.default_rng(0)
+    classes = np.repeat([0, 1, 2], 40)
+    X = rng.normal(size=(120, 80))
+    for c in range(3):
+        X[classes == c, 10 * c:10 * c + 5] += 2.5  # features "0"-"4", "10"-"14", "20"-"24" mark the classes
+    labels = np.full(120, "", dtype=object)
+    for c in range(3):
+        labels[np.flatnonzero(classes == c)[:5]] = f"type{c}"
+    a = ad.AnnData(X)
+    a.obs["cell_type"] = labels
+    a.write_h5ad(tmp_path / "x.h5ad")
+    assert main(["select", str(tmp_path / "x.h5ad"), "--label-key", "cell_type", "-o", str(tmp_path / "out"),
+                 "--no-progress"]) == 0
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    planted = {str(j) for c in range(3) for j in range(10 * c, 10 * c + 5)}
+    assert s["n_selected"] >= 10 and set(s["features"][:10]) <= planted
+    assert (tmp_path / "out" / "dotplot.svg").stat().st_size > 0
+
+
 def test_no_method_can_run_is_one_line(analyst):
     from ssfs.constraints import Constraints
     from ssfs.experiment.stable_selection import method_settings, selection_options, stable_selection

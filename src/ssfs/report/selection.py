@@ -141,7 +141,7 @@ def read_consensus(path, n_features: int) -> pd.DataFrame:
     """A ``consensus.tsv`` (a plain table: users read it as it is), checked whole against its
     summary: every one of the ``n_features`` features once (else one-line
     :class:`~ssfs.errors.IncompleteResultError`)."""
-    table = pd.read_csv(path, sep="\t")
+    table = pd.read_csv(path, sep="\t", dtype={"feature": str})  # names as written ("504" is a gene's name, not 504)
     idx = table["index"] if "index" in table.columns else pd.Series(dtype=float)
     if len(table) != n_features or idx.isna().any() or set(idx) != set(range(n_features)):
         raise incomplete(path, f"it lists {len(table)} rows, its summary.json {n_features} features (cut short "
