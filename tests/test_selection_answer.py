@@ -14,7 +14,7 @@ import pytest
 import yaml
 from analyst_data import CLASSES, marker_class, write_analyst_csv
 
-from ssfs.errors import SupervisionError
+from ssfs.errors import InputError, SupervisionError
 from ssfs.experiment.error_bound import bound_of, choose_top, error_bound
 from ssfs.experiment.selection import consensus, method_weights
 from ssfs.experiment.selection_defaults import SELECTION_DEFAULTS
@@ -236,19 +236,36 @@ def test_tl_select_stable_stores_attribution_path_and_verdict():
 
 def test_propagated_memberships_are_read_from_a_method_result():
     """Attribution from every sample when a method propagated the labels: soft memberships, or
-    ``propagate``'s hard groups by name (a group that is not a labeled class counts in none)."""
+    ``propagate``'s hard groups by name; a propagated group of no labeled class ("other": a type
+    nobody labeled) is a group of its own, after the classes, and a feature higher there is
+    credited to it, not to a labeled class."""
     from types import SimpleNamespace
 
     from ssfs.experiment.attribution import attribution, memberships_of
 
     soft = SimpleNamespace(extra={"memberships": np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]])})
-    np.testing.assert_allclose(memberships_of(soft, 2, ["a", "b"]), [[0.9, 0.1], [0.2, 0.7]])
-    hard = SimpleNamespace(extra={"groups": np.array([1, 0, 2, -1]), "group_names": ["b", "a", "other"]})
-    np.testing.assert_array_equal(memberships_of(hard, 4, ["a", "b"]), [[1, 0], [0, 1], [0, 0], [0, 0]])
+    P, groups = memberships_of(soft, 2, ["a", "b"])
+    np.testing.assert_allclose(P, [[0.9, 0.1], [0.2, 0.7]])
+    assert groups == ["a", "b"]
+    hard = SimpleNamespace(extra={"groups": np.array([1, 0, 2, -1]), "group_names": ["b", "a", "other", "empty"]})
+    P, groups = memberships_of(hard, 4, ["a", "b"])
+    np.testing.assert_array_equal(P, [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
+    assert groups == ["a", "b", "other"]  # "empty" holds no sample
     assert memberships_of(SimpleNamespace(extra={}), 4, ["a", "b"]) is None
-    X = np.array([[1.0], [3.0], [5.0], [7.0]])
-    table, info = attribution(X, np.array([0, -1, 1, -1]), ["a", "b"],
-                              memberships=memberships_of(hard, 4, ["a", "b"]), source="propagate")
-    assert table["mean_a"].iloc[0] == 1.0 and table["mean_b"].iloc[0] == 3.0  # samples 0 (a) and 1 (b)
-    assert info == {"samples": "propagated", "method": "propagate", "n_samples": 2, "scale": "log1p",
-                    "classes": ["a", "b"]}
+    only_other = SimpleNamespace(extra={"groups": np.array([0, 0]), "group_names": ["other"]})
+    assert memberships_of(only_other, 2, ["a", "b"]) is None  # no sample in a labeled class
+    X = np.array([[1.0, 9.0], [3.0, 9.0], [5.0, 1.0], [7.0, 9.0]])
+    table, info = attribution(X, np.array([0, -1, 1, -1]), ["a", "b"], memberships=P, groups=groups,
+                              source="propagate")
+    assert table["mean_a"].tolist() == [1.0, 9.0] and table["mean_b"].tolist() == [3.0, 9.0]
+    assert table["mean_other"].tolist() == [5.0, 1.0]
+    # feature 0: |5 - 2| = 3 in "other" beats a's |1 - 4| = 3 only by the tie to the higher class;
+    # feature 1: only "other" differs (down by 8)
+    assert table["marks"].tolist() == ["other", "other"]
+    assert table["direction"].tolist() == ["up", "down"]
+    assert info == {"samples": "propagated", "method": "propagate", "n_samples": 3, "scale": "log1p",
+                    "classes": ["a", "b", "other"]}
+    with pytest.raises(InputError, match="2 membership columns for 3 groups"):
+        attribution(X, np.array([0, -1, 1, -1]), ["a", "b"], memberships=P[:, :2], groups=groups)
+
+

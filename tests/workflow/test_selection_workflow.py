@@ -218,3 +218,60 @@ def test_the_default_committee_compares_within_batches(tmp_path, capsys):
     assert lists["within"] == ([f"g{j}" for j in range(M)], {"n": 2, "methods": ["propagate", "laplacian", "fisher",
                                                                                      "cls"]})
     assert lists["blind"][1] is None and set(lists["blind"][0]) <= {f"g{j}" for j in range(10, 20)}
+
+
+def hidden_type_csv(path, n=300, seed=0):
+    """3 types of 100 samples, markers g0..g3 (a), g4..g7 (b), g8..g11 (c) +3 sd; 10 labels of a
+    and of b, none of c (a type nobody labeled)."""
+    rng = np.random.default_rng(seed)
+    t = np.repeat([0, 1, 2], n // 3)
+    X = rng.normal(size=(n, P))
+    for k in range(3):
+        X[t == k, 4 * k:4 * k + 4] += 3.0
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(P)], index=[f"s{i}" for i in range(n)])
+    lab = pd.Series("", index=df.index)
+    lab.iloc[:10], lab.iloc[n // 3:n // 3 + 10] = "a", "b"
+    df.insert(0, "label", lab)
+    df.index.name = "sample"
+    df.to_csv(path)
+
+
+@pytest.mark.slow
+def test_a_type_nobody_labeled_is_a_group_of_the_attribution(tmp_path):
+    """``propagate`` gathers the unlabeled type's samples into "unlabeled 1"; the attribution
+    credits that type's markers to it (they were credited to a labeled class, "a" or "b", with a
+    small fold change) and lists its mean and fraction, through the workflow (the group names
+    travel between jobs with the memberships), the command line (same bytes) and ``ssfs.tl``."""
+    data = tmp_path / "hidden.csv"
+    hidden_type_csv(data)
+    cfg = sel_config(data, top=12)
+    cfg["methods"] = {"propagate": {}}
+    snakemake(tmp_path / "run", cfg, cores=2)
+    d = tmp_path / "run" / "results" / "planted" / "selection"
+    t = pd.read_csv(d / "consensus.tsv", sep="\t").set_index("feature")
+    expected = {f"g{j}": "abc"[j // 4].replace("c", "unlabeled 1") for j in range(12)}
+    assert t.loc[list(expected), "marks"].to_dict() == expected
+    assert (t.loc[list(expected), "direction"] == "up").all()
+    assert (t.loc[["g8", "g9", "g10", "g11"], "mean_unlabeled 1"] > 2.0).all()
+    s = json.loads((d / "summary.json").read_text())
+    assert s["attribution"]["classes"] == ["a", "b", "unlabeled 1"] and s["attribution"]["samples"] == "propagated"
+    html = " ".join((tmp_path / "run" / "results" / "report.html").read_text().split())
+    assert "with 1 group the labels did not reach (unlabeled 1: samples like none of the labeled classes" in html
+    from ssfs.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["select", str(data), "--label-column", "label", "--methods", "propagate", "--seed", "3",
+                 "--resamples", "10", "--top", "12", "--threshold", "0.8", "--name", "planted", "-o", str(out),
+                 "--no-progress"]) == 0
+    assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(tmp_path / "run")
+    import anndata as ad
+
+    import ssfs
+
+    df = pd.read_csv(data, index_col=0)
+    adata = ad.AnnData(df.drop(columns="label").to_numpy(), obs=pd.DataFrame({"label": df["label"].replace("", None)},
+                                                                             index=df.index))
+    adata.var_names = df.columns[1:]
+    ssfs.tl.select_stable(adata, groupby="label", methods=["propagate"], random_state=3, resamples=10, top=12)
+    assert adata.var.loc[list(expected), "ssfs_selection_marks"].to_dict() == expected
+    assert list(adata.uns["ssfs_selection"]["class_means"].columns) == ["a", "b", "unlabeled 1"]

@@ -6,7 +6,10 @@ Which samples count: the labeled ones (one-hot memberships), or, when one of the
 methods propagated the labels (its full-data result carries ``extra["memberships"]``, an
 n x K or n x (K + 1) array whose first K columns are the labeled classes in class order, or
 ``extra["groups"]`` / ``extra["group_names"]`` as ``propagate`` returns them), every sample
-weighted by its memberships (labels plus propagated ones; :func:`memberships_of`).
+weighted by its memberships (labels plus propagated ones; :func:`memberships_of`). A propagated
+group of no labeled class ("unlabeled 1": cells the labels do not reach, a type nobody labeled)
+is a group of the attribution too, so its markers are credited to it, not to the labeled class
+whose mean happens to differ most from the rest.
 
 The class a feature marks is the class whose mean differs most from the rest of the samples
 (|mean_c - mean_rest|, ties to the class where the feature is higher, then class order): a
@@ -29,41 +32,53 @@ from ..methods._shared.class_stats import class_statistics, one_hot
 COLUMNS = ("marks", "direction", "log_fold_change")
 
 
-def memberships_of(result, n: int, classes) -> np.ndarray | None:
-    """The class memberships (n x K, K = len(classes)) a method's full-data result carries, or
-    None: ``extra["memberships"]`` (soft, first K columns in class order), else
+def memberships_of(result, n: int, classes) -> tuple[np.ndarray, list[str]] | None:
+    """``(memberships, groups)`` a method's full-data result carries, or None: ``memberships`` is
+    n x G, ``groups`` the G column names, the labeled ``classes`` first in class order.
+    ``extra["memberships"]`` (soft) gives its first K = len(classes) columns;
     ``extra["groups"]`` with ``extra["group_names"]`` (every sample's propagated group, as
-    ``propagate`` returns them: one-hot over the classes named alike; a sample of another
-    group, or of none (code < 0), counts in no class)."""
+    ``propagate`` returns them) gives one-hot columns: the classes named alike, then every other
+    group that holds samples ("unlabeled 1", ...: a type nobody labeled, which would otherwise be
+    credited to a labeled class), in the result's order; a sample of no group (code < 0) counts
+    in none."""
     extra = getattr(result, "extra", None) or {}
+    classes = [str(c) for c in classes]
     K = len(classes)
     P = extra.get("memberships")
     if P is not None:
         P = np.asarray(P, dtype=np.float64)
-        return P[:, :K] if P.ndim == 2 and P.shape[0] == n and P.shape[1] >= K else None
+        return (P[:, :K], classes) if P.ndim == 2 and P.shape[0] == n and P.shape[1] >= K else None
     groups, names = extra.get("groups"), extra.get("group_names")
     if groups is None or names is None or len(groups) != n:
         return None
-    where = {str(c): k for k, c in enumerate(classes)}
-    code = np.array([where.get(str(g), -1) for g in names] + [-1], dtype=np.int64)
     g = np.asarray(groups, dtype=np.int64)
     g = np.where((g >= 0) & (g < len(names)), g, len(names))
+    held = np.bincount(g, minlength=len(names) + 1)[:-1] > 0
+    where = {c: k for k, c in enumerate(classes)}
+    others = [str(m) for m, h in zip(names, held, strict=True) if h and str(m) not in where]
+    where.update({m: K + j for j, m in enumerate(others)})
+    code = np.array([where.get(str(m), -1) for m in names] + [-1], dtype=np.int64)
     y = code[g]
-    return one_hot(y, K) if (y >= 0).any() else None
+    return (one_hot(y, K + len(others)), classes + others) if (y[y >= 0] < K).any() else None
 
 
-def attribution(X, y, classes, *, memberships=None, source: str | None = None) -> tuple[pd.DataFrame, dict]:
+def attribution(X, y, classes, *, memberships=None, groups=None,
+                source: str | None = None) -> tuple[pd.DataFrame, dict]:
     """``(table, info)``: one row per feature (in column order) with ``marks``, ``direction``,
-    ``log_fold_change``, then ``mean_<class>`` and ``fraction_<class>`` for every class; ``info``
-    says which samples counted (``{"samples": "labeled" | "propagated", "method", "n_samples",
-    "scale"}``). ``memberships`` (n x K, optional) replace the one-hot labels; ``source`` names
-    the method that propagated them."""
+    ``log_fold_change``, then ``mean_<group>`` and ``fraction_<group>`` for every group (the
+    classes, then any propagated group of no labeled class); ``info`` says which samples counted
+    (``{"samples": "labeled" | "propagated", "method", "n_samples", "scale", "classes"}``,
+    ``classes`` naming every group). ``memberships`` (n x G, optional) replace the one-hot labels,
+    ``groups`` names their G columns (default ``classes``: G = K); ``source`` names the method
+    that propagated them."""
     y = np.asarray(y, dtype=np.int64)
-    classes = [str(c) for c in classes]
     K = len(classes)
+    classes = [str(c) for c in (classes if memberships is None or groups is None else groups)]
     if K < 2 or (memberships is None and (y >= 0).sum() == 0):
         raise InputError("per-class attribution needs labeled samples of at least 2 classes")
     P = one_hot(y, K) if memberships is None else np.asarray(memberships, dtype=np.float64)
+    if P.shape[1] != len(classes):
+        raise InputError(f"per-class attribution: {P.shape[1]} membership columns for {len(classes)} groups")
     st = class_statistics(X, P, classes)
     diff = st.mean - st.mean_rest  # K x p
     key = np.abs(diff) + 1e-12 * (diff > 0)  # ties: the class where the feature is higher

@@ -173,6 +173,7 @@ class MethodRuns:
     failed: list = field(default_factory=list)
     full_failed: str = ""
     memberships: np.ndarray | None = None
+    groups: list | None = None
 
     def reason(self) -> str:
         """'' when every run succeeded, else why the method is left out."""
@@ -196,7 +197,7 @@ def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
         except SSFSError as e:
             full_failed = str(e)
     ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, batch=batch)
-    return MethodRuns(full, ranks, failed, full_failed, P), ranked
+    return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None))), ranked
 
 
 @dataclass
@@ -256,8 +257,9 @@ def _attributed(table: pd.DataFrame, X, y, classes, runs: dict) -> tuple[pd.Data
     if len(classes) < 2 or not (np.asarray(y) >= 0).any():
         return table, None
     source = next((m for m, r in runs.items() if r.memberships is not None), None)
-    att, info = attribution(X, y, classes, memberships=None if source is None else runs[source].memberships,
-                            source=source)
+    used = runs.get(source)
+    att, info = attribution(X, y, classes, memberships=getattr(used, "memberships", None),
+                            groups=getattr(used, "groups", None), source=source)
     att = att.iloc[table["index"].to_numpy()].reset_index(drop=True)
     return pd.concat([table.reset_index(drop=True), att], axis=1), info
 

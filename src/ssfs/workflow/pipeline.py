@@ -292,8 +292,9 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     """One configured method on the resamples ``chunk`` and, when ``full`` is a path, on the full
     data (ranking TSV; no rows when the method could not run there). ``ranks`` (.npz): ``ranks``
     (int32, len(chunk) x p, zeros where the method could not run), ``failed`` (per resample ''
-    or why), ``full_failed`` and the full-data class memberships (``memberships``, when the
-    method propagates labels). Labels and constraints are used as given: constraints are built
+    or why), ``full_failed`` and the full-data class memberships (``memberships``, n x G, and
+    the names of its columns, ``membership_groups``: the classes, then propagated groups of no
+    labeled class; when the method propagates labels). Labels and constraints are used as given: constraints are built
     once on all labeled samples (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
     y = selection_labels(data.y, sel, seed, dataset, data.classes)
@@ -311,8 +312,19 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
               "full_failed": np.asarray(runs.full_failed, dtype=str)}
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
+        arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
     with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
+
+
+def _memberships(npz, classes) -> tuple:
+    """``(memberships, group names)`` of a method's first resample-ranks file, or ``(None, None)``
+    (a file without ``membership_groups``: the classes name the columns)."""
+    P = npz.get("memberships")
+    if P is None:
+        return None, None
+    names = npz.get("membership_groups")
+    return P, [str(c) for c in classes] if names is None else [str(g) for g in names]
 
 
 def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel: dict, methods: dict,
@@ -341,7 +353,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
             r[t["index"].to_numpy()] = t["rank"].to_numpy()
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
-                                 parts[0].get("memberships"))
+                                 *_memberships(parts[0], data.classes))
         if runs[label].resamples.shape[0] != sel["resamples"]:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
