@@ -19,6 +19,7 @@ from ssfs.simulate import (
     parse_budget,
     simulate_counts,
     simulate_microarray,
+    simulate_splatter,
 )
 
 
@@ -52,6 +53,30 @@ def test_counts_markers_differ_by_their_drawn_fold_change(counts):
     inside, outside = _class_means(sim.X, sim.classes, 0)
     ok = outside[others] > 0.5  # genes with enough counts to compare: no difference beyond noise
     assert np.median(np.abs(np.log(inside[others][ok] / outside[others][ok]))) < 0.1
+
+
+def test_splatter_markers_differ_by_their_signed_factor_and_a_share_is_down():
+    """The second count model: a marker's mean count in its type over the rest is exp(effect)
+    (depth equal in expectation; bcv small: near-Poisson), up or down; 30 % of the markers down;
+    the rest of the genes do not differ; reproducible by seed."""
+    sim = simulate_splatter(6000, 400, 3, 20, rng=3, bcv=0.1, de_location=1.0, library_size=20000.0)
+    assert sparse.isspmatrix_csr(sim.X) and sim.X.shape == (6000, 400) and sim.kind == "counts"
+    assert np.array_equal(sim.X.data, np.round(sim.X.data)) and sim.membership.sum() == 60
+    assert (sim.membership.sum(axis=0) <= 1).all() and (sim.effect[~sim.membership] == 0).all()
+    down = sim.effect[sim.membership] < 0
+    assert 0.15 < down.mean() < 0.45
+    for k in range(3):
+        inside, outside = _class_means(sim.X, sim.classes, k)
+        own = sim.markers_of(k)
+        np.testing.assert_allclose(np.log(inside[own] / outside[own]), sim.effect[k, own], atol=0.12)
+    others = np.setdiff1d(np.arange(400), sim.markers)
+    inside, outside = _class_means(sim.X, sim.classes, 0)
+    ok = outside[others] > 1.0
+    assert np.median(np.abs(np.log(inside[others][ok] / outside[others][ok]))) < 0.05
+    again = simulate_splatter(6000, 400, 3, 20, rng=3, bcv=0.1, de_location=1.0, library_size=20000.0)
+    assert (again.X != sim.X).nnz == 0 and np.array_equal(again.effect, sim.effect)
+    with pytest.raises(ValueError, match="need that many genes"):
+        simulate_splatter(100, 10, 3, 5, rng=0)
 
 
 def test_counts_reproducible_by_seed_and_knobs_change_the_data():
@@ -185,4 +210,4 @@ def test_scenarios_are_reproducible_paired_and_varied():
     assert varied.knobs_for(0) == varied.knobs_for(0) and varied.knobs_for(0) != varied.knobs_for(1)
     assert varied.knobs_for(0, quick=True)["n_cells"] == 2000
     for name, sc in SCENARIOS.items():
-        assert sc.about and sc.generator in (simulate_counts, simulate_microarray), name
+        assert sc.about and sc.generator in (simulate_counts, simulate_microarray, simulate_splatter), name

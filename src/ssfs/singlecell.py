@@ -17,6 +17,7 @@ import numpy as np
 from scipy import sparse
 
 from .errors import InputError
+from .methods._shared.counts import normalize_log1p  # noqa: F401 (re-exported: simulations and users import it here)
 
 
 def _seed(rng) -> int:
@@ -95,15 +96,3 @@ def log_normalize(X, target_sum: float = 1e4):
     sc.pp.normalize_total(tmp, target_sum=target_sum)
     sc.pp.log1p(tmp)
     return tmp.X
-
-
-def normalize_log1p(X, target_sum: float = 1e4) -> sparse.csr_matrix:
-    """Library-size normalisation to ``target_sum`` counts per cell, then log1p, as scanpy's
-    ``normalize_total`` + ``log1p`` (:func:`log_normalize`) but without importing scanpy;
-    CSR in, CSR out (cells without counts stay zero)."""
-    X = sparse.csr_matrix(X, dtype=np.float64, copy=True)
-    tot = np.asarray(X.sum(axis=1)).ravel()
-    scale = np.divide(target_sum, tot, out=np.zeros_like(tot), where=tot > 0)
-    X.data *= np.repeat(scale, np.diff(X.indptr))
-    np.log1p(X.data, out=X.data)
-    return X

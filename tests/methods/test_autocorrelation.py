@@ -12,6 +12,7 @@ from scipy import sparse
 from ssfs import run_method
 from ssfs.methods import propagate as P
 from ssfs.methods._shared.autocorrelation import count_scale, moran_i, poisson_autocorrelation
+from ssfs.methods._shared.counts import read_counts
 from ssfs.methods._shared.graph import knn_graph
 from ssfs.simulate import get_scenario
 
@@ -135,9 +136,10 @@ def test_a_given_graph_or_embedding_is_the_one_measured_on():
     sym.setdiag(0)
     sym = sparse.csr_matrix(sym)
     on_knn = knn_graph(E - E.mean(axis=0), 30)
+    read = read_counts(X)  # raw counts: propagate reads them as log1p(counts per 10,000)
     statistics = {"autocorrelation": ("shared variance over the Poisson variance",
-                                      lambda W: poisson_autocorrelation(count_scale(X), W)),
-                  "moran": ("Moran's I", lambda W: moran_i(X, W))}
+                                      lambda W: poisson_autocorrelation(count_scale(read), W)),
+                  "moran": ("Moran's I", lambda W: moran_i(read, W))}
     for how, (said, by_hand) in statistics.items():
         for given, where, W in (({"graph": G}, "the given graph", sym),
                                 ({"embedding": E}, "the given embedding's kNN graph", on_knn)):

@@ -3,6 +3,8 @@
 * :func:`simulate_counts`: single-cell counts (negative binomial) with planted cell-type
   markers of strong and weak effect, many low-expressed genes, and optional nuisance
   (co-varying programs, batches, gene-wise dispersion, uneven library sizes, dropout).
+* :func:`simulate_splatter`: a second count model after Splatter (gamma gene means with outliers,
+  weak log-normal DE factors, some markers down, one biological CV), so no claim rests on one simulator.
 * :func:`simulate_microarray`: Gaussian p >> n log-expression with correlated gene modules,
   nuisance factors, batches and markers of various effect sizes, some shared by two classes.
 * Labeling schemes on any truth: :func:`labels_per_class`, :func:`labels_fraction`,
@@ -19,10 +21,11 @@ from .counts import generate_planted_markers, simulate_counts, simulate_singlece
 from .labels import few_labels, flip_labels, labels_fraction, labels_per_class, make_labels, nested_labels, parse_budget
 from .microarray import simulate_microarray
 from .scenarios import SCENARIOS, Scenario, get_scenario
+from .splatter import simulate_splatter
 from .truth import Simulation
 
 __all__ = [
     "SCENARIOS", "Scenario", "Simulation", "few_labels", "flip_labels", "generate_planted_markers",
     "get_scenario", "labels_fraction", "labels_per_class", "make_labels", "nested_labels", "parse_budget",
-    "simulate_counts", "simulate_microarray", "simulate_singlecell",
+    "simulate_counts", "simulate_microarray", "simulate_singlecell", "simulate_splatter",
 ]

@@ -23,6 +23,7 @@ from ..seeding import derive_rng
 from .counts import simulate_counts
 from .labels import make_labels, nested_labels
 from .microarray import simulate_microarray
+from .splatter import simulate_splatter
 from .truth import Simulation
 
 
@@ -104,6 +105,7 @@ _COUNTS = dict(n_cells=5000, n_genes=1000, n_types=5, n_markers=20, fold_change=
 _QUICK_COUNTS = dict(n_cells=2000)
 _ARRAY = dict(n_samples=200, n_genes=5000, n_classes=4, n_markers=20)
 _QUICK_ARRAY = dict(n_genes=2000)
+_QUICK_SPLATTER = dict(n_cells=2000)
 
 
 def _scenarios() -> dict[str, Scenario]:
@@ -132,6 +134,10 @@ def _scenarios() -> dict[str, Scenario]:
                  about="counts, label budgets falling 10-fold from the first type to the last"),
         Scenario("project", simulate_counts, dict(fold_change=3.0), quick=_QUICK_COUNTS,
                  about="the project's earlier simulation (simulate_singlecell, fold 3)"),
+        Scenario("splatter", simulate_splatter, {}, quick=_QUICK_SPLATTER,
+                 about="Splatter-like counts (a second model): 8 types x 15 weak markers, 30 % down, outlier genes"),
+        Scenario("splatter_unlabeled", simulate_splatter, {}, {"hidden": "last"}, quick=_QUICK_SPLATTER,
+                 about="Splatter-like counts, one type never labeled"),
         Scenario("microarray", simulate_microarray, _ARRAY, quick=_QUICK_ARRAY,
                  about="Gaussian 200 x 5,000, 4 classes x 20 markers (0.5-3 sd) + 10 shared, modules, nuisance"),
         Scenario("microarray_varied", simulate_microarray, _ARRAY, quick=_QUICK_ARRAY, vary={
