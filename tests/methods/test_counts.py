@@ -68,3 +68,34 @@ def test_propagate_reads_raw_counts_as_log_normalised_counts():
     with pytest.warns(UserWarning, match="carries no class structure"):
         as_is = propagate_score(sparse.csr_matrix(counts), y, None, None, counts="as_is").scores
     assert not set(np.argsort(-as_is, kind="stable")[:12]) & set(range(12))
+
+
+def test_the_command_line_ranks_a_raw_count_h5ad_as_its_log_normalised_counts(tmp_path):
+    """``ssfs rank`` on an h5ad whose X holds raw counts and on one holding scanpy's
+    normalize_total(1e4) + log1p of them: the same ranking file, byte for byte; ``--param
+    counts=as_is`` reads the counts as they are and ranks otherwise."""
+    import anndata as ad
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    rng = np.random.default_rng(1)
+    n, p = 240, 40
+    t = np.repeat(["a", "b", "c"], n // 3)
+    mu = np.tile(np.exp(rng.normal(-1.0, 1.5, p)), (n, 1))
+    for k, c in enumerate("abc"):
+        mu[t == c, 3 * k:3 * k + 3] *= 5.0
+    counts = rng.poisson(mu * np.exp(rng.uniform(0.0, np.log(20.0), n))[:, None]).astype(np.float32)
+    labels = np.where(np.arange(n) % 20 == 0, t, None)
+    out = {}
+    for name, X in (("raw", sparse.csr_matrix(counts)), ("log", read_counts(counts.astype(np.float64), "log1p"))):
+        adata = ad.AnnData(X, obs=pd.DataFrame({"cell_type": labels}, index=[f"c{i}" for i in range(n)]))
+        adata.var_names = [f"g{j}" for j in range(p)]
+        adata.write_h5ad(tmp_path / f"{name}.h5ad")
+        for extra in ([], ["--param", "counts=as_is"]):
+            dest = tmp_path / f"{name}{len(extra)}.tsv"
+            assert main(["rank", str(tmp_path / f"{name}.h5ad"), "--label-key", "cell_type", "--method", "propagate",
+                         "--no-progress", "-o", str(dest), *extra]) == 0
+            out[name, bool(extra)] = dest.read_bytes()
+    assert out["raw", False] == out["log", False] == out["log", True]
+    assert out["raw", True] != out["raw", False]
