@@ -62,6 +62,14 @@ def test_propagate_leads_the_anchors_on_counts(name, budget):
     assert ours >= 0.9
 
 
+@pytest.mark.parametrize("name", ["splatter", "splatter_unlabeled"])
+def test_propagate_leads_on_the_second_count_model(name):
+    """The Splatter-like model (weak markers, 30 % down; 600 cells x 300 genes, 3 labels per type):
+    measured 0.90 / 0.88 against label spreading + F 0.78 / 0.76 and HVG 0.68."""
+    ours, lsf, hvg = _recalls(name, 0, "3/class")
+    assert ours >= lsf + 0.1 and ours >= hvg + 0.15 and ours >= 0.85, (ours, lsf, hvg)
+
+
 @pytest.mark.parametrize("name", ["microarray", "microarray_unlabeled"])
 def test_propagate_leads_on_microarrays_with_three_labels_per_class(name):
     ours, lsf, _ = _recalls(name, 0, "3/class")
