@@ -75,7 +75,7 @@ def test_splatter_markers_differ_by_their_signed_factor_and_a_share_is_down():
     assert np.median(np.abs(np.log(inside[others][ok] / outside[others][ok]))) < 0.05
     again = simulate_splatter(6000, 400, 3, 20, rng=3, bcv=0.1, de_location=1.0, library_size=20000.0)
     assert (again.X != sim.X).nnz == 0 and np.array_equal(again.effect, sim.effect)
-    with pytest.raises(ValueError, match="need that many genes"):
+    with pytest.raises(InputError, match="need that many genes"):
         simulate_splatter(100, 10, 3, 5, rng=0)
 
 

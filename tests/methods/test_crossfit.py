@@ -13,7 +13,8 @@ from ssfs.methods.propagate import crossfit_pvalues, explained_pvalues, fit_prop
 
 
 def splatter_like(seed: int, n: int = 3000, p: int = 2000, types: int = 8, markers: int = 15):
-    """Counts of a Splatter-like model (not the project's simulator): gamma gene means, 5 % of
+    """Counts of the Splatter-like model in which the failure was found (the held-out draw, kept as it
+    was: :func:`ssfs.simulate.simulate_splatter` is the same model drawn in another order): gamma gene means, 5 % of
     genes highly expressed, every type ``markers`` genes whose mean is multiplied by exp of a
     log-normal factor (median e^0.8 = 2.2), 30 % of them down; log-normal depth, gamma-Poisson
     noise. Returns (counts CSR, type of every cell, is-marker of every gene)."""
@@ -95,7 +96,7 @@ def test_crossfit_pvalues_by_hand():
         return groups, np.ones(n)
 
     opts = {"k": 10, "n_pcs": 5, "graphs": {}, "batch": None}
-    p = crossfit_pvalues(X, genes, r2, None, 2, {}, opts, grouping)
+    p = crossfit_pvalues(X, genes, r2, opts, grouping)
     from ssfs.methods._shared.class_stats import variance_explained
 
     want = explained_pvalues(variance_explained(X[:, genes], groups, np.ones(n)), np.ones(n), groups)

@@ -56,7 +56,7 @@ from ._shared.class_stats import (
     variance_explained,
     within_batch_total,
 )
-from ._shared.counts import ZERO_SHARE, read_counts
+from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import per_distinct_column
 from ._shared.propagation import (
@@ -458,14 +458,6 @@ AUTOCORRELATION = {"autocorrelation": (count_scale, poisson_autocorrelation), "m
 AUTOCORRELATION_K = 30
 
 
-def count_like(X) -> bool:
-    """Sparse, or at least :data:`ZERO_SHARE` of the values 0: counts (or log counts), whose
-    variance follows the expression level more than the structure."""
-    if sparse.issparse(X):
-        return True
-    return bool(X.size) and np.count_nonzero(X) <= (1.0 - ZERO_SHARE) * X.size
-
-
 def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     """sqrt(c) var(x) per feature: its variance ``var(x)`` times the square root of its share in
     the span of the signal components ``Z`` (:func:`variance_in_span`, the communality c). The
@@ -640,7 +632,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
             return g, np.where(lab, seed, np.where(g < K, w_propagated, w_unreached))
 
         how = "same" if explained == "auto" and rows is not None else explained  # cost: 2 graphs of all samples
-        model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (y, K, prop, opts, grouping))
+        model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (opts, grouping))
         free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, space.get("Z"))
         model.scores = with_unexplained(model.scores, free, model.explained)
     return model
@@ -653,7 +645,7 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
     (:func:`crossfit_pvalues`; ``refit``: its arguments after ``r2``); "auto", cross-fitted when
     fewer than :data:`REPLICATED` of the graph's genes explained on the fit's groups are explained
     cross-fitted too (the groups then follow the genes' noise), else on the fit's groups."""
-    batch = refit[3].get("batch")
+    batch = refit[0].get("batch")
     n_batches = np.unique(batch).size if batch is not None else 1
     p = explained_pvalues(r2, weight, groups, n_batches)
     same = explained_features(r2, weight, groups, pvalues=p)
@@ -786,26 +778,27 @@ def explained_features(r2: np.ndarray, weight: np.ndarray, groups: np.ndarray, q
     return benjamini_hochberg(p) <= q
 
 
-def crossfit_pvalues(X, genes: np.ndarray, r2: np.ndarray, y, K: int, prop: dict, opts: dict, grouping) -> np.ndarray:
+def crossfit_pvalues(X, genes: np.ndarray, r2: np.ndarray, opts: dict, grouping) -> np.ndarray:
     """:func:`explained_pvalues` of the ``genes`` the kept graph was built on, each half tested on
     the groups of a graph built on the other half. A refined graph's groups follow its genes'
     noise as well as the classes, so its own genes pass the F test by construction (measured on a
     Splatter-like model outside the project, one type unlabeled, 1 % labels: 76 of the 77 non-marker
     genes called explained were among the 200 genes of the graph; cross-fitted, none was). The halves
     alternate down the genes' distinct R^2 values (copies of a feature share a half; the order of
-    the features does not matter). ``grouping(W) -> (groups, weight)``: the fit's groups and sample
-    weights on another graph. Returns the p-values of ``genes``, in their order."""
-    values = r2[genes]
-    half = np.unique(np.nan_to_num(values, nan=-np.inf), return_inverse=True)[1] % 2 == 0
+    the features does not matter). ``opts``: the fit's graph options (``_graph_on``; ``batch``);
+    ``grouping(W) -> (groups, weight)``: the fit's groups and sample weights on another graph.
+    Returns the p-values of ``genes``, in their order."""
+    batch = opts.get("batch")
+    n_batches = np.unique(batch).size if batch is not None else 1
+    half = np.unique(np.nan_to_num(r2[genes], nan=-np.inf), return_inverse=True)[1] % 2 == 0
     out = np.ones(genes.size)
     for part in (half, ~half):
         other = genes[~part]
         if not part.any() or other.size < 2:
             continue
         groups, weight = grouping(_graph_on(X, np.sort(other), opts)[0])
-        r2_part = per_distinct_column(lambda A, g=groups, w=weight: variance_explained(A, g, w, opts.get("batch")),
+        r2_part = per_distinct_column(lambda A, g=groups, w=weight: variance_explained(A, g, w, batch),
                                       X[:, genes[part]])
-        n_batches = np.unique(opts["batch"]).size if opts.get("batch") is not None else 1
         out[part] = explained_pvalues(r2_part, weight, groups, n_batches)
     return out
 

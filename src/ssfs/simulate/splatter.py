@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
+from ..errors import InputError
 from .truth import Simulation, as_generator
 
 
@@ -22,7 +23,8 @@ def simulate_splatter(n_cells: int = 3000, n_genes: int = 2000, n_types: int = 8
                       *, mean_shape: float = 0.6, mean_rate: float = 0.3, outlier_share: float = 0.05,
                       outlier_location: float = 1.5, de_location: float = 0.8, de_scale: float = 0.4,
                       down_share: float = 0.3, proportions=None, library_sd: float = 0.4,
-                      library_size: float = 4000.0, bcv: float = 0.55, rng=None) -> Simulation:
+                      library_size: float = 4000.0, bcv: float = 0.55, chunk: int = 10000,
+                      rng=None) -> Simulation:
     """Splatter-like counts with planted markers.
 
     Parameters
@@ -46,6 +48,9 @@ def simulate_splatter(n_cells: int = 3000, n_genes: int = 2000, n_types: int = 8
         Log-normal library sizes: median ``library_size`` counts, log-sd ``library_sd``.
     bcv
         Biological coefficient of variation: counts are Poisson of gamma(1 / bcv^2, mean) rates.
+    chunk
+        Cells drawn at a time (memory: chunk x n_genes floats; the draws do not depend on it
+        when n_cells <= chunk).
     rng
         Seed or numpy Generator: every random choice.
 
@@ -55,9 +60,9 @@ def simulate_splatter(n_cells: int = 3000, n_genes: int = 2000, n_types: int = 8
         ``kind="counts"``; ``effect`` holds the signed natural-log fold change of every marker.
     """
     if n_types * n_markers > n_genes:
-        raise ValueError(f"simulate_splatter: {n_types} x {n_markers} markers need that many genes, got {n_genes}")
+        raise InputError(f"simulate_splatter: {n_types} x {n_markers} markers need that many genes, got {n_genes}")
     rng = as_generator(rng)
-    knobs = {k: v for k, v in locals().items() if k not in ("rng",)}
+    knobs = {k: v for k, v in locals().items() if k not in ("rng", "chunk")}
     base = rng.gamma(mean_shape, 1.0 / mean_rate, size=n_genes)
     outlier = rng.random(n_genes) < outlier_share
     base[outlier] *= np.exp(rng.normal(outlier_location, 0.5, int(outlier.sum())))
@@ -69,8 +74,11 @@ def simulate_splatter(n_cells: int = 3000, n_genes: int = 2000, n_types: int = 8
         size = rng.lognormal(np.log(de_location), de_scale, n_markers)
         effect[k, genes[k]] = np.where(rng.random(n_markers) < down_share, -size, size)
     library = library_size * np.exp(rng.normal(0.0, library_sd, n_cells))
-    mean = base[None, :] * np.exp(effect[types]) * (library / base.sum())[:, None]
     shape = 1.0 / bcv**2
-    counts = rng.poisson(rng.gamma(shape, mean / shape)).astype(np.float64)
-    return Simulation(sparse.csr_matrix(counts), types.astype(np.int64), effect != 0, effect, "counts",
+    blocks = []
+    for s in range(0, n_cells, chunk):  # memory: chunk x n_genes floats, the counts sparse
+        e = min(n_cells, s + chunk)
+        mean = base[None, :] * np.exp(effect[types[s:e]]) * (library[s:e] / base.sum())[:, None]
+        blocks.append(sparse.csr_matrix(rng.poisson(rng.gamma(shape, mean / shape)).astype(np.float64)))
+    return Simulation(sparse.vstack(blocks, format="csr"), types.astype(np.int64), effect != 0, effect, "counts",
                       np.zeros(n_cells, dtype=np.int64), knobs)

@@ -9,7 +9,7 @@ same total and take log1p before the PCA (``sc.pp.normalize_total`` + ``sc.pp.lo
 
 Which data are raw counts (:func:`raw_counts`): non-negative integers, some of them 2 or more
 (binary presence data stay as they are), in a matrix that is sparse or at least half zeros
-(the :func:`~ssfs.methods.propagate.count_like` rule; dense integer data with few zeros, such as
+(:func:`count_like`; dense integer data with few zeros, such as
 images or mass spectra, are read as they are). Measured (planted counts, 3 labels per class):
 ``propagate`` on raw counts 0.82 of the planted markers, on log1p-normalised counts 1.00; on a
 Splatter-like model outside the project 0.01 against 0.61.
@@ -31,15 +31,19 @@ TARGET_SUM = 1e4
 ZERO_SHARE = 0.5
 
 
-def raw_counts(X) -> bool:
-    """Sparse X, or dense X with at least :data:`ZERO_SHARE` of its values 0, whose values are
-    non-negative integers with at least one of 2 or more."""
+def count_like(X) -> bool:
+    """Sparse, or at least :data:`ZERO_SHARE` of the values 0: counts (or log counts), whose
+    variance follows the expression level more than the structure."""
     if sparse.issparse(X):
-        values = sparse.csr_matrix(X).data
-    else:
-        values = np.asarray(X)
-        if not values.size or np.count_nonzero(values) > (1.0 - ZERO_SHARE) * values.size:
-            return False
+        return True
+    return bool(X.size) and np.count_nonzero(X) <= (1.0 - ZERO_SHARE) * X.size
+
+
+def raw_counts(X) -> bool:
+    """:func:`count_like` X whose values are non-negative integers with at least one of 2 or more."""
+    if not count_like(X):
+        return False
+    values = sparse.csr_matrix(X).data if sparse.issparse(X) else np.asarray(X)
     if not values.size or values.dtype.kind not in "iuf":
         return False
     return bool(values.min() >= 0 and values.max() >= 2 and np.all(np.floor(values) == values))
