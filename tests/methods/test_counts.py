@@ -45,7 +45,9 @@ def test_propagate_reads_raw_counts_as_log_normalised_counts():
     """Planted counts (3 types of 100 cells, markers 0-11 four-fold in one type each, 188 genes
     of log-normal means, depth varying 20-fold; 3 labels per type): raw counts and
     log1p(normalised counts) give the same scores bit for bit, the 12 markers first; read as they
-    are (``as_is``) the depth leads the graph and none of the markers is in the first 12."""
+    are (``as_is``) on graphs of the values (``space="values"``) the depth leads the graph and none
+    of the markers is in the first 12; the Pearson residuals' graphs (the default) model the depth
+    (mu = t_c m_g) and rank the markers first from raw counts too."""
     from ssfs.methods.propagate import propagate_score
 
     rng = np.random.default_rng(0)
@@ -66,8 +68,10 @@ def test_propagate_reads_raw_counts_as_log_normalised_counts():
     np.testing.assert_array_equal(raw, logn)
     assert set(np.argsort(-raw, kind="stable")[:12]) == set(range(12))
     with pytest.warns(UserWarning, match="carries no class structure"):
-        as_is = propagate_score(sparse.csr_matrix(counts), y, None, None, counts="as_is").scores
+        as_is = propagate_score(sparse.csr_matrix(counts), y, None, None, counts="as_is", space="values").scores
     assert not set(np.argsort(-as_is, kind="stable")[:12]) & set(range(12))
+    residuals = propagate_score(sparse.csr_matrix(counts), y, None, None, counts="as_is").scores
+    assert set(np.argsort(-residuals, kind="stable")[:12]) == set(range(12))
 
 
 def test_the_command_line_ranks_a_raw_count_h5ad_as_its_log_normalised_counts(tmp_path):

@@ -157,12 +157,16 @@ def test_evidence_weight_and_excess_coherence_by_hand():
 
     by_shift = np.array([coherence(W, (np.arange(60) >= 30 + 2 * d).astype(int)) for d in range(8)])
     assert np.array_equal(null_coherence(W, y, 2, prop, pos, rerun=rerun_from(range(8))), by_shift)
-    spread_out = by_shift.mean() + NULL_T95 * by_shift.std(ddof=1) * np.sqrt(1 + 1 / 8)
-    assert spread_out > c  # c = 0.998 lies below the 95 % prediction bound of these 8 draws: not significant
+
+    def bound(null):  # the 95 % prediction bound on the log of the share of weight between groups
+        u = np.log(1 - null)
+        return u.mean() - NULL_T95 * u.std(ddof=1) * np.sqrt(1 + 1 / 8)
+
+    assert np.log(1 - c) < bound(by_shift) and c == by_shift.max()  # the first draw's own groups: not significant
     assert excess_coherence(W, y, 2, prop, pos, rerun=rerun_from(range(8))) == 0.0
     assert excess_coherence(W, y, 2, prop, pos, rerun=rerun_from([0] * 7 + [7])) == 0.0  # as coherent as the labels
     tight = by_shift[[7, 6] * 4]  # every draw far less coherent, little spread: significant
-    assert c > tight.mean() + NULL_T95 * tight.std(ddof=1) * np.sqrt(1 + 1 / 8)
+    assert np.log(1 - c) < bound(tight)
     assert excess_coherence(W, y, 2, prop, pos, rerun=rerun_from([7, 6] * 4)) == pytest.approx(
         (c - tight.mean()) / (1 - tight.mean()))
 
@@ -481,8 +485,8 @@ def test_with_unexplained_by_hand():
 
 def test_a_rare_type_nobody_labeled_keeps_its_markers_with_one_percent_labels():
     """``ssfs.simulate``'s rare type (40 of 2,000 cells, 20 markers) with 1 % labels, none on it
-    (seed 0): its cells spread over the labeled types' groups and their R^2 ranks none of its
-    markers ("r2": 0.833 of all markers, the other types' 100); after the features the groups
+    (seed 0): its cells spread over the labeled types' groups and their R^2 ranks few of its
+    markers ("r2": 0.858 of all markers, the other types' 100); after the features the groups
     explain, the others in turn by R^2 and by the label-free score bring most of them back."""
     from ssfs.simulate import get_scenario
 
@@ -500,10 +504,10 @@ def test_a_rare_type_nobody_labeled_keeps_its_markers_with_one_percent_labels():
         for how in ("interleave", "r2"):
             runs[how] = r = run_method("propagate", X, y, unexplained=how)
             found[how] = (sim.recall(r.order), int(np.isin(rare, r.order[: sim.markers.size]).sum()))
-    assert found["r2"][1] == 0 and found["interleave"][1] >= 8, found
+    assert found["r2"][1] <= 5 and found["interleave"][1] >= 10, found
     assert found["interleave"][0] >= found["r2"][0] + 0.05, found
-    # measured 0 and 12 of 20 (0.833 and 0.933); the scores are those of the parts, bit for bit (the
-    # label-free scores on the start graph's components)
+    # measured 3 and 11 of 20 (0.858 and 0.925; on the log values' graphs 0 and 12); the scores are
+    # those of the parts, bit for bit
     explained = runs["interleave"].result.extra["explained"]
     assert explained.sum() == 100 and runs["r2"].result.extra["explained"] is None
     expected = with_unexplained(runs["r2"].scores, label_free_scores(X, 50)[0], explained)

@@ -3,8 +3,11 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
 
 1. Graph space: the principal components of X (columns standardised when dense) that carry
    more variance than any component of a column-permuted copy (parallel analysis,
-   :mod:`ssfs.methods._shared.signal`); kNN graph on them (or the given ``graph`` /
-   ``embedding``, e.g. scanpy's ``obsp['connectivities']`` / ``obsm['X_pca']``).
+   :mod:`ssfs.methods._shared.signal`); for counts (``space="auto"``) those of the Pearson
+   residuals of the counts behind X (Lause et al. 2021; one overdispersion for all genes,
+   :mod:`ssfs.methods._shared.residuals`), where the noise of highly expressed genes no longer
+   leads the components; kNN graph on them (or the given ``graph`` / ``embedding``, e.g.
+   scanpy's ``obsp['connectivities']`` / ``obsm['X_pca']``).
 2. Propagation: local and global consistency (Zhou et al. 2004) or the harmonic function
    (Zhu et al. 2003), class mass normalisation, argmax: every sample gets a class; labels are
    kept (a label its held-out neighbourhood contradicts counts half); samples a class claims
@@ -58,7 +61,7 @@ from ._shared.class_stats import (
 )
 from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
-from ._shared.invariance import per_distinct_column
+from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.propagation import (
     graph_agreement,
     held_out_agreement,
@@ -67,6 +70,7 @@ from ._shared.propagation import (
     reach_floor,
     unreached_groups,
 )
+from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding
 from ._shared.signal import canonical_rows, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
@@ -129,10 +133,12 @@ def _knn(Z: np.ndarray, k: int):
     return knn_graph(Z, max(1, min(int(k), Z.shape[0] - 1)))
 
 
-def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None, space=None) -> tuple[Any, int]:
+def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None, space=None,
+                 counts: CountModel | None = None) -> tuple[Any, int]:
     """(W, dims): the given graph (symmetrised, no self loops), a kNN graph of the given
-    embedding, or a kNN graph of X's signal components (either centred in every ``batch``; the
-    components kept in the dict ``space`` as "Z" when one is given)."""
+    embedding, or a kNN graph of X's signal components (``counts``: of the Pearson residuals of
+    the counts behind X, :func:`~ssfs.methods._shared.residuals.residual_embedding`; either
+    centred in every ``batch``; the components kept in the dict ``space`` as "Z" when one is given)."""
     n = X.shape[0]
     if graph is not None:
         G = sparse.csr_matrix(graph, dtype=np.float64)
@@ -146,7 +152,7 @@ def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None, space=None
         if E.ndim != 2 or E.shape[0] != n:
             raise MethodError(f"propagate: embedding must have one row per sample ({n}), got shape {E.shape}")
         return _knn(centred_in_batches(E, batch), k), E.shape[1]
-    Z, d = signal_embedding(X, n_pcs)
+    Z, d = signal_embedding(X, n_pcs) if counts is None else residual_embedding(counts, n_pcs, batch)
     if space is not None:
         space["Z"] = Z
     return _knn(centred_in_batches(Z, batch), k), d
@@ -240,14 +246,36 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
 
 
 def _graph_on(X, genes: np.ndarray, opts) -> tuple[Any, int]:
-    """(W, dims): the kNN graph of the signal components of X's columns ``genes``, built once
-    per gene set in a fit (``opts["graphs"]``): the chains and their held-out refits often pick
-    the same genes, and the graph is a function of them alone."""
+    """(W, dims): the kNN graph of the signal components of X's columns ``genes`` (of their counts'
+    Pearson residuals with ``opts["counts"]``; ``opts["fit_rows"]``: the components fitted on those
+    samples, every sample projected), built once per gene set in a fit (``opts["graphs"]``): the
+    chains and their held-out refits often pick the same genes, and the graph is a function of them
+    alone."""
     key = genes.tobytes()
     if key not in opts["graphs"]:
-        Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
+        counts = opts.get("counts")
+        if counts is None:
+            Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
+        else:
+            Z, d = residual_embedding(counts, opts["n_pcs"], opts.get("batch"), genes.size, genes,
+                                      opts.get("fit_rows"))
         opts["graphs"][key] = (_knn(centred_in_batches(Z, opts.get("batch")), opts["k"]), d)
     return opts["graphs"][key]
+
+
+def count_model(X, space: str, pos: np.ndarray, most: int) -> CountModel | None:
+    """The counts behind X whose Pearson residuals the graphs are built on (``space``: "residuals",
+    or "auto" for counts: :func:`~ssfs.methods._shared.counts.count_like` X without negative values),
+    or None for graphs on X's values ("values", or "auto" for other X). The overdispersion from at
+    most ``most`` samples chosen by content (``pos``). Measured: docs/labels_that_count.md, "Residuals"."""
+    counts = count_like(X) and has_count_scale(X)
+    if space == "values" or (space == "auto" and not counts):
+        return None
+    if not counts:
+        raise MethodError("propagate: space='residuals' needs counts or log1p-normalised counts (non-negative, "
+                          "sparse or at least half zeros); these data are not: use space='values'")
+    rows = None if X.shape[0] <= most else np.sort(np.argsort(pos, kind="stable")[:most])
+    return CountModel.of(X, rows)
 
 
 def refine_genes(genes, p: int) -> int:
@@ -345,12 +373,19 @@ def excess_coherence(W, y: np.ndarray, K: int, prop: dict, pos: np.ndarray, reru
     when the graph carries them). With ``rerun`` (each draw rebuilds its graph as W was built) c
     must also lie above the draws' one-sided 95 % prediction bound, c0 + t s sqrt(1 + 1/D) (s their
     standard deviation, t Student's quantile with D - 1 degrees of freedom, :data:`NULL_T95`): the
-    only evidence there is, so it must be significant, not merely above the mean."""
+    only evidence there is, so it must be significant, not merely above the mean. The bound is
+    taken on the log of the share of the graph's weight between groups, log(1 - c): that share
+    varies in proportion to its size, and on a graph whose groups hold together almost perfectly
+    (c near 1, random labels' groups too) a bound on c itself would lie above 1. And c must exceed
+    every draw's: one draw as coherent as the labels' groups is a tail the normal bound misses."""
     c = coherence(W, _groups(W, y, K, prop))
     null = null_coherence(W, y, K, prop, pos, rerun)
     c0 = float(null.mean())
-    if rerun is not None and c < c0 + NULL_T95 * float(null.std(ddof=1)) * np.sqrt(1.0 + 1.0 / null.size):
-        return 0.0
+    if rerun is not None:
+        crossing = np.log(np.maximum(1.0 - null, CROSSING_FLOOR))
+        bound = crossing.mean() - NULL_T95 * float(crossing.std(ddof=1)) * np.sqrt(1.0 + 1.0 / null.size)
+        if c <= null.max() or np.log(max(1.0 - c, CROSSING_FLOOR)) > bound:
+            return 0.0
     return float(np.clip((c - c0) / (1.0 - c0), 0.0, 1.0)) if c0 < 1.0 else 0.0
 
 
@@ -450,10 +485,15 @@ def span_within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
         return np.where(total > 0, share / total, np.nan)
 
 
+#: the spaces the graphs are built in (the ``space`` parameter, :func:`count_model`)
+SPACES = ("auto", "residuals", "values")
+#: the least share of a graph's weight between groups :func:`excess_coherence` takes the log of
+CROSSING_FLOOR = 1e-6
 #: label-free scores (the ``label_free`` parameter)
-LABEL_FREE = ("autocorrelation", "moran", "signal", "span")
-#: the autocorrelation scores: the scale X is read on, and the statistic
-AUTOCORRELATION = {"autocorrelation": (count_scale, poisson_autocorrelation), "moran": (None, moran_i)}
+LABEL_FREE = ("residual", "autocorrelation", "moran", "signal", "span")
+#: the autocorrelation scores: the scale X is read on, and the statistic ("residual": :func:`residual_scores`)
+AUTOCORRELATION = {"autocorrelation": (count_scale, poisson_autocorrelation), "moran": (None, moran_i),
+                   "residual": (None, moran_i)}
 #: neighbours of the graph the label-free autocorrelation is measured on (Hotspot's default)
 AUTOCORRELATION_K = 30
 
@@ -471,7 +511,7 @@ def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
-def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, graph=None,
+def label_free_scores(X, n_pcs: int, how: str = "residual", batch=None, graph=None,
                       embedding=None) -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
@@ -488,8 +528,10 @@ def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, g
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
+    if how == "residual" and counts and has_count_scale(X):
+        return residual_scores(X, n_pcs, batch, graph, embedding)
     if how in AUTOCORRELATION and counts:
-        return autocorrelation_scores(X, n_pcs, batch, graph, embedding, how)
+        return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how)
     Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
@@ -527,14 +569,51 @@ def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None
     return per_distinct_column(lambda A: statistic(A, W, batch), on), d
 
 
+def residual_scores(X, n_pcs: int, batch=None, graph=None, embedding=None) -> tuple[np.ndarray, int]:
+    """(scores, signal dimensions): every gene's Pearson residuals' variance shared by neighbours
+    (:func:`~ssfs.methods._shared.residuals.residual_autocorrelation`; counts read back from
+    log1p values, one overdispersion for all genes) on the :data:`AUTOCORRELATION_K`-neighbour
+    graph of the residuals' signal components
+    (:func:`~ssfs.methods._shared.residuals.residual_embedding`, Lause et al. 2021), or on the
+    given ``graph`` / the given ``embedding``'s kNN graph. In log values the noise of highly
+    expressed genes is a variance of its own and leads the components; in residuals every gene
+    without structure has variance 1 (docs/labels_that_count.md, "Residuals"). Beyond
+    :data:`REFINE_SAMPLES` samples on that many chosen by content, as :func:`autocorrelation_scores`."""
+    if graph is not None:
+        W, d = _start_graph(X, 1, 1, graph, None)
+        return _residual_autocorrelation(CountModel.of(X), W, batch), d
+    if X.shape[0] > REFINE_SAMPLES:
+        rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
+        X, batch = X[rows], None if batch is None else batch[rows]
+        embedding = None if embedding is None else np.asarray(embedding, dtype=np.float64)[rows]
+    model = CountModel.of(X)
+    if embedding is None:
+        Z, d = residual_embedding(model, n_pcs, batch)
+    else:
+        Z = np.asarray(embedding, dtype=np.float64)
+        d = Z.shape[1]
+    return _residual_autocorrelation(model, _knn(centred_in_batches(Z, batch), AUTOCORRELATION_K), batch), d
+
+
+def _residual_autocorrelation(model: CountModel, W, batch) -> np.ndarray:
+    """:func:`~ssfs.methods._shared.residuals.residual_autocorrelation` of the model's genes on W,
+    computed once per distinct column (a copy scores as its feature, bit for bit)."""
+    first, group = distinct_columns(model.X)
+    C, of_part = model.part(cols=first)
+    return residual_autocorrelation(C, W, model.theta, batch, of_part)[group]
+
+
 def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None)) -> Propagation:
     """The model without labels: :func:`label_free_scores` (``given``: the graph and embedding)."""
     scores, d = label_free_scores(X, n_pcs, how, batch, *given)
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
              if given[1] is not None else "the signal components' kNN graph")
-    statistic = {"autocorrelation": "shared variance over the Poisson variance", "moran": "Moran's I"}
-    if how == "autocorrelation" and not has_count_scale(X):
+    statistic = {"autocorrelation": "shared variance over the Poisson variance", "moran": "Moran's I",
+                 "residual": "the Pearson residuals' shared variance"}
+    if how in ("autocorrelation", "residual") and not has_count_scale(X):
         how = "moran"
+    if how == "residual" and given == (None, None):
+        where = "the kNN graph of the residuals' signal components"
     what = (f"{statistic[how]} on {where}" if how in statistic and count_like(X) else
             "the variance in the span of the signal components")
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
@@ -568,12 +647,15 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "autocorrelation", gene_choice: str = "balanced",
+                    weighting: str = "evidence", label_free: str = "residual", gene_choice: str = "balanced",
                     unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
-                    counts: str = "auto") -> Propagation:
+                    counts: str = "auto", space: str = "auto") -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups);
-    ``counts``: raw counts read as log1p(normalised counts) (:func:`~ssfs.methods._shared.counts.read_counts`)."""
+    ``counts``: raw counts read as log1p(normalised counts) (:func:`~ssfs.methods._shared.counts.read_counts`);
+    ``space``: the graphs' (:func:`count_model`)."""
     X = read_counts(X, counts)
+    if space not in SPACES:
+        raise MethodError(f"propagate: space must be one of {SPACES}, got {space!r}")
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
@@ -592,12 +674,12 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         raise MethodError(f"propagate: explained must be one of {EXPLAINED}, got {explained!r}")
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
-            "folds": FOLDS, "graphs": {}, "batch": batch,
+            "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
     space = {}  # the start graph's signal components (sparse X: those of the label-free scores too)
     if rows is None:
-        W, d = _start_graph(X, k, n_pcs, graph, embedding, batch, space)
+        W, d = _start_graph(X, k, n_pcs, graph, embedding, batch, space, opts["counts"])
         start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
         chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
     else:
@@ -661,11 +743,12 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
 def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z) -> np.ndarray:
     """The label-free scores a fit with labels interleaves (:func:`with_unexplained`), on the
     samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
-    signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here)."""
+    signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here;
+    "residual": the residuals' own components)."""
     if rows is not None and graph is None:
         X, batch = X[rows], None if batch is None else batch[rows]
         embedding = None if embedding is None else np.asarray(embedding)[rows]
-    if graph is None and embedding is None and sparse.issparse(X):
+    if graph is None and embedding is None and sparse.issparse(X) and how != "residual":
         embedding = start_z
     return label_free_scores(X, n_pcs, how, batch, graph, embedding)[0]
 
@@ -710,14 +793,15 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space=None
     whatever the number of samples; the final graph is built once. A given ``graph`` cannot be
     cut to the subsample: its agreement with the labels (the ``start``) is measured on all of them."""
     Xr, yr = X[rows], y[rows]
-    on_rows = {**opts, "batch": None if opts["batch"] is None else opts["batch"][rows]}
+    on_rows = {**opts, "batch": None if opts["batch"] is None else opts["batch"][rows],
+               "counts": None if opts["counts"] is None else opts["counts"].subset(rows)}
     Wr, dr = _start_graph(Xr, opts["k"], opts["n_pcs"], None, None if embedding is None else
-                          np.asarray(embedding)[rows], on_rows["batch"], space)
+                          np.asarray(embedding)[rows], on_rows["batch"], space, on_rows["counts"])
     start = _agreement(_candidate("start", yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
     chosen = _best(_candidates(Xr, yr, K, start, on_rows, prop, pos[rows]))
     if graph is not None:
         start = _agreement(_candidate("start", y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
-    whole = _candidate(chosen.name, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}}), prop)
+    whole = _candidate(chosen.name, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}, "fit_rows": rows}), prop)
     whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, **prop)
     whole.sample, whole.rerun, whole.genes = (chosen.graph, yr, pos[rows]), chosen.rerun, chosen.genes
     return whole, start
@@ -838,11 +922,12 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
-                    label_free: Literal["autocorrelation", "moran", "signal", "span"] = "autocorrelation",
+                    label_free: Literal["residual", "autocorrelation", "moran", "signal", "span"] = "residual",
                     gene_choice: Literal["total", "balanced"] = "balanced",
                     unexplained: Literal["interleave", "r2"] = "interleave",
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
-                    counts: Literal["auto", "log1p", "as_is"] = "auto"):
+                    counts: Literal["auto", "log1p", "as_is"] = "auto",
+                    space: Literal["auto", "residuals", "values"] = "auto"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc), higher is better.
 
     Parameters
@@ -851,10 +936,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Samples x features, dense (columns standardised for the graph) or sparse (log counts).
     y
         Class codes, -1 unlabeled (fewer than 2 labeled classes: the ``label_free`` scores).
-    constraints, rng, k
-        Not used (deterministic); neighbours of the kNN graph.
-    n_pcs
-        Most principal components; parallel analysis (Horn 1965) keeps those above a permuted copy's.
+    constraints, rng, k, n_pcs
+        Not used (deterministic); neighbours of the kNN graph; most principal components (parallel
+        analysis, Horn 1965, keeps those above a permuted copy's).
     refine
         Rounds of rebuilding the graph on the ``genes`` best features (0: the start graph only).
     genes
@@ -862,23 +946,20 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     propagation
         "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 W
         D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu et al. 2003, eq. 5).
-    alpha
-        Zhou et al.'s alpha in (0, 1) (0.99 as in the paper).
-    class_mass
-        Class mass normalisation before the argmax (Zhu et al. 2003, section 4): priors q_c
-        uniform, the labeled shares ("labeled"), or none.
+    alpha, class_mass
+        Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation before the
+        argmax (Zhu et al. 2003, section 4): priors q_c uniform, the labeled shares ("labeled"), or none.
     unreached, refine_samples
         Samples the labels barely reach form groups of their own ("unlabeled 1", ...); most samples
         the refinement runs on (beyond: a subsample chosen by content, labeled first).
     graph, embedding
-        A precomputed connectivity matrix (n x n, e.g. scanpy's ``obsp['connectivities']``) or
-        embedding (n x d, ``obsm['X_pca']``) for the start graph.
+        The start graph's connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
     weighting
         Weight of the propagated samples (labeled: 1): "evidence" (:func:`propagated_weight`),
         "kept_evidence" (the kept graph's evidence only), "coherence" (r shrunk towards the coherence).
     label_free
-        Scores without labels (:func:`label_free_scores`): "autocorrelation" (Hotspot's sum over
-        the Poisson variance, on counts), "moran", "signal" (dense X's default), "span".
+        Scores without labels (:func:`label_free_scores`): "residual" (counts, :func:`residual_scores`),
+        "autocorrelation" (session 16's), "moran", "signal" (dense X's default), "span".
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
@@ -894,6 +975,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     counts
         Raw counts (:func:`~ssfs.methods._shared.counts.raw_counts`) read as log1p(counts per 10,000)
         ("auto"), any non-negative X so ("log1p"), or X as given ("as_is").
+    space
+        The graphs' space (:func:`count_model`): "residuals", the components of the counts' Pearson
+        residuals (Lause et al. 2021); "values", of X's values (the former); "auto": "residuals" for counts.
 
     Returns
     -------
@@ -907,7 +991,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                             alpha=alpha, class_mass=class_mass, unreached=unreached, refine_samples=refine_samples,
                             graph=graph, embedding=embedding, weighting=weighting, label_free=label_free,
                             gene_choice=gene_choice, unexplained=unexplained, explained=explained, batch=codes,
-                            classes=current_classes(), counts=counts)
+                            classes=current_classes(), counts=counts, space=space)
     for note in _notes(model, codes, np.asarray(y)):
         warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())

@@ -106,6 +106,8 @@ _QUICK_COUNTS = dict(n_cells=2000)
 _ARRAY = dict(n_samples=200, n_genes=5000, n_classes=4, n_markers=20)
 _QUICK_ARRAY = dict(n_genes=2000)
 _QUICK_SPLATTER = dict(n_cells=2000)
+#: ``splatter_many``'s type sizes: falling geometrically from 16 % to 2 % of the cells
+_MANY = tuple(float(v) for v in np.geomspace(8.0, 1.0, 14) / np.geomspace(8.0, 1.0, 14).sum())
 
 
 def _scenarios() -> dict[str, Scenario]:
@@ -138,6 +140,9 @@ def _scenarios() -> dict[str, Scenario]:
                  about="Splatter-like counts (a second model): 8 types x 15 weak markers, 30 % down, outlier genes"),
         Scenario("splatter_unlabeled", simulate_splatter, {}, {"hidden": "last"}, quick=_QUICK_SPLATTER,
                  about="Splatter-like counts, one type never labeled"),
+        Scenario("splatter_many", simulate_splatter, dict(n_types=14, n_markers=10, proportions=_MANY),
+                 quick=_QUICK_SPLATTER,
+                 about="Splatter-like counts, 14 types x 10 weak markers, sizes falling from 16 % to 2 %"),
         Scenario("microarray", simulate_microarray, _ARRAY, quick=_QUICK_ARRAY,
                  about="Gaussian 200 x 5,000, 4 classes x 20 markers (0.5-3 sd) + 10 shared, modules, nuisance"),
         Scenario("microarray_varied", simulate_microarray, _ARRAY, quick=_QUICK_ARRAY, vary={

@@ -1,0 +1,253 @@
+"""Pearson residuals of counts: every gene in units of its noise, for the label-free score.
+
+Under a negative binomial with depth-proportional means, count x_cg of cell c and gene g has
+mean mu_cg = t_c m_g (t_c the cell's total, m_g the gene's share of all counts) and variance
+mu_cg + mu_cg^2 / theta. Its Pearson residual z_cg = (x_cg - mu_cg) / sqrt(mu_cg + mu_cg^2 / theta),
+clipped to +-sqrt(n), has variance 1 for a gene without structure whatever its expression level
+(Lause, Berens & Kobak 2021, eq. 2-3, the residuals of scanpy's
+``experimental.pp.normalize_pearson_residuals``; Hafemeister & Satija 2019 for the model). In
+log1p values, by contrast, a highly expressed gene's biological noise (constant coefficient of
+variation) is a variance of its own, and on a Splatter-like model such genes lead the principal
+components and the kNN graph of the log values joins cells by their noise
+(docs/labels_that_count.md, "Residuals").
+
+One overdispersion for all genes: theta is the median over the expressed genes of each gene's
+moment estimate with depth-adjusted means (the estimator of Hotspot's ``danb`` model, DeTomaso &
+Yosef 2021). A gene-wise theta would absorb a marker's cell-type variance into its own noise (its
+residuals would have variance 1, like noise); one theta for all leaves a gene whose variance
+exceeds the typical gene's with residual variance above 1, which is what the score looks for.
+Lause et al. fix theta = 100; the estimate follows data whose noise is far larger (UMI data:
+theta about 2-10; Splatter's biological CV 0.55: theta about 3).
+
+Counts are read back from log1p-normalised values (:func:`counts_of`): in every cell, a count
+of 1 is the smallest stored value, so expm1(x) divided by the row's smallest positive expm1(x)
+gives the counts (exactly for scanpy's ``normalize_total`` + ``log1p`` of counts whenever the
+cell holds a count of 1).
+
+Dense residuals are formed by blocks of :data:`BLOCK` genes, never the whole n x p matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from .autocorrelation import row_normalized, shared_variance
+from .batches import centred_in_batches
+from .class_stats import within_batch_total
+from .representation import signal_pca
+from .signal import signal_dims, standardized
+
+#: genes whose residuals are formed at once (dense n x BLOCK; 10,000 cells: 40 MB)
+BLOCK = 512
+#: genes of highest residual variance the residual graph's components are computed on
+RESIDUAL_GENES = 500
+#: bounds of the overdispersion estimate (Hotspot's: below, no overdispersion is Poisson)
+THETA_BOUNDS = (1e-10, 1e9)
+#: cells whose residuals are formed at once when every cell is projected on fitted axes
+ROW_BLOCK = 8192
+
+
+def _integers(X: sparse.csr_matrix) -> bool:
+    """Whether every stored value of X is an integer (checked by blocks, stopping at the first
+    other value)."""
+    step = 1 << 22
+    return all(np.array_equal(X.data[i: i + step], np.round(X.data[i: i + step])) for i in range(0, X.nnz, step))
+
+
+def _count_unit(X: sparse.csr_matrix) -> np.ndarray | None:
+    """Every row's value of one count in expm1(X) (expm1 of its smallest positive value; rows
+    without one: 1), or None when X holds integers (counts already)."""
+    if not X.nnz or _integers(X):
+        return None
+    low = np.full(X.shape[0], np.inf)
+    filled = np.flatnonzero(np.diff(X.indptr) > 0)
+    positive = X.data if np.all(X.data > 0) else np.where(X.data > 0, X.data, np.inf)
+    low[filled] = np.minimum.reduceat(positive, X.indptr[filled])
+    return np.where(np.isfinite(low), np.expm1(low), 1.0)
+
+
+def _as_counts(part: sparse.csr_matrix, unit: np.ndarray | None) -> sparse.csr_matrix:
+    """Rows of X read as counts: expm1 over the rows' ``unit`` (None: X itself)."""
+    C = sparse.csr_matrix(part, dtype=np.float64, copy=True)
+    if unit is not None:
+        np.expm1(C.data, out=C.data)
+        C.data /= np.repeat(unit, np.diff(C.indptr))
+    return C
+
+
+def counts_of(X) -> sparse.csr_matrix:
+    """Counts behind X (CSR, float64): integer X as it is; other X read as log1p of normalised
+    counts, expm1(X) divided in every row by its smallest positive value (a count of 1 there).
+    Rows without counts stay 0."""
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    return _as_counts(X, _count_unit(X))
+
+
+def _moments(C: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cell totals t, gene totals, gene shares m) of counts C."""
+    t = np.asarray(C.sum(axis=1), dtype=np.float64).ravel()
+    genes = np.asarray(C.sum(axis=0), dtype=np.float64).ravel()
+    total = float(t.sum())
+    return t, genes, genes / total if total > 0 else np.zeros_like(genes)
+
+
+def overdispersion(C) -> float:
+    """One theta for all genes: the median over the expressed genes of the moment estimate of each
+    gene's NB size with means t_c m_g (Hotspot's ``danb`` fit: size_g = (T_g^2 / T) (sum t_c^2 / T)
+    / ((n - 1) v_g - T_g), v_g the variance of x - mu around the depth-adjusted means, T_g the
+    gene's total, T all counts; a gene no more variable than Poisson: the upper bound)."""
+    C = sparse.csr_matrix(C, dtype=np.float64)
+    n = C.shape[0]
+    t, genes, m = _moments(C)
+    total = float(t.sum())
+    expressed = genes > 0
+    if n < 2 or not expressed.any():
+        return THETA_BOUNDS[1]
+    squares = np.asarray(C.multiply(C).sum(axis=0)).ravel()
+    cross = np.asarray(C.T @ t).ravel()
+    v = (squares - 2.0 * m * cross + m * m * float(t @ t)) / (n - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        size = (genes ** 2 / total) * (float(t @ t) / total) / ((n - 1) * v - genes)
+    size = np.where(np.isfinite(size) & (size > 0), size, THETA_BOUNDS[1])
+    return float(np.clip(np.median(size[expressed]), *THETA_BOUNDS))
+
+
+@dataclass(frozen=True)
+class CountModel:
+    """The NB model of the counts behind X (module doc): every cell's total t, every gene's share m,
+    one ``theta``, the residuals' clip sqrt(n); X is read as counts a part at a time
+    (:meth:`part`), so many cells never need a second copy of X."""
+
+    X: sparse.csr_matrix
+    unit: np.ndarray | None
+    totals: np.ndarray
+    shares: np.ndarray
+    theta: float
+    clip: float
+
+    @classmethod
+    def of(cls, X, theta_rows=None) -> CountModel:
+        """The model of X (cell totals and gene shares by blocks of :data:`ROW_BLOCK` cells);
+        theta from the cells ``theta_rows`` (None: all)."""
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        n = X.shape[0]
+        unit = _count_unit(X)
+        t, genes = np.zeros(n), np.zeros(X.shape[1])
+        for i in range(0, n, ROW_BLOCK):
+            block = _as_counts(X[i: i + ROW_BLOCK], None if unit is None else unit[i: i + ROW_BLOCK])
+            t[i: i + ROW_BLOCK] = np.asarray(block.sum(axis=1)).ravel()
+            genes += np.asarray(block.sum(axis=0)).ravel()
+        total = float(t.sum())
+        rows = slice(None) if theta_rows is None else np.asarray(theta_rows)
+        theta = overdispersion(_as_counts(X[rows], None if unit is None else unit[rows]))
+        return cls(X, unit, t, genes / total if total > 0 else genes, theta, float(np.sqrt(n)))
+
+    def subset(self, rows) -> CountModel:
+        """The same model read on the cells ``rows`` only (their t; m, theta and the clip of all)."""
+        return CountModel(self.X[rows], None if self.unit is None else self.unit[rows], self.totals[rows],
+                          self.shares, self.theta, self.clip)
+
+    def part(self, rows=slice(None), cols=slice(None)) -> tuple[sparse.csr_matrix, tuple]:
+        """(the counts of X's ``rows`` x ``cols``, their (t, m, clip) for :func:`residual_blocks`)."""
+        unit = None if self.unit is None else self.unit[rows]
+        return _as_counts(self.X[rows][:, cols], unit), (self.totals[rows], self.shares[cols], self.clip)
+
+    def residuals(self, rows=slice(None), cols=slice(None)) -> np.ndarray:
+        """The clipped Pearson residuals of ``rows`` x ``cols``, dense (a few hundred genes, or a
+        block of rows)."""
+        C, model = self.part(rows, cols)
+        if not C.shape[1]:
+            return np.zeros((C.shape[0], 0))
+        return np.hstack([Z for _, Z in residual_blocks(C, self.theta, model=model)])
+
+
+def residual_blocks(C, theta: float, block: int = BLOCK, model: tuple | None = None):
+    """Yield (columns, dense clipped Pearson residuals n x len(columns)) of counts C by blocks of
+    genes (module doc; clipped to +-sqrt(n), Lause et al. 2021; a gene without counts: 0).
+    ``model``: (cell totals t, gene shares m, clip) when C is a part of the counts (some rows or
+    genes: :meth:`CountModel.part`), so that the residuals are those of the whole."""
+    C = sparse.csc_matrix(C, dtype=np.float64)
+    n, p = C.shape
+    if model is None:
+        t, _, m = _moments(C)
+        model = (t, m, np.sqrt(n))
+    t, m, clip = model
+    for start in range(0, p, block):
+        cols = np.arange(start, min(start + block, p))
+        mu = np.outer(t, m[cols])
+        sd = np.sqrt(mu + mu * mu / theta)
+        Z = np.divide(C[:, cols].toarray() - mu, sd, out=np.zeros_like(mu), where=sd > 0)
+        yield cols, np.clip(Z, -clip, clip, out=Z)
+
+
+def residual_variance(C, theta: float, batch=None, model: tuple | None = None) -> np.ndarray:
+    """Every gene's variance of its clipped Pearson residuals (within batches when given;
+    ``model``: as :func:`residual_blocks`'s)."""
+    n = C.shape[0]
+    codes = np.zeros(n, dtype=np.int64) if batch is None else np.asarray(batch, dtype=np.int64)
+    out = np.zeros(C.shape[1])
+    for cols, Z in residual_blocks(C, theta, model=model):
+        out[cols] = within_batch_total(Z, codes) / n
+    return out
+
+
+def residual_autocorrelation(C, W, theta: float, batch=None, model: tuple | None = None) -> np.ndarray:
+    """z_c^T W z_c / n for every gene's clipped Pearson residuals z (centred in every ``batch``; W
+    row-normalised): the Moran numerator of the residuals (module doc), their variance shared by
+    neighbours, in units of the typical gene's noise (``model``: as :func:`residual_blocks`'s).
+    NaN for a gene without counts."""
+    n = C.shape[0]
+    W = row_normalized(W)
+    out = np.empty(C.shape[1])
+    for cols, Z in residual_blocks(C, theta, model=model):
+        out[cols] = shared_variance(Z, W, batch) / n
+    genes = np.asarray(C.sum(axis=0)).ravel()
+    return np.where(genes > 0, out, np.nan)
+
+
+def _axes(M: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """(column means, p x d leading principal axes) of M, from the eigenvectors of its covariance
+    (M has a few hundred columns)."""
+    from scipy.linalg import eigh
+
+    mean = M.mean(axis=0)
+    Mc = M - mean
+    p = M.shape[1]
+    d = int(max(1, min(d, p, M.shape[0] - 1)))
+    _, V = eigh(Mc.T @ Mc, subset_by_index=[p - d, p - 1])
+    return mean, V[:, ::-1]
+
+
+def residual_embedding(model: CountModel, n_pcs: int, batch=None, genes: int = RESIDUAL_GENES,
+                       among: np.ndarray | None = None, fit_rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(Z, d): principal components of the clipped Pearson residuals of the ``genes`` genes of
+    largest residual variance (every gene tied with the last one too: the genes' order does not
+    matter; ``among``: of those columns only), the space of Lause et al.'s (2021) workflow, cut to
+    d components. d is counted on the residuals with every gene scaled to variance 1
+    (:func:`~.signal.signal_dims`: parallel analysis against a column-permuted copy's first
+    component): a gene whose residuals vary more than the typical gene's is one direction there,
+    not a structure, where unscaled it leads the permuted copy's spectrum and the count follows it.
+    The components themselves are those of the unscaled residuals, whose variance above 1 is the
+    genes' structure. ``batch``: the residuals centred in every batch. ``fit_rows``: the genes, axes
+    and d from those cells only, every cell projected on the axes by blocks of
+    :data:`ROW_BLOCK` (many cells: never all residuals at once)."""
+    among = np.arange(model.X.shape[1]) if among is None else np.asarray(among)
+    rows = slice(None) if fit_rows is None else np.asarray(fit_rows)
+    fit_batch = None if batch is None else np.asarray(batch)[rows]
+    if among.size > genes:
+        part, of_part = model.part(rows, among)
+        var = residual_variance(part, model.theta, fit_batch, of_part)
+        among = among[var >= np.sort(var)[-genes]]
+    M = centred_in_batches(model.residuals(rows, among), fit_batch)
+    scaled = standardized(M)
+    d, _ = signal_dims(scaled, signal_pca(scaled, n_pcs))
+    mean, V = _axes(M, d)
+    if fit_rows is None:
+        return (M - mean) @ V, V.shape[1]
+    Z = np.vstack([(model.residuals(slice(i, i + ROW_BLOCK), among) - mean) @ V
+                   for i in range(0, model.X.shape[0], ROW_BLOCK)])
+    return centred_in_batches(Z, batch), V.shape[1]
+
