@@ -40,8 +40,8 @@ from .class_stats import within_batch_total
 from .representation import signal_pca
 from .signal import signal_dims, standardized
 
-#: genes whose residuals are formed at once (dense n x BLOCK; 10,000 cells: 40 MB)
-BLOCK = 512
+#: genes whose residuals are formed at once (dense n x BLOCK; 10,000 cells: 10 MB an array)
+BLOCK = 128
 #: genes of highest residual variance the residual graph's components are computed on
 RESIDUAL_GENES = 500
 #: bounds of the overdispersion estimate (Hotspot's: below, no overdispersion is Poisson)
@@ -66,7 +66,7 @@ def _count_unit(X: sparse.csr_matrix) -> np.ndarray | None:
     filled = np.flatnonzero(np.diff(X.indptr) > 0)
     positive = X.data if np.all(X.data > 0) else np.where(X.data > 0, X.data, np.inf)
     low[filled] = np.minimum.reduceat(positive, X.indptr[filled])
-    return np.where(np.isfinite(low), np.expm1(low), 1.0)
+    return np.where(np.isfinite(low), np.expm1(low.astype(np.float64)), 1.0)
 
 
 def _as_counts(part: sparse.csr_matrix, unit: np.ndarray | None) -> sparse.csr_matrix:
@@ -132,7 +132,7 @@ class CountModel:
     def of(cls, X, theta_rows=None) -> CountModel:
         """The model of X (cell totals and gene shares by blocks of :data:`ROW_BLOCK` cells);
         theta from the cells ``theta_rows`` (None: all)."""
-        X = sparse.csr_matrix(X, dtype=np.float64)
+        X = X if sparse.issparse(X) and X.format == "csr" else sparse.csr_matrix(X)  # its dtype: no float64 copy
         n = X.shape[0]
         unit = _count_unit(X)
         t, genes = np.zeros(n), np.zeros(X.shape[1])
@@ -178,8 +178,14 @@ def residual_blocks(C, theta: float, block: int = BLOCK, model: tuple | None = N
     for start in range(0, p, block):
         cols = np.arange(start, min(start + block, p))
         mu = np.outer(t, m[cols])
-        sd = np.sqrt(mu + mu * mu / theta)
-        Z = np.divide(C[:, cols].toarray() - mu, sd, out=np.zeros_like(mu), where=sd > 0)
+        sd = np.square(mu)  # in place from here: three n x block arrays at most
+        sd /= theta
+        sd += mu
+        np.sqrt(sd, out=sd)
+        Z = C[:, cols].toarray()
+        Z -= mu  # 0 where sd is 0 (a cell or a gene without counts)
+        del mu
+        np.divide(Z, sd, out=Z, where=sd > 0)
         yield cols, np.clip(Z, -clip, clip, out=Z)
 
 
