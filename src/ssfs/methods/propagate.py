@@ -490,7 +490,7 @@ SPACES = ("auto", "residuals", "values")
 #: the least share of a graph's weight between groups :func:`excess_coherence` takes the log of
 CROSSING_FLOOR = 1e-6
 #: label-free scores (the ``label_free`` parameter)
-LABEL_FREE = ("residual", "autocorrelation", "moran", "signal", "span")
+LABEL_FREE = ("autocorrelation", "residual", "moran", "signal", "span")
 #: the autocorrelation scores: the scale X is read on, and the statistic ("residual": :func:`residual_scores`)
 AUTOCORRELATION = {"autocorrelation": (count_scale, poisson_autocorrelation), "moran": (None, moran_i),
                    "residual": (None, moran_i)}
@@ -511,8 +511,8 @@ def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
-def label_free_scores(X, n_pcs: int, how: str = "residual", batch=None, graph=None,
-                      embedding=None) -> tuple[np.ndarray, int]:
+def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, graph=None,
+                      embedding=None, space: str = "auto") -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
     score). ``"signal"``: the signal components of X in its own units (its genes' variances count,
@@ -521,29 +521,33 @@ def label_free_scores(X, n_pcs: int, how: str = "residual", batch=None, graph=No
     sparse X gets the ``"span"`` scores bit for bit). ``"autocorrelation"``: for count-like X,
     every feature's shared variance in units of its Poisson variance
     (:func:`~ssfs.methods._shared.autocorrelation.poisson_autocorrelation`) on the
-    :data:`AUTOCORRELATION_K`-neighbour graph of those signal components, or on the given
-    ``graph`` / ``embedding``'s (:func:`autocorrelation_scores`); ``"moran"``: Moran's I there
-    instead (the former default); dense X as ``"signal"``. ``batch``: every variance within
-    batches."""
+    :data:`AUTOCORRELATION_K`-neighbour graph of the signal components of the counts' Pearson
+    residuals (``space="values"``: of X's values, session 16-18's graph), or on the given
+    ``graph`` / ``embedding``'s (:func:`autocorrelation_scores`); ``"residual"``: the residuals'
+    own shared variance there (:func:`residual_scores`); ``"moran"``: Moran's I of the values
+    (session 15's); dense X as ``"signal"``. ``batch``: every variance within batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
     if how == "residual" and counts and has_count_scale(X):
         return residual_scores(X, n_pcs, batch, graph, embedding)
     if how in AUTOCORRELATION and counts:
-        return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how)
+        return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how,
+                                      residuals=space != "values" and how == "autocorrelation")
     Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
 
 def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
-                           how: str = "autocorrelation") -> tuple[np.ndarray, int]:
+                           how: str = "autocorrelation", residuals: bool = False) -> tuple[np.ndarray, int]:
     """(scores, signal dimensions): every feature's local autocorrelation (:data:`AUTOCORRELATION`
     ``[how]``: :func:`~ssfs.methods._shared.autocorrelation.poisson_autocorrelation` of X on the
     count scale, or :func:`~ssfs.methods._shared.autocorrelation.moran_i`) on the kNN graph
-    (:data:`AUTOCORRELATION_K` neighbours) of X's signal components, each centred in its batch,
-    or on the given ``graph`` (e.g. scanpy's ``obsp['connectivities']``, all samples) or the kNN
+    (:data:`AUTOCORRELATION_K` neighbours) of X's signal components (``residuals``: of the Pearson
+    residuals of the counts behind X, :func:`~ssfs.methods._shared.residuals.residual_embedding`,
+    where the types of weak markers stand out of the noise of highly expressed genes), each
+    centred in its batch, or on the given ``graph`` (e.g. scanpy's ``obsp['connectivities']``, all samples) or the kNN
     graph of the given ``embedding``. A type's markers are shared by its cells' neighbours
     however few the cells, where a type too small to own a component has no variance in their
     span. Without a graph, beyond :data:`REFINE_SAMPLES` samples on that many chosen by content
@@ -560,7 +564,9 @@ def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None
         rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
         X, batch = X[rows], None if batch is None else batch[rows]
     on = X if scale is None else scale(X)  # the subsample only (no copy of all of X)
-    if embedding is None:
+    if embedding is None and residuals and has_count_scale(X):
+        Z, d = residual_embedding(CountModel.of(X), n_pcs, batch)
+    elif embedding is None:
         Z, d = signal_embedding(X, n_pcs, standardize=False)
     else:
         Z = np.asarray(embedding, dtype=np.float64)[rows]
@@ -603,17 +609,18 @@ def _residual_autocorrelation(model: CountModel, W, batch) -> np.ndarray:
     return residual_autocorrelation(C, W, model.theta, batch, of_part)[group]
 
 
-def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None)) -> Propagation:
+def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None), space: str = "auto") -> Propagation:
     """The model without labels: :func:`label_free_scores` (``given``: the graph and embedding)."""
-    scores, d = label_free_scores(X, n_pcs, how, batch, *given)
+    scores, d = label_free_scores(X, n_pcs, how, batch, *given, space=space)
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
              if given[1] is not None else "the signal components' kNN graph")
     statistic = {"autocorrelation": "shared variance over the Poisson variance", "moran": "Moran's I",
                  "residual": "the Pearson residuals' shared variance"}
     if how in ("autocorrelation", "residual") and not has_count_scale(X):
         how = "moran"
-    if how == "residual" and given == (None, None):
-        where = "the kNN graph of the residuals' signal components"
+    on_residuals = how == "residual" or (how == "autocorrelation" and space != "values")
+    if given[0] is None and given[1] is None and on_residuals:
+        where = "the kNN graph of the Pearson residuals' signal components"
     what = (f"{statistic[how]} on {where}" if how in statistic and count_like(X) else
             "the variance in the span of the signal components")
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
@@ -647,7 +654,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "residual", gene_choice: str = "balanced",
+                    weighting: str = "evidence", label_free: str = "autocorrelation", gene_choice: str = "balanced",
                     unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
                     counts: str = "auto", space: str = "auto") -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups);
@@ -664,7 +671,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         batch = None  # one batch is no batch, bit for bit
     if np.unique(y[lab]).size < 2:
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
-                           (graph, embedding))
+                           (graph, embedding), space)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     if gene_choice not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
@@ -677,13 +684,13 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
-    space = {}  # the start graph's signal components (sparse X: those of the label-free scores too)
+    start_space = {}  # the start graph's signal components (sparse X: those of the label-free scores too)
     if rows is None:
-        W, d = _start_graph(X, k, n_pcs, graph, embedding, batch, space, opts["counts"])
+        W, d = _start_graph(X, k, n_pcs, graph, embedding, batch, start_space, opts["counts"])
         start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
         chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
     else:
-        chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space)
+        chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, start_space)
     acc, chance, pred, held_reach = chosen.agreement
     seed = np.ones(y.size)
     seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
@@ -697,7 +704,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
-                                                 "nothing; label-free scores", batch, (graph, embedding))
+                                                 "nothing; label-free scores", batch, (graph, embedding), space)
     weight = np.where(lab, seed, np.where(groups < K, w_propagated, w_unreached))
     note = None
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
@@ -715,7 +722,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
 
         how = "same" if explained == "auto" and rows is not None else explained  # cost: 2 graphs of all samples
         model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (opts, grouping))
-        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, space.get("Z"))
+        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
+                                  start_space.get("Z") if opts["counts"] is None else None, space)
         model.scores = with_unexplained(model.scores, free, model.explained)
     return model
 
@@ -740,7 +748,7 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
     return crossed
 
 
-def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z) -> np.ndarray:
+def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z, space="auto") -> np.ndarray:
     """The label-free scores a fit with labels interleaves (:func:`with_unexplained`), on the
     samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
     signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here;
@@ -748,9 +756,9 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
     if rows is not None and graph is None:
         X, batch = X[rows], None if batch is None else batch[rows]
         embedding = None if embedding is None else np.asarray(embedding)[rows]
-    if graph is None and embedding is None and sparse.issparse(X) and how != "residual":
+    if graph is None and embedding is None and sparse.issparse(X) and start_z is not None and how != "residual":
         embedding = start_z
-    return label_free_scores(X, n_pcs, how, batch, graph, embedding)[0]
+    return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0]
 
 
 def held_out_reach(agreement: tuple) -> float:
@@ -922,7 +930,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
-                    label_free: Literal["residual", "autocorrelation", "moran", "signal", "span"] = "residual",
+                    label_free: Literal["autocorrelation", "residual", "moran", "signal", "span"] = "autocorrelation",
                     gene_choice: Literal["total", "balanced"] = "balanced",
                     unexplained: Literal["interleave", "r2"] = "interleave",
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
@@ -958,8 +966,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Weight of the propagated samples (labeled: 1): "evidence" (:func:`propagated_weight`),
         "kept_evidence" (the kept graph's evidence only), "coherence" (r shrunk towards the coherence).
     label_free
-        Scores without labels (:func:`label_free_scores`): "residual" (counts, :func:`residual_scores`),
-        "autocorrelation" (session 16's), "moran", "signal" (dense X's default), "span".
+        Scores without labels (:func:`label_free_scores`): "autocorrelation" (counts: on the ``space``'s
+        graph), "residual" (:func:`residual_scores`), "moran", "signal" (dense X's default), "span".
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
