@@ -1,4 +1,4 @@
-"""Pearson residuals of counts: every gene in units of its noise, for the label-free score.
+"""Pearson residuals of counts: every gene in units of its noise, for the graphs of ``propagate``.
 
 Under a negative binomial with depth-proportional means, count x_cg of cell c and gene g has
 mean mu_cg = t_c m_g (t_c the cell's total, m_g the gene's share of all counts) and variance
@@ -15,7 +15,7 @@ One overdispersion for all genes: theta is the median over the expressed genes o
 moment estimate with depth-adjusted means (the estimator of Hotspot's ``danb`` model, DeTomaso &
 Yosef 2021). A gene-wise theta would absorb a marker's cell-type variance into its own noise (its
 residuals would have variance 1, like noise); one theta for all leaves a gene whose variance
-exceeds the typical gene's with residual variance above 1, which is what the score looks for.
+exceeds the typical gene's with residual variance above 1: its structure, what the components follow.
 Lause et al. fix theta = 100; the estimate follows data whose noise is far larger (UMI data:
 theta about 2-10; Splatter's biological CV 0.55: theta about 3).
 
