@@ -172,3 +172,15 @@ def test_components_fitted_on_some_cells_project_every_cell():
     centroids = np.array([projected[t == k].mean(axis=0) for k in range(3)])
     nearest = np.argmin(((projected[:, None, :] - centroids[None]) ** 2).sum(axis=2), axis=1)
     assert (nearest == t).mean() >= 0.95  # the types stay apart in the projected cells
+
+
+def test_axes_of_many_columns_without_a_covariance_matrix(monkeypatch):
+    """Above ``COVARIANCE_COLUMNS`` columns the axes come from the PCA scores (no p x p matrix):
+    the same projection as the covariance's eigenvectors, up to sign."""
+    rng = np.random.default_rng(8)
+    M = rng.normal(size=(300, 40)) + np.outer(rng.normal(size=300), rng.normal(size=40)) * 3
+    mean, V = R._axes(M, 3)
+    monkeypatch.setattr(R, "COVARIANCE_COLUMNS", 10)
+    mean_z, V_z = R._axes(M, 3)
+    np.testing.assert_array_equal(mean, mean_z)
+    np.testing.assert_allclose(np.abs((M - mean) @ V_z), np.abs((M - mean) @ V), rtol=1e-6, atol=1e-8)

@@ -46,6 +46,8 @@ BLOCK = 128
 RESIDUAL_GENES = 500
 #: bounds of the overdispersion estimate (Hotspot's: below, no overdispersion is Poisson)
 THETA_BOUNDS = (1e-10, 1e9)
+#: most columns whose covariance :func:`_axes` decomposes (beyond: no p x p matrix)
+COVARIANCE_COLUMNS = 2000
 #: cells whose residuals are formed at once when every cell is projected on fitted axes
 ROW_BLOCK = 8192
 
@@ -216,13 +218,18 @@ def residual_autocorrelation(C, W, theta: float, batch=None, model: tuple | None
 
 def _axes(M: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     """(column means, p x d leading principal axes) of M, from the eigenvectors of its covariance
-    (M has a few hundred columns)."""
+    when M has at most :data:`COVARIANCE_COLUMNS` columns (the residual graphs' few hundred genes);
+    else from :func:`~.representation.signal_pca`'s scores Z = M_c V as V = M_c^T Z / diag(Z^T Z),
+    never a p x p matrix (a ``genes`` parameter of thousands)."""
     from scipy.linalg import eigh
 
     mean = M.mean(axis=0)
     Mc = M - mean
     p = M.shape[1]
     d = int(max(1, min(d, p, M.shape[0] - 1)))
+    if p > COVARIANCE_COLUMNS:
+        Z = signal_pca(M, d)
+        return mean, (Mc.T @ Z) / np.maximum((Z * Z).sum(axis=0), np.finfo(float).tiny)
     _, V = eigh(Mc.T @ Mc, subset_by_index=[p - d, p - 1])
     return mean, V[:, ::-1]
 
