@@ -113,7 +113,8 @@ def test_every_help_shows_the_defaults():
     rank = " ".join(helps["rank"].split())
     for text in ("(default: propagate)", "(default: 0)", "(default: auto)", "(default: -)"):
         assert text in rank, text
-    assert "(default: propagate,laplacian,fisher,cls:" in " ".join(helps["select"].split())
+    assert "else the committee propagate,laplacian,fisher,cls" in " ".join(helps["select"].split())
+    assert "(default: auto)" in " ".join(helps["select"].split())
     # every rank / select option that has a default shows it
     for cmd in ("rank", "select"):
         text = " ".join(helps[cmd].split())

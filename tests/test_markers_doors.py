@@ -78,13 +78,14 @@ def test_ssfs_rank_writes_markers_next_to_the_ranking(planted, tmp_path, capsys)
     assert a.var["propagate_explained"].to_numpy()[sim.markers].all()
 
 
-def test_select_stable_defaults_to_the_committee(planted):
+def test_select_stable_defaults_to_auto(planted):
+    """methods "auto" (the default): on these counts propagate alone, and the summary says so."""
     X, sim, labels = planted
     a = _adata(X, labels)
     ssfs.tl.select_stable(a, groupby="cell_type", resamples=4, top=10, threshold=0.5)
     info = a.uns["ssfs_selection"]
-    committee = ["propagate", "laplacian", "fisher", "cls"]  # those that cannot run are left out, named
-    assert info["methods"] == [m for m in committee if m not in info["left_out"]] and "propagate" in info["methods"]
+    assert info["methods"] == ["propagate"] and info["left_out"] == {}
+    assert info["methods_rule"] == "methods auto: propagate on count-like data (single cells)"
     chosen = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
     assert chosen.size >= 5 and np.isin(chosen, sim.markers).all()
 

@@ -36,8 +36,9 @@ def test_cpss_pairs_are_complementary_within_groups():
             assert (y[a] == g).sum() == h and (y[b] == g).sum() == h
     with pytest.raises(InputError, match="even"):
         resamples(y, 5, "cpss", np.random.default_rng(1))
-    with pytest.raises(InputError, match="fewer than 2"):
-        resamples(np.array([0, 1, 1, -1]), 2, "cpss", np.random.default_rng(1))
+    with pytest.warns(UserWarning, match="class\\(es\\) 0 have one labeled sample"):
+        lone = resamples(np.array([0, 1, 1, -1]), 2, "cpss", np.random.default_rng(1))
+    assert [(0 in h) + (3 in h) for h in lone] == [1, 1]  # sample 0 drawn with the unlabeled sample 3
     boot = resamples(y, 3, "bootstrap", np.random.default_rng(1))
     assert all(b.size == y.size and (y[b] == 0).sum() == 5 and (y[b] == -1).sum() == 7 for b in boot)
 
@@ -176,14 +177,30 @@ def test_ssfs_select_refuses_bad_options_before_reading_the_data(capsys, argv, m
     assert len(err) == 1 and message in err[0], err
 
 
-def test_cpss_names_the_class_with_too_few_labels():
+def test_cpss_draws_a_class_of_one_label_with_the_unlabeled():
+    """A class with one labeled sample (1 % labels on a rare type): cpss draws that sample with the
+    unlabeled ones, so it is in one half of a pair at most; a warning and the verdict name the class.
+    fisher then cannot run on the halves without it (left out, named); propagate answers."""
+    from ssfs.experiment.selection import one_label_classes
     from ssfs.tl import select_stable
 
+    y = np.array([0, 0, 0, 1, -1, -1, -1, -1, -1, 2, 2])
+    assert one_label_classes(y) == [1]
+    with pytest.warns(UserWarning, match=r"class\(es\) 'b' have one labeled sample"):
+        halves = resamples(y, 6, "cpss", np.random.default_rng(0), ["a", "b", "c"])
+    for a, b in zip(halves[::2], halves[1::2], strict=True):
+        assert not np.intersect1d(a, b).size and (3 in a) + (3 in b) <= 1  # complementary; sample 3 at most once
+        assert all(((y[h] == c).sum() == 1) for h in (a, b) for c in (0, 2))  # 2-3 labels: 1 each half
+        assert a.size + b.size >= 9  # every group halved: one sample of each odd group sits out
+    assert sum(3 in h for h in halves) >= 1
     ad = _planted_adata()
     ad.obs.loc[ad.obs["cell_type"] == "b", "cell_type"] = np.nan
     ad.obs.loc["s59", "cell_type"] = "b"  # one labeled sample of class b
-    with pytest.raises(InputError, match=r"class\(es\) 'b' have fewer than 2 labeled samples"):
-        select_stable(ad, ("fisher",), groupby="cell_type", resamples=4)
+    with pytest.warns(UserWarning, match="have one labeled sample"):
+        select_stable(ad, ("propagate", "fisher"), groupby="cell_type", resamples=4)
+    info = ad.uns["ssfs_selection"]
+    assert info["one_label_classes"] == ["b"] and list(info["left_out"]) == ["fisher"]
+    assert "Class b had one labeled sample: in each complementary pair" in info["verdict"]
 
 
 def test_r_concave_bound_is_the_tightest_and_follows_stabs_rules():

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from analyst_data import CLASSES, marker_class, write_analyst_csv
 
-from ssfs.errors import InputError, SupervisionError
+from ssfs.errors import InputError, SSFSError, SupervisionError
 from ssfs.experiment.error_bound import bound_of, choose_top, error_bound
 from ssfs.experiment.selection import consensus, method_weights
 from ssfs.experiment.selection_defaults import SELECTION_DEFAULTS
@@ -59,10 +59,30 @@ def test_one_threshold_default_everywhere():
         assert getattr(args, key) == value, key
         assert sig[key].default == value, key
     assert SELECTION_DEFAULTS["threshold"] == 0.8 and SELECTION_DEFAULTS["top"] == "auto"
-    # the default committee (docs/labels_that_count.md): ssfs select, ssfs.tl and the default config
+    # the default methods (docs/labels_that_count.md, "Selection mode"): ssfs select, ssfs.tl, the default config
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config/config.yaml").read_text())
-    committee = ["propagate", "laplacian", "fisher", "cls"]
-    assert args.methods.split(",") == list(sig["methods"].default) == config["selection"]["methods"] == committee
+    assert args.methods == sig["methods"].default == config["selection"]["methods"] == "auto"
+
+
+def test_auto_methods_follow_the_data():
+    """methods "auto": propagate alone on count-like data (sparse, or half the values 0), the
+    committee on dense data; parameters of a method not chosen are dropped, the others checked."""
+    from scipy import sparse
+
+    from ssfs.experiment.stable_selection import method_settings, methods_for
+
+    dense = np.arange(1.0, 13.0).reshape(4, 3)
+    half_zeros = np.where(np.arange(12).reshape(4, 3) % 2 == 0, 0.0, 1.0)
+    settings, rule = methods_for("auto", dense, {"cls": {"k": 5}})
+    assert list(settings) == ["propagate", "laplacian", "fisher", "cls"] and settings["cls"]["params"]["k"] == 5
+    assert rule == "methods auto: propagate, laplacian, fisher, cls on dense data"
+    for counts in (sparse.csr_matrix(dense), half_zeros):
+        settings, rule = methods_for("auto", counts, {"cls": {"k": 5}, "propagate": {"k": 9}})
+        assert list(settings) == ["propagate"] and settings["propagate"]["params"]["k"] == 9
+        assert rule == "methods auto: propagate on count-like data (single cells)"
+    assert methods_for(["fisher"], half_zeros) == (method_settings(["fisher"]), "")
+    with pytest.raises(SSFSError, match="not among the methods"):
+        method_settings("auto", {"variance": {}})  # checked against the committee before any data is read
 
 
 def test_stability_weights_by_hand():
@@ -131,8 +151,9 @@ def analyst(tmp_path_factory):
 @pytest.mark.parametrize("lpc", [5, 2])
 def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
     """300 samples x 2,000 genes, 40 planted markers (+1.5 sd, 10 per class), 5 (or 2) labels per class,
-    blank label cells: ``ssfs select`` with its defaults (the committee propagate, laplacian, fisher,
-    cls) lists most of the markers (28 and 27 of 40 with 5 and 2 labels per class), no more false
+    blank label cells: ``ssfs select`` with its defaults (methods auto: on dense data the committee
+    propagate, laplacian, fisher, cls) lists most of the markers (28 and 27 of 40 with 5 and 2
+    labels per class), no more false
     selections than the bound (none), each with the class it marks (propagate's groups: all right),
     and prints the answer in words. With 2 labels per class fisher cannot run on the half-samples
     (one label of a class): it is left out and named, and the others answer."""
@@ -156,6 +177,8 @@ def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
     assert right >= 0.95 * len(true) and set(chosen["marks"]) <= set(CLASSES)
     assert printed.startswith(f"{s['n_selected']} features selected; about 1 of them may be a false selection")
     assert " ".join(s["verdict"].split()) == " ".join(printed.split("\n\n")[0].split())
+    rule = "(methods auto: propagate, laplacian, fisher, cls on dense data; --methods to choose)"
+    assert printed.split("\n\n")[1] == rule
     if lpc == 2:
         assert list(s["left_out"]) == ["fisher"] and s["methods"] == ["propagate", "laplacian", "cls"]
         assert "fisher (could not run on resample 0: method 'fisher'" in s["verdict"]

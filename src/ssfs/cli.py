@@ -5,7 +5,7 @@ several methods over resamples (the workflow's selection mode), all without Snak
     ssfs rank data.tsv --labels-file labels.tsv --method cls -o ranking.tsv
     ssfs rank data.csv --method laplacian                      # label-free: no labels needed
     ssfs rank cells.h5ad --label-key cell_type --method cls --param k=15 -o ranked.h5ad
-    ssfs select cells.h5ad --label-key cell_type -o selection/   # --methods propagate,laplacian,fisher,cls
+    ssfs select cells.h5ad --label-key cell_type -o selection/   # --methods auto: propagate on counts
 """
 
 from __future__ import annotations
@@ -332,11 +332,12 @@ def _write_markers(ranked, var_names, output: str, write_tsv) -> dict:
 
 
 def _select_settings(args) -> tuple[dict, dict]:
-    """(label -> {"method", "params"}, the selection options) of ``ssfs select``, checked
-    before any data is read (one line naming the option)."""
+    """(method -> its parameters, the selection options with ``methods``: the names or "auto")
+    of ``ssfs select``, checked before any data is read (one line naming the option)."""
     from .experiment.stable_selection import method_settings, selection_options  # lazy: loads pandas
 
     labels = [m.strip() for m in args.methods.split(",") if m.strip()]
+    labels = "auto" if labels == ["auto"] else labels
     params: dict = {}
     for item in args.param or []:
         head, eq, value = item.partition("=")
@@ -347,7 +348,8 @@ def _select_settings(args) -> tuple[dict, dict]:
     sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold,
                             max_false=args.max_false, assumption=args.assumption, scheme=args.scheme,
                             aggregation=args.aggregation, where="--")
-    return method_settings(labels, params), {**sel, "methods": labels}
+    method_settings(labels, params)  # checked before the data is read (auto: chosen on it, methods_for)
+    return params, {**sel, "methods": labels}
 
 
 def _top(text: str):
@@ -357,21 +359,22 @@ def _top(text: str):
 
 def cmd_select(args) -> int:
     # lazy: pandas and anndata (about 0.7 s), which --help does not need
-    from .experiment.stable_selection import stable_selection
+    from .experiment.stable_selection import methods_for, stable_selection
     from .io.atomic import write_json, write_tsv
     from .io.h5ad import gene_symbols
     from .report.selection import draw_selection_figures
 
-    methods, sel = _select_settings(args)  # before reading data
+    params, sel = _select_settings(args)  # before reading data
     _check_output_folder(args.output)
     log = _rank_output(args)
     adata, y, classes, _, batch = _read_input(args, log)
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
         cons = Constraints.empty()
+    methods, rule = methods_for(sel["methods"], adata.X, params)
     res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
                            names=np.asarray(adata.var_names), classes=classes, symbols=gene_symbols(adata),
-                           batch=batch)
+                           batch=batch, rule=rule)
     out = Path(args.output)
     files = {k: out / f for k, f in SELECT_FILES.items()}
     inputs = {k: files[k] for k in ("summary", "path", "consensus")}
@@ -402,6 +405,8 @@ def selection_text(table, summary: dict, out: Path, max_rows: int = 25) -> str:
     import textwrap
 
     lines = textwrap.wrap(summary["verdict"], 100) + [""]
+    if summary.get("methods_rule"):
+        lines += [f"({summary['methods_rule']}; --methods to choose)", ""]
     shown = table[table["selected"]].head(max_rows)
     cols = [c for c in ("feature", "symbol", "frequency", "marks", "direction", "log_fold_change") if c in shown]
     if len(shown):
@@ -541,10 +546,11 @@ def _add_select_parser(sub) -> None:
                     "selection mode (config/README.md) for one file. Prints the answer in words; writes consensus.tsv, "
                     "summary.json, stability_path.tsv/.svg and dotplot.svg to --output.\n\n" + RANK_LABELS_HELP)
     _add_input_arguments(s)
-    s.add_argument("--methods", default="propagate,laplacian,fisher,cls",
-                   help="comma-separated registered methods (default: propagate,laplacian,fisher,cls: the committee "
-                        "that found the most planted markers on half-samples, docs/labels_that_count.md; methods "
-                        "that cannot run, e.g. fisher without 2 labels per class, are left out and named)")
+    s.add_argument("--methods", default="auto",
+                   help="comma-separated registered methods, or auto: propagate alone on count-like data (single "
+                        "cells), else the committee propagate,laplacian,fisher,cls (docs/labels_that_count.md, "
+                        "Selection mode); methods that cannot run, e.g. fisher without 2 labels per class, are left "
+                        "out and named")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",
                    help="a parameter of one of the methods, e.g. cls.k=15 (repeatable)")
     d = SELECTION_DEFAULTS

@@ -275,3 +275,48 @@ def test_a_type_nobody_labeled_is_a_group_of_the_attribution(tmp_path):
     ssfs.tl.select_stable(adata, groupby="label", methods=["propagate"], random_state=3, resamples=10, top=12)
     assert adata.var.loc[list(expected), "ssfs_selection_marks"].to_dict() == expected
     assert list(adata.uns["ssfs_selection"]["class_means"].columns) == ["a", "b", "unlabeled 1"]
+
+
+def counts_csv(path, n=200, seed=0):
+    """n cells x P genes of Poisson counts (mostly zeros: count-like), markers g0..g3 at 8 times
+    the others' mean in type b; 6 labels per type, the rest blank."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(["a", "b"], n // 2)
+    rate = np.full((n, P), 0.3)
+    rate[:, :M] *= np.where(y == "b", 8.0, 1.0)[:, None]
+    df = pd.DataFrame(rng.poisson(rate), columns=[f"g{j}" for j in range(P)], index=[f"c{i}" for i in range(n)])
+    lab = pd.Series("", index=df.index)
+    for c in ("a", "b"):
+        lab.iloc[np.flatnonzero(y == c)[:6]] = c
+    df.insert(0, "label", lab)
+    df.index.name = "cell"
+    df.to_csv(path)
+
+
+@pytest.mark.slow
+def test_selection_methods_auto_follow_each_dataset(tmp_path):
+    """``selection.methods: auto`` (the default config's): the committee on the dense table,
+    ``propagate`` alone on the counts (the others not run there), each summary saying which; the
+    counts' list is ssfs select's with its defaults, byte for byte."""
+    from ssfs.cli import main
+
+    planted_csv(tmp_path / "planted.csv")
+    counts_csv(tmp_path / "counts.csv")
+    cfg = sel_config(tmp_path / "planted.csv", methods="auto")
+    cfg["datasets"]["counts"] = {"path": "counts.csv", "label_column": "label"}
+    cfg["methods"] = {"propagate": {}, "laplacian": {}, "fisher": {}, "cls": {}, "variance": {}}
+    wd = tmp_path / "run"
+    snakemake(wd, cfg, cores=2)
+    s = {ds: json.loads((wd / "results" / ds / "selection" / "summary.json").read_text())
+         for ds in ("planted", "counts")}
+    assert s["planted"]["methods"] == ["propagate", "laplacian", "fisher", "cls"]
+    assert s["planted"]["methods_rule"] == "methods auto: propagate, laplacian, fisher, cls on dense data"
+    assert s["counts"]["methods"] == ["propagate"] and s["counts"]["left_out"] == {}
+    assert s["counts"]["methods_rule"] == "methods auto: propagate on count-like data (single cells)"
+    assert sorted(s["counts"]["features"]) == [f"g{j}" for j in range(M)]
+    out = tmp_path / "cli"
+    assert main(["select", str(tmp_path / "counts.csv"), "--label-column", "label", "--seed", "3", "--resamples", "10",
+                 "--top", str(M), "--threshold", "0.8", "--name", "counts", "-o", str(out), "--no-progress"]) == 0
+    runs = wd / "results" / "counts" / "selection"
+    assert (out / "summary.json").read_bytes() == (runs / "summary.json").read_bytes()
+    assert (out / "consensus.tsv").read_bytes() == (runs / "consensus.tsv").read_bytes()

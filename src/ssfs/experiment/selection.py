@@ -19,6 +19,7 @@ with selection frequencies, its stability and an error bound (issue #14).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,22 +44,27 @@ def _groups(y: np.ndarray) -> list[np.ndarray]:
 def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, class_names=None) -> list[np.ndarray]:
     """``n`` sorted index arrays of samples. ``cpss``: n/2 complementary pairs; each group of
     size m is permuted and its first floor(m/2) samples go to one half, the next floor(m/2) to the
-    other (one sample of an odd group sits out, as in CPSS). ``bootstrap``: n draws with
-    replacement of each group's size within each group. ``class_names`` (by code) name the
-    classes in errors."""
+    other (one sample of an odd group sits out, as in CPSS); the one labeled sample of a class
+    that has one (:func:`one_label_classes`) is drawn with the unlabeled samples, so it is in one
+    half of a pair or sits out, and the other half sees that class unlabeled (a warning names it).
+    ``bootstrap``: n draws with replacement of each group's size within each group.
+    ``class_names`` (by code) name the classes in the warning."""
     if scheme not in SCHEMES:
         raise InputError(f"selection scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
     groups = _groups(y)
-    labeled = groups[:-1] if groups and np.asarray(y)[groups[-1][0]] < 0 else groups
     out: list[np.ndarray] = []
     if scheme == "cpss":
         if n % 2:
             raise InputError(f"selection.resamples must be even with scheme cpss (complementary pairs), got {n}")
-        small = [int(np.asarray(y)[g[0]]) for g in labeled if g.size < 2]
-        if small:
-            names = ", ".join(repr(str(class_names[c])) if class_names is not None else str(c) for c in small)
-            raise InputError(f"selection scheme cpss: class(es) {names} have fewer than 2 labeled samples, "
-                             "so a half-sample would miss the class; label more samples or use scheme bootstrap")
+        single = one_label_classes(y)
+        if single:
+            names = ", ".join(repr(str(class_names[c])) if class_names is not None else str(c) for c in single)
+            warnings.warn(f"selection scheme cpss: class(es) {names} have one labeled sample, in one half of a pair "
+                          "at most: the other half sees the class unlabeled (label a second sample of it, or use "
+                          "scheme bootstrap)", UserWarning, stacklevel=2)
+            lone = np.isin(np.asarray(y), single)
+            groups = [g for g in groups if not lone[g[0]] and np.asarray(y)[g[0]] >= 0]
+            groups.append(np.flatnonzero((np.asarray(y) < 0) | lone))
         for _ in range(n // 2):
             a, b = [], []
             for g in groups:
@@ -71,6 +77,13 @@ def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, clas
         for _ in range(n):
             out.append(np.sort(np.concatenate([rng.choice(g, size=g.size, replace=True) for g in groups])))
     return out
+
+
+def one_label_classes(y: np.ndarray) -> list[int]:
+    """The codes of the classes with exactly one labeled sample in ``y`` (-1 unlabeled)."""
+    y = np.asarray(y)
+    codes, counts = np.unique(y[y >= 0], return_counts=True)
+    return [int(c) for c in codes[counts == 1]]
 
 
 def ranks_from_order(order, p: int) -> np.ndarray:

@@ -9,6 +9,16 @@ SELECTION_DEFAULTS = {"resamples": 20, "top": "auto", "threshold": 0.8, "max_fal
                       "scheme": "cpss", "aggregation": "stability_weighted"}
 
 
+#: selection mode's methods on dense data (microarrays): the committee that selected the most planted
+#: markers on half-samples of the analyst's CSV (docs/labels_that_count.md, "Selection mode")
+COMMITTEE = ("propagate", "laplacian", "fisher", "cls")
+#: on count-like data (single cells) ``propagate`` alone: there the committee's graph members rank the
+#: noise of highly expressed genes and pull the consensus off the markers (same section)
+COUNTS_COMMITTEE = ("propagate",)
+#: the value of ``methods`` (``--methods``, ``selection.methods``) that chooses between the two from the data
+AUTO = "auto"
+
+
 def kept_per_class(sel: dict, dataset: str) -> int | None:
     """The labels per class the answer keeps on ``dataset`` (``selection.labeled_per_class``: one
     number for every dataset, or dataset name -> number; None = every label)."""

@@ -25,13 +25,23 @@ import pandas as pd
 from .._validation import check_labels_named
 from ..errors import ConfigError, SSFSError, SupervisionError
 from ..labels import Labels
+from ..methods._shared.counts import count_like
 from ..registry import check_params, get_method
 from ..runner import MethodConfig, batch_handling, method_configs
 from ..seeding import derive_rng
 from .attribution import attribution, memberships_of
 from .error_bound import ASSUMPTIONS, choose_top
-from .selection import AGGREGATIONS, SCHEMES, consensus, ranks_from_order, resamples, stability_path, summary
-from .selection_defaults import SELECTION_DEFAULTS, kept_per_class
+from .selection import (
+    AGGREGATIONS,
+    SCHEMES,
+    consensus,
+    one_label_classes,
+    ranks_from_order,
+    resamples,
+    stability_path,
+    summary,
+)
+from .selection_defaults import AUTO, COMMITTEE, COUNTS_COMMITTEE, SELECTION_DEFAULTS, kept_per_class
 from .splits import draw_labeled
 from .verdict import verdict
 
@@ -74,8 +84,10 @@ def top_for(sel: dict, p: int) -> int:
 
 def method_settings(methods, params: dict | None = None) -> dict:
     """label -> ``{"method", "params"}`` for registered method names, each one's ``params``
-    (``{name: {param: value}}``) checked against its signature."""
-    methods = [methods] if isinstance(methods, str) else list(methods)
+    (``{name: {param: value}}``) checked against its signature; ``"auto"``: those of
+    :data:`~ssfs.experiment.selection_defaults.COMMITTEE` (checked before the data is read;
+    :func:`methods_for` chooses on the data)."""
+    methods = list(COMMITTEE) if methods == AUTO else [methods] if isinstance(methods, str) else list(methods)
     params = dict(params or {})
     if not methods or len(set(methods)) != len(methods):
         raise ConfigError(f"selection methods must be distinct registered names, got {methods}")
@@ -87,6 +99,23 @@ def method_settings(methods, params: dict | None = None) -> dict:
         raise ConfigError(f"selection method {built[0]!r} builds components, not a feature ranking; choose methods "
                           "that rank features (ssfs methods)")
     return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
+
+
+def methods_for(methods, X, params: dict | None = None) -> tuple[dict, str]:
+    """(label -> ``{"method", "params"}``, the rule the summary states) of selection mode on X:
+    ``methods`` as given (rule ""), or for ``"auto"`` (the default of ``ssfs select`` and
+    :func:`ssfs.tl.select_stable`) ``propagate`` alone when X is count-like
+    (:func:`~ssfs.methods._shared.counts.count_like`: single cells), else the committee
+    ``propagate, laplacian, fisher, cls``; the parameters of a method not chosen are dropped.
+    On counts the committee's graph members (log values) rank highly expressed genes' noise and
+    their stable lists outvote ``propagate``'s (docs/labels_that_count.md, "Selection mode")."""
+    if methods != AUTO:
+        return method_settings(methods, params), ""
+    counts = count_like(X)
+    chosen = COUNTS_COMMITTEE if counts else COMMITTEE
+    params = {m: p for m, p in (params or {}).items() if m in chosen}
+    kind = "count-like data (single cells)" if counts else "dense data"
+    return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
 
 
 def selection_labels(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> np.ndarray:
@@ -245,6 +274,9 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
          "labels_kept_per_class": kept_per_class(sel, dataset),
          "labels_given": int((np.asarray(y if given is None else given) >= 0).sum()),
          **({"batches": batches} if batches else {})}
+    single = one_label_classes(y) if sel["scheme"] == "cpss" else []
+    if single:
+        s["one_label_classes"] = [str(classes[c]) for c in single]
     table, s["attribution"] = _attributed(table, X, y, classes, ok)
     table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
     s["verdict"] = verdict(s)
@@ -265,19 +297,23 @@ def _attributed(table: pd.DataFrame, X, y, classes, runs: dict) -> tuple[pd.Data
 
 
 def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset: str, names, classes,
-                     symbols=None, batch=None) -> SelectionResult:
+                     symbols=None, batch=None, rule: str = "") -> SelectionResult:
     """The whole selection mode in one process: ``methods`` maps labels to ``{"method", "params"}``,
     ``sel`` is a validated ``selection:`` config entry, ``batch`` every sample's batch (or None:
-    samples compared within batches, :func:`ssfs.runner.within_batches`); returns what the workflow writes to
-    ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
+    samples compared within batches, :func:`ssfs.runner.within_batches`), ``rule`` how the methods
+    were chosen (:func:`methods_for`; kept in the summary as ``methods_rule``); returns what the
+    workflow writes to ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     labels = Labels(y, classes)
     runs = {settings.label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
                                            classes=classes, batch=batch)[0]
             for settings in method_configs(methods)}
-    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
-                            batches=batch_summary(batch, methods, X))
+    res = consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
+                           batches=batch_summary(batch, methods, X))
+    if rule:
+        res.summary["methods_rule"] = rule
+    return res
 
 
 def batch_summary(batch, methods: dict, X) -> dict | None:

@@ -104,8 +104,18 @@ def verdict(s: dict) -> str:
     else:
         tail = f"Stability of the list {stab_text} ({word})."
     note = s.get("note")
-    return " ".join(t for t in (head, tail, left, _batch_sentence(s), note and note[0].upper() + note[1:] + ".")
-                    if t)
+    return " ".join(t for t in (head, tail, left, _batch_sentence(s), _one_label_sentence(s),
+                                note and note[0].upper() + note[1:] + ".") if t)
+
+
+def _one_label_sentence(s: dict) -> str:
+    """The classes with one labeled sample, which half of the half-samples saw unlabeled ('' if none)."""
+    single = s.get("one_label_classes") or []
+    if not single:
+        return ""
+    names = ", ".join(single)
+    return (f"{'Class' if len(single) == 1 else 'Classes'} {names} had one labeled sample: in each complementary "
+            "pair of half-samples one half at most held it, the other saw the class unlabeled.")
 
 
 def _batch_sentence(s: dict) -> str:

@@ -447,8 +447,9 @@ def graphs_excess(chosen: Candidate, start: Candidate, y, K: int, prop: dict, po
 
 
 def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
-    """Held-out agreement within two binomial standard errors of chance."""
-    return acc <= chance + 2.0 * np.sqrt(max(chance * (1.0 - chance), 1e-12) / max(n_labeled, 1))
+    """Held-out agreement within two binomial standard errors of chance (never when chance is 1:
+    the held-out labels of one class leave nothing to tell apart)."""
+    return chance < 1.0 and acc <= chance + 2.0 * np.sqrt(max(chance * (1.0 - chance), 1e-12) / max(n_labeled, 1))
 
 
 def variance_in_span(X, Z: np.ndarray, batch=None) -> np.ndarray:

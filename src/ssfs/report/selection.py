@@ -105,17 +105,20 @@ def compared_sentence(s: dict, s_all: dict | None) -> str:
 
 def _best_sentence(ds: str, methods, best_all: pd.DataFrame | None, best_sel: pd.DataFrame | None) -> str:
     """The benchmark's best method among the methods behind the answer, and the overall best when
-    it is another one (e.g. ``variance`` on waveform)."""
+    it is another one (e.g. ``variance`` on waveform). One method behind the answer (``selection.methods:
+    auto`` on counts): nothing to compare among, only the overall best."""
     if best_sel is None or not len(best_sel) or not (best_sel["dataset"] == ds).any():
         return ""
-    text = ("Benchmark, among the methods behind this answer: "
-            + " ".join(best_sel.loc[best_sel["dataset"] == ds, "sentence"]))
+    text = ""
+    if len(methods) > 1:
+        text = ("Benchmark, among the methods behind this answer: "
+                + " ".join(best_sel.loc[best_sel["dataset"] == ds, "sentence"]))
     if best_all is not None and (best_all["dataset"] == ds).any():
         overall = best_all.loc[best_all["dataset"] == ds, "best"].iloc[0]
         if overall not in methods:
             text += (f" Over every benchmarked method, {overall} had the best mean; it is not among the methods "
                      "of the selection.")
-    return text
+    return text.strip()
 
 
 def _shown_table(table: pd.DataFrame, s: dict, s_all: dict | None = None) -> tuple[pd.DataFrame, list[str]]:

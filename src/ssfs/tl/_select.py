@@ -11,12 +11,12 @@ from .._docs import doc_params
 from ..constraints import Constraints
 from ..errors import MethodError
 from ..experiment.selection_defaults import SELECTION_DEFAULTS as _SEL
-from ..experiment.stable_selection import method_settings, selection_options, stable_selection
+from ..experiment.stable_selection import method_settings, methods_for, selection_options, stable_selection
 from ._anndata import batch_of, expression, labels_of, var_positions
 
 
 @doc_params
-def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *, groupby: str | None = None,
+def select_stable(adata, methods="auto", *, groupby: str | None = None,
                   unlabeled_values=(), use_raw: bool | None = None, layer: str | None = None,
                   params: dict | None = None, resamples: int = _SEL["resamples"], top="auto",
                   threshold: float = _SEL["threshold"], max_false: float = _SEL["max_false"],
@@ -32,9 +32,8 @@ def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *,
     ----------
     {adata}
     methods
-        Registered method names (``ssfs methods``); their rankings are aggregated on every
-        resample (default: docs/labels_that_count.md, selection); each builds its own graph
-        on every resample (a stored ``obsp`` graph covers all cells only).
+        Registered method names, or ``"auto"``: propagate alone on counts, else propagate, laplacian,
+        fisher, cls (:func:`ssfs.experiment.stable_selection.methods_for`; ``uns`` ``methods_rule``).
     {groupby}
     {unlabeled_values}
     {use_raw}
@@ -80,14 +79,15 @@ def select_stable(adata, methods=("propagate", "laplacian", "fisher", "cls"), *,
     """
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
         raise MethodError(f"random_state must be an integer >= 0 (a seed), got {random_state!r}")
-    settings = method_settings(methods, params)
+    method_settings(methods, params)  # checked before the data is read
     sel = selection_options(resamples=resamples, top=top, threshold=threshold, max_false=max_false,
                             assumption=assumption, scheme=scheme, aggregation=aggregation)
     adata = adata.copy() if copy else adata
     y, classes = labels_of(adata, groupby, unlabeled_values) or (np.full(adata.n_obs, -1, dtype=np.int64), [])
     data = expression(adata, use_raw, layer)
     cons = constraints if constraints is not None else Constraints.from_labels(y)
-    res = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state), dataset=key_added,
+    settings, rule = methods_for(methods, data.X, params)
+    res = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state), dataset=key_added, rule=rule,
                            names=np.asarray(data.var_names), classes=classes, batch=batch_of(adata, batch_key))
     _store(adata, key_added, res.table, data.var_names, threshold)
     adata.uns[key_added] = {**res.summary, **_uns_frames(res, data.var_names), "groupby": groupby,

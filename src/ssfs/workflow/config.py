@@ -17,6 +17,7 @@ import jsonschema
 import yaml
 
 from ..errors import ConfigError, MethodError
+from ..experiment.selection_defaults import AUTO, COMMITTEE
 from ..io.builtin import BUILTINS
 from ..io.prepare import has_label_source
 from ..params import json_schema
@@ -152,6 +153,13 @@ def selection_methods(cfg: dict) -> list[str]:
                           f"datasets ({', '.join(sorted(cfg['datasets']))})")
     if sel["methods"] is None:
         labels = [m for m in sorted(cfg["methods"]) if get_method(cfg["methods"][m]["method"]).kind != "extraction"]
+    elif sel["methods"] == AUTO:  # the committee's configured labels; each job chooses on its data (methods_for)
+        sel["auto"] = True
+        labels = sorted((m for m in cfg["methods"] if cfg["methods"][m]["method"] in COMMITTEE),
+                        key=lambda m: (COMMITTEE.index(cfg["methods"][m]["method"]), m))
+        if not any(cfg["methods"][m]["method"] == "propagate" for m in labels):
+            raise ConfigError(f"{key}.methods: auto chooses among {', '.join(COMMITTEE)} and needs propagate among "
+                              "the configured methods")
     else:
         labels = list(sel["methods"])
         for m in labels:

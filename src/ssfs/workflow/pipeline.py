@@ -19,6 +19,7 @@ from ..experiment.stable_selection import (
     MethodRuns,
     batch_summary,
     consensus_result,
+    methods_for,
     run_one_method,
     selection_labels,
     selection_resamples,
@@ -298,8 +299,16 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     once on all labeled samples (``supervision.constraints``) and restricted to each resample
     (:mod:`ssfs.experiment.stable_selection`)."""
     y = selection_labels(data.y, sel, seed, dataset, data.classes)
-    cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
+    if not auto_keeps(sel, data.X, settings.method):  # methods auto did not choose it on this data: no run
+        arrays = {"ranks": np.zeros((len(chunk), data.X.shape[1]), dtype=np.int32),
+                  "failed": np.asarray([NOT_CHOSEN] * len(chunk), dtype=str), "full_failed": np.asarray(NOT_CHOSEN)}
+        if full is not None:
+            write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
+        with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+        return
+    cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     runs, ranked = run_one_method(data.X, Labels(y, data.classes), cons, settings, subs, chunk, seed=seed,
                                   dataset=dataset, with_full=full is not None, classes=data.classes,
                                   batch=data.batch)
@@ -315,6 +324,17 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
     with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
+
+
+#: why a method of ``selection.methods: auto`` has no runs on a dataset (not chosen for its kind of data)
+NOT_CHOSEN = "not chosen by selection.methods: auto for this data"
+
+
+def auto_keeps(sel: dict, X, method: str) -> bool:
+    """Whether registered ``method`` takes part in the selection of X: always, unless
+    ``selection.methods`` is ``auto`` (:func:`ssfs.workflow.config.selection_methods`) and
+    :func:`~ssfs.experiment.stable_selection.methods_for` does not choose it for X."""
+    return not sel.get("auto") or method in methods_for("auto", X)[0]
 
 
 def _memberships(npz, classes) -> tuple:
@@ -339,7 +359,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     p = data.X.shape[1]
     full, ranks = by_method(full, methods), by_method(ranks, methods)
     runs = {}
-    for label in methods:
+    used = {label: entry for label, entry in methods.items() if auto_keeps(sel, data.X, entry["method"])}
+    for label in used:
         parts = [load_checked_npz(f) for f in ranks[label]]
         for f, z in zip(ranks[label], parts, strict=True):
             if z["ranks"].ndim != 2 or z["ranks"].shape[1] != p:
@@ -360,7 +381,9 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                                               f"{sel['resamples']} resamples")
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
-                           batches=batch_summary(data.batch, methods, data.X))
+                           batches=batch_summary(data.batch, used, data.X))
+    if sel.get("auto"):
+        res.summary["methods_rule"] = methods_for("auto", data.X)[1]
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
