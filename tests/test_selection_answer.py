@@ -140,6 +140,34 @@ def test_verdict_sentences():
                          "not run on resample 0: too few labels).")
     assert [stability_word(v) for v in (0.81, 0.75, 0.7451, 0.4, 0.399, 0.18, None)] == [
         "good", "good", "good", "moderate", "moderate", "poor", "undefined"]
+    # resamples ranked without their labels: said from a quarter of them on (5 of 20), not below
+    assert "label-free" not in verdict(_summary(resamples=20, label_free_resamples={"propagate": 4}))
+    free = verdict(_summary(resamples=20, label_free_resamples={"propagate": 5}))
+    assert free.endswith("Too few labels in the half-samples: propagate on 5 of the 20 resamples were ranked the "
+                         "features without the labels (label-free scores), so the list may hold structure that is "
+                         "not the classes' (a module, a batch, a type nobody labeled), which the error bound does not "
+                         "count; a ranking of all samples at once (ssfs rank) uses every label.")
+
+
+def test_resamples_ranked_without_labels_are_counted():
+    """Gaussian arrays with modules, 3 labels per class: the half-samples hold 1-2 per class and
+    propagate ranks nearly all of them label-free (19 of 20 measured); the summary counts them per
+    method and the verdict says what that means. A label-free method (laplacian) is never counted."""
+    import anndata as ad
+
+    from ssfs.simulate import get_scenario
+    from ssfs.tl import select_stable
+
+    sc = get_scenario("microarray")
+    sim = sc.simulate(0, quick=True)
+    y = sc.labels(sim, "3/class", 0)
+    a = ad.AnnData(sim.X[:, :400].copy())
+    a.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    with pytest.warns(UserWarning):
+        select_stable(a, ("propagate", "laplacian"), groupby="label", resamples=8, top=20)
+    info = a.uns["ssfs_selection"]
+    assert list(info["label_free_resamples"]) == ["propagate"] and info["label_free_resamples"]["propagate"] >= 6
+    assert "Too few labels in the half-samples: propagate on" in info["verdict"]
 
 
 @pytest.fixture(scope="module")

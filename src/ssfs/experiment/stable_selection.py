@@ -155,11 +155,13 @@ def full_ranks(ranked, p: int) -> np.ndarray:
 
 
 def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int,
-                   dataset: str, batch=None) -> tuple[np.ndarray, list[str]]:
+                   dataset: str, batch=None, label_free: list | None = None) -> tuple[np.ndarray, list[str]]:
     """``(ranks, failed)``: ranks of every feature (int32, len(chunk) x p; a row of zeros where the
     method could not run) on the resamples ``chunk`` of ``subs``, and per resample '' or why it
     could not run. After the first failure the method is out of the consensus anyway: the
-    resamples after it are not run (their reason says so). ``y`` and ``batch`` as in :func:`full_ranking`."""
+    resamples after it are not run (their reason says so). ``y`` and ``batch`` as in :func:`full_ranking`;
+    ``label_free``: a list that gets, per resample run, whether the method ranked it without its labels
+    (:func:`ranked_without_labels`)."""
     p = X.shape[1]
     codes, classes = check_labels_named(y, X.shape[0])
     out = np.zeros((len(chunk), p), dtype=np.int32)
@@ -176,8 +178,18 @@ def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
                 failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
                 break
             out[i] = ranks_from_order(ranked.order, p)
+            if label_free is not None:
+                label_free.append(ranked_without_labels(ranked.result, codes[idx]))
     warn_once_per_kind(caught, len(chunk), "resamples")
     return out, failed
+
+
+def ranked_without_labels(result, y: np.ndarray) -> bool:
+    """Whether a method that uses labels ranked a resample holding some without them: ``propagate``
+    falls back to label-free scores when the labels pass no test (one per class, a graph they do
+    not agree with; its ``extra["graph"]["chosen"]`` is "label-free")."""
+    graph = (getattr(result, "extra", None) or {}).get("graph")
+    return bool(isinstance(graph, dict) and graph.get("chosen") == "label-free" and (np.asarray(y) >= 0).any())
 
 
 def warn_once_per_kind(caught: list, runs: int, what: str) -> None:
@@ -203,6 +215,7 @@ class MethodRuns:
     full_failed: str = ""
     memberships: np.ndarray | None = None
     groups: list | None = None
+    label_free: int = 0  #: resamples ranked without their labels (:func:`ranked_without_labels`)
 
     def reason(self) -> str:
         """'' when every run succeeded, else why the method is left out."""
@@ -225,8 +238,10 @@ def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
             P = memberships_of(ranked.result, X.shape[0], classes) if len(classes) > 1 else None
         except SSFSError as e:
             full_failed = str(e)
-    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, batch=batch)
-    return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None))), ranked
+    free: list = []
+    ranks, failed = resample_ranks(X, y, cons, settings, subs, chunk, seed=seed, dataset=dataset, batch=batch,
+                                   label_free=free)
+    return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None)), label_free=sum(free)), ranked
 
 
 @dataclass
@@ -274,6 +289,9 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
          "labels_kept_per_class": kept_per_class(sel, dataset),
          "labels_given": int((np.asarray(y if given is None else given) >= 0).sum()),
          **({"batches": batches} if batches else {})}
+    free = {m: r.label_free for m, r in ok.items() if r.label_free}
+    if free:
+        s["label_free_resamples"] = free
     single = one_label_classes(y) if sel["scheme"] == "cpss" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]

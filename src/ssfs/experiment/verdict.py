@@ -104,8 +104,25 @@ def verdict(s: dict) -> str:
     else:
         tail = f"Stability of the list {stab_text} ({word})."
     note = s.get("note")
-    return " ".join(t for t in (head, tail, left, _batch_sentence(s), _one_label_sentence(s),
+    return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _batch_sentence(s), _one_label_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
+
+
+#: share of the resamples ranked without their labels from which the verdict warns
+LABEL_FREE_SHARE = 0.25
+
+
+def _label_free_sentence(s: dict) -> str:
+    """The methods that ranked many resamples without their labels (``label_free_resamples``): their
+    lists can follow structure that is not the classes', which the error bound does not count."""
+    many = {m: k for m, k in (s.get("label_free_resamples") or {}).items() if k >= LABEL_FREE_SHARE * s["resamples"]}
+    if not many:
+        return ""
+    who = ", ".join(f"{m} on {k} of the {s['resamples']}" for m, k in many.items())
+    return (f"Too few labels in the half-samples: {who} resamples were ranked the features without the labels "
+            "(label-free scores), so the list may hold structure that is not the classes' (a module, a batch, a "
+            "type nobody labeled), which the error bound does not count; a ranking of all samples at once (ssfs "
+            "rank) uses every label.")
 
 
 def _one_label_sentence(s: dict) -> str:

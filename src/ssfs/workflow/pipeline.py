@@ -318,7 +318,7 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
         else:
             _write_ranked(ranked, data, full)
     arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
-              "full_failed": np.asarray(runs.full_failed, dtype=str)}
+              "full_failed": np.asarray(runs.full_failed, dtype=str), "label_free": np.asarray(runs.label_free)}
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
@@ -374,7 +374,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
             r[t["index"].to_numpy()] = t["rank"].to_numpy()
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
-                                 *_memberships(parts[0], data.classes))
+                                 *_memberships(parts[0], data.classes),
+                                 label_free=sum(int(z.get("label_free", 0)) for z in parts))
         if runs[label].resamples.shape[0] != sel["resamples"]:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
