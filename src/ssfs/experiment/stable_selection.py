@@ -41,7 +41,14 @@ from .selection import (
     stability_path,
     summary,
 )
-from .selection_defaults import AUTO, COMMITTEE, COUNTS_COMMITTEE, SELECTION_DEFAULTS, kept_per_class
+from .selection_defaults import (
+    AUTO,
+    COMMITTEE,
+    COUNTS_COMMITTEE,
+    COUNTS_MIN_SAMPLES,
+    SELECTION_DEFAULTS,
+    kept_per_class,
+)
 from .splits import draw_labeled
 from .verdict import verdict
 
@@ -105,16 +112,18 @@ def methods_for(methods, X, params: dict | None = None) -> tuple[dict, str]:
     """(label -> ``{"method", "params"}``, the rule the summary states) of selection mode on X:
     ``methods`` as given (rule ""), or for ``"auto"`` (the default of ``ssfs select`` and
     :func:`ssfs.tl.select_stable`) ``propagate`` alone when X is count-like
-    (:func:`~ssfs.methods._shared.counts.count_like`: single cells), else the committee
+    (:func:`~ssfs.methods._shared.counts.count_like`: single cells) with at least
+    :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples, else the committee
     ``propagate, laplacian, fisher, cls``; the parameters of a method not chosen are dropped.
     On counts the committee's graph members (log values) rank highly expressed genes' noise and
     their stable lists outvote ``propagate``'s (docs/labels_that_count.md, "Selection mode")."""
     if methods != AUTO:
         return method_settings(methods, params), ""
     counts = count_like(X)
-    chosen = COUNTS_COMMITTEE if counts else COMMITTEE
+    chosen = COUNTS_COMMITTEE if counts and X.shape[0] >= COUNTS_MIN_SAMPLES else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
-    kind = "count-like data (single cells)" if counts else "dense data"
+    kind = ("dense data" if not counts else "count-like data (single cells)" if chosen == COUNTS_COMMITTEE
+            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples")
     return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
 
 
