@@ -22,13 +22,13 @@ import pandas as pd
 from ssfs.simulate import get_scenario
 
 
-def one_run(scenario: str, budget: str, seed: int, methods: str, quick: bool) -> dict:
+def one_run(scenario: str, budget: str, seed: int, methods: str, quick: bool, cells: int | None = None) -> dict:
     """select_stable on one draw of ``scenario`` with ``budget`` labels; ``methods``: "auto" or
-    comma-separated names."""
+    comma-separated names; ``cells``: the scenario's generator with its knobs but this many cells."""
     import ssfs.tl as tl
 
     sc = get_scenario(scenario)
-    sim = sc.simulate(seed, quick=quick)
+    sim = sc.simulate(seed, quick=quick) if cells is None else sc.generator(rng=seed, **{**sc.knobs, "n_cells": cells})
     y = sc.labels(sim, budget, seed)
     adata = sim.to_anndata()
     adata.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
@@ -41,7 +41,7 @@ def one_run(scenario: str, budget: str, seed: int, methods: str, quick: bool) ->
     selected = adata.var["ssfs_selection_selected"].to_numpy()
     planted = np.zeros(adata.n_vars, dtype=bool)
     planted[sim.markers] = True
-    return {"scenario": scenario, "budget": budget, "seed": seed, "methods": methods,
+    return {"scenario": scenario, "cells": adata.n_obs, "budget": budget, "seed": seed, "methods": methods,
             "used": ",".join(adata.uns["ssfs_selection"]["methods"]), "recall": round(sim.recall(order), 3),
             "selected": int(selected.sum()), "planted": int((selected & planted).sum()),
             "false": int((selected & ~planted).sum()), "markers": int(planted.sum()),
@@ -55,21 +55,21 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--methods", nargs="+", default=["auto", "propagate,laplacian,fisher,cls"])
     ap.add_argument("--quick", action="store_true", help="the scenarios' quick sizes (2,000 cells)")
+    ap.add_argument("--cells", type=int, nargs="+", help="count scenarios at these numbers of cells instead")
     ap.add_argument("--out", help="append every run's JSON line to this file")
     args = ap.parse_args(argv)
     rows = []
-    for scenario in args.scenarios:
-        for seed in args.seeds:
-            for budget in args.budgets:
-                for methods in args.methods:
-                    row = one_run(scenario, budget, seed, methods, args.quick)
-                    rows.append(row)
-                    line = json.dumps(row)
-                    print(line, flush=True)
-                    if args.out:
-                        with open(args.out, "a") as fh:
-                            fh.write(line + "\n")
-    table = pd.DataFrame(rows).groupby(["scenario", "budget", "methods"], sort=False)[
+    runs = [(sc, n, seed, b, m) for sc in args.scenarios for n in (args.cells or [None]) for seed in args.seeds
+            for b in args.budgets for m in args.methods]
+    for scenario, cells, seed, budget, methods in runs:
+        row = one_run(scenario, budget, seed, methods, args.quick, cells)
+        rows.append(row)
+        line = json.dumps(row)
+        print(line, flush=True)
+        if args.out:
+            with open(args.out, "a") as fh:
+                fh.write(line + "\n")
+    table = pd.DataFrame(rows).groupby(["scenario", "cells", "budget", "methods"], sort=False)[
         ["recall", "selected", "planted", "false", "cpu_s"]].mean().round(3)
     print(table.to_string())
     return 0

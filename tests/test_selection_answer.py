@@ -66,14 +66,14 @@ def test_one_threshold_default_everywhere():
 
 def test_auto_methods_follow_the_data():
     """methods "auto": propagate alone on count-like data (sparse, or half the values 0) of at least
-    200 samples, the committee on dense or fewer; parameters of a method not chosen are dropped, the
+    300 samples, the committee on dense or fewer; parameters of a method not chosen are dropped, the
     others checked."""
     from scipy import sparse
 
     from ssfs.experiment.stable_selection import method_settings, methods_for
 
-    dense = np.arange(1.0, 601.0).reshape(200, 3)
-    half_zeros = np.where(np.arange(600).reshape(200, 3) % 2 == 0, 0.0, 1.0)
+    dense = np.arange(1.0, 901.0).reshape(300, 3)
+    half_zeros = np.where(np.arange(900).reshape(300, 3) % 2 == 0, 0.0, 1.0)
     settings, rule = methods_for("auto", dense, {"cls": {"k": 5}})
     assert list(settings) == ["propagate", "laplacian", "fisher", "cls"] and settings["cls"]["params"]["k"] == 5
     assert rule == "methods auto: propagate, laplacian, fisher, cls on dense data"
@@ -81,9 +81,9 @@ def test_auto_methods_follow_the_data():
         settings, rule = methods_for("auto", counts, {"cls": {"k": 5}, "propagate": {"k": 9}})
         assert list(settings) == ["propagate"] and settings["propagate"]["params"]["k"] == 9
         assert rule == "methods auto: propagate on count-like data (single cells)"
-        settings, rule = methods_for("auto", counts[:199])  # fewer than 200 samples: the committee
+        settings, rule = methods_for("auto", counts[:299])  # fewer than 300 samples: the committee
         assert list(settings) == ["propagate", "laplacian", "fisher", "cls"]
-        assert rule == "methods auto: propagate, laplacian, fisher, cls on count-like data of fewer than 200 samples"
+        assert rule == "methods auto: propagate, laplacian, fisher, cls on count-like data of fewer than 300 samples"
     assert methods_for(["fisher"], half_zeros) == (method_settings(["fisher"]), "")
     with pytest.raises(SSFSError, match="not among the methods"):
         method_settings("auto", {"variance": {}})  # checked against the committee before any data is read

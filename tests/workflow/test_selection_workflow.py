@@ -277,7 +277,7 @@ def test_a_type_nobody_labeled_is_a_group_of_the_attribution(tmp_path):
     assert list(adata.uns["ssfs_selection"]["class_means"].columns) == ["a", "b", "unlabeled 1"]
 
 
-def counts_csv(path, n=200, seed=0):
+def counts_csv(path, n=300, seed=0):
     """n cells x P genes of Poisson counts (mostly zeros: count-like), markers g0..g3 at 8 times
     the others' mean in type b; 6 labels per type, the rest blank."""
     rng = np.random.default_rng(seed)
