@@ -147,8 +147,8 @@ def test_verdict_sentences():
     # resamples ranked without their labels: said from a quarter of them on (5 of 20), not below
     assert "label-free" not in verdict(_summary(resamples=20, label_free_resamples={"propagate": 4}))
     free = verdict(_summary(resamples=20, label_free_resamples={"propagate": 5}))
-    assert free.endswith("Too few labels in the half-samples: propagate on 5 of the 20 resamples were ranked the "
-                         "features without the labels (label-free scores), so the list may hold structure that is "
+    assert free.endswith("Too few labels in the resamples: propagate ranked 5 of the 20 resamples without the "
+                         "labels (label-free scores), so the list may hold structure that is "
                          "not the classes' (a module, a batch, a type nobody labeled), which the error bound does not "
                          "count; a ranking of all samples at once (ssfs rank) uses every label.")
 
@@ -171,7 +171,7 @@ def test_resamples_ranked_without_labels_are_counted():
         select_stable(a, ("propagate", "laplacian"), groupby="label", resamples=8, top=20)
     info = a.uns["ssfs_selection"]
     assert list(info["label_free_resamples"]) == ["propagate"] and info["label_free_resamples"]["propagate"] >= 6
-    assert "Too few labels in the half-samples: propagate on" in info["verdict"]
+    assert "Too few labels in the resamples: propagate ranked" in info["verdict"]
 
 
 @pytest.fixture(scope="module")

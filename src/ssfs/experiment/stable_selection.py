@@ -275,13 +275,14 @@ def _usable(runs: dict) -> tuple[dict, dict]:
 
 
 def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None,
-                     given=None, batches: dict | None = None) -> SelectionResult:
+                     given=None, batches: dict | None = None, rule: str = "") -> SelectionResult:
     """Consensus table, summary and stability path from each method's :class:`MethodRuns`
     (label -> runs, methods in the order given), with the per-class attribution of every
     feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`).
     ``y``: the labels the selection used; ``given``: the data's labels when some were hidden
     (:func:`selection_labels`), counted in the summary's ``labels_given``; ``batches``: the
-    summary's record of them (:func:`batch_summary`), or None."""
+    summary's record of them (:func:`batch_summary`), or None; ``rule``: how the methods were
+    chosen (:func:`methods_for`), the summary's ``methods_rule`` when not empty."""
     ok, left = _usable(runs)
     p = X.shape[1]
     cons = consensus({m: r.full for m, r in ok.items()}, {m: r.resamples.astype(np.float64) for m, r in ok.items()},
@@ -304,6 +305,8 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     single = one_label_classes(y) if sel["scheme"] == "cpss" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]
+    if rule:
+        s["methods_rule"] = rule
     table, s["attribution"] = _attributed(table, X, y, classes, ok)
     table = table[[c for c in table.columns if c != "index"] + ["index"]]  # the feature's column in the input
     s["verdict"] = verdict(s)
@@ -336,11 +339,8 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     runs = {settings.label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
                                            classes=classes, batch=batch)[0]
             for settings in method_configs(methods)}
-    res = consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
-                           batches=batch_summary(batch, methods, X))
-    if rule:
-        res.summary["methods_rule"] = rule
-    return res
+    return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
+                            batches=batch_summary(batch, methods, X), rule=rule)
 
 
 def batch_summary(batch, methods: dict, X) -> dict | None:

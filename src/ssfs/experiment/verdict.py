@@ -118,11 +118,10 @@ def _label_free_sentence(s: dict) -> str:
     many = {m: k for m, k in (s.get("label_free_resamples") or {}).items() if k >= LABEL_FREE_SHARE * s["resamples"]}
     if not many:
         return ""
-    who = ", ".join(f"{m} on {k} of the {s['resamples']}" for m, k in many.items())
-    return (f"Too few labels in the half-samples: {who} resamples were ranked the features without the labels "
-            "(label-free scores), so the list may hold structure that is not the classes' (a module, a batch, a "
-            "type nobody labeled), which the error bound does not count; a ranking of all samples at once (ssfs "
-            "rank) uses every label.")
+    who = ", ".join(f"{m} ranked {k} of the {s['resamples']} resamples" for m, k in many.items())
+    return (f"Too few labels in the resamples: {who} without the labels (label-free scores), so the list may "
+            "hold structure that is not the classes' (a module, a batch, a type nobody labeled), which the error "
+            "bound does not count; a ranking of all samples at once (ssfs rank) uses every label.")
 
 
 def _one_label_sentence(s: dict) -> str:

@@ -301,12 +301,11 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     y = selection_labels(data.y, sel, seed, dataset, data.classes)
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
     if not auto_keeps(sel, data.X, settings.method):  # methods auto did not choose it on this data: no run
-        arrays = {"ranks": np.zeros((len(chunk), data.X.shape[1]), dtype=np.int32),
-                  "failed": np.asarray([NOT_CHOSEN] * len(chunk), dtype=str), "full_failed": np.asarray(NOT_CHOSEN)}
         if full is not None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
-        with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+        _save_ranks(ranks, {"ranks": np.zeros((len(chunk), data.X.shape[1]), dtype=np.int32),
+                            "failed": np.asarray([NOT_CHOSEN] * len(chunk), dtype=str),
+                            "full_failed": np.asarray(NOT_CHOSEN)})
         return
     cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
     runs, ranked = run_one_method(data.X, Labels(y, data.classes), cons, settings, subs, chunk, seed=seed,
@@ -322,7 +321,12 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
-    with atomic_path(ranks) as tmp, open(tmp, "wb") as fh:
+    _save_ranks(ranks, arrays)
+
+
+def _save_ranks(path, arrays: dict) -> None:
+    """A selection job's resample-ranks file (.npz), written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
 
 
@@ -382,9 +386,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
                                               f"{sel['resamples']} resamples")
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
-                           batches=batch_summary(data.batch, used, data.X))
-    if sel.get("auto"):
-        res.summary["methods_rule"] = methods_for("auto", data.X)[1]
+                           batches=batch_summary(data.batch, used, data.X),
+                           rule=methods_for("auto", data.X)[1] if sel.get("auto") else "")
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
