@@ -3,7 +3,7 @@ gives) with each methods setting, its consensus order's recall of the planted ma
 the number of markers) and the stable list (selected, planted among them, false).
 
     python benchmarks/bench_select_scenarios.py --quick --seeds 0 1 --budgets 1% 3/class \
-        --scenarios counts rare splatter --methods auto propagate,laplacian,fisher,cls
+        --scenarios counts rare splatter --methods auto propagate,laplacian,fisher,cls --labeled auto split
 
 One line of JSON per run on stdout (``--out FILE`` appends there too), then the table of means.
 Each run is 20 half-samples of every method: minutes per run at the quick size (2,000 cells).
@@ -22,13 +22,17 @@ import pandas as pd
 from ssfs.simulate import get_scenario
 
 
-def one_run(scenario: str, budget: str, seed: int, methods: str, quick: bool, cells: int | None = None) -> dict:
+def one_run(scenario: str, budget: str, seed: int, methods: str, quick: bool, cells: int | None = None,
+            labeled: str = "auto") -> dict:
     """select_stable on one draw of ``scenario`` with ``budget`` labels; ``methods``: "auto" or
-    comma-separated names; ``cells``: the scenario's generator with its knobs but this many cells."""
+    comma-separated names; ``cells``: the scenario's generator with its knobs but this many cells (or
+    samples, for the arrays); ``labeled``: how the labeled samples enter the resamples."""
     import ssfs.tl as tl
 
     sc = get_scenario(scenario)
-    sim = sc.simulate(seed, quick=quick) if cells is None else sc.generator(rng=seed, **{**sc.knobs, "n_cells": cells})
+    size = "n_samples" if "n_samples" in sc.knobs else "n_cells"
+    sim = (sc.simulate(seed, quick=quick) if cells is None
+           else sc.generator(rng=seed, **{**sc.knobs_for(seed, quick), size: cells}))
     y = sc.labels(sim, budget, seed)
     adata = sim.to_anndata()
     adata.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
@@ -36,13 +40,16 @@ def one_run(scenario: str, budget: str, seed: int, methods: str, quick: bool, ce
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tl.select_stable(adata, methods=chosen, groupby="label" if (y >= 0).any() else None, random_state=seed)
+        tl.select_stable(adata, methods=chosen, groupby="label" if (y >= 0).any() else None, random_state=seed,
+                         labeled=labeled)
     order = np.argsort(adata.var["ssfs_selection_rank"].to_numpy(), kind="stable")
     selected = adata.var["ssfs_selection_selected"].to_numpy()
     planted = np.zeros(adata.n_vars, dtype=bool)
     planted[sim.markers] = True
+    info = adata.uns["ssfs_selection"]
     return {"scenario": scenario, "cells": adata.n_obs, "budget": budget, "seed": seed, "methods": methods,
-            "used": ",".join(adata.uns["ssfs_selection"]["methods"]), "recall": round(sim.recall(order), 3),
+            "labeled": labeled, "resampled": info["labeled_resampling"], "used": ",".join(info["methods"]),
+            "recall": round(sim.recall(order), 3),
             "selected": int(selected.sum()), "planted": int((selected & planted).sum()),
             "false": int((selected & ~planted).sum()), "markers": int(planted.sum()),
             "cpu_s": round(time.process_time() - start, 1)}
@@ -55,21 +62,23 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--methods", nargs="+", default=["auto", "propagate,laplacian,fisher,cls"])
     ap.add_argument("--quick", action="store_true", help="the scenarios' quick sizes (2,000 cells)")
-    ap.add_argument("--cells", type=int, nargs="+", help="count scenarios at these numbers of cells instead")
+    ap.add_argument("--cells", type=int, nargs="+", help="the scenarios at these numbers of cells (samples) instead")
+    ap.add_argument("--labeled", nargs="+", default=["auto"], choices=["auto", "split", "shared"],
+                    help="how the labeled samples enter the resamples (select_stable's labeled)")
     ap.add_argument("--out", help="append every run's JSON line to this file")
     args = ap.parse_args(argv)
     rows = []
-    runs = [(sc, n, seed, b, m) for sc in args.scenarios for n in (args.cells or [None]) for seed in args.seeds
-            for b in args.budgets for m in args.methods]
-    for scenario, cells, seed, budget, methods in runs:
-        row = one_run(scenario, budget, seed, methods, args.quick, cells)
+    runs = [(sc, n, seed, b, m, lab) for sc in args.scenarios for n in (args.cells or [None]) for seed in args.seeds
+            for b in args.budgets for m in args.methods for lab in args.labeled]
+    for scenario, cells, seed, budget, methods, labeled in runs:
+        row = one_run(scenario, budget, seed, methods, args.quick, cells, labeled)
         rows.append(row)
         line = json.dumps(row)
         print(line, flush=True)
         if args.out:
             with open(args.out, "a") as fh:
                 fh.write(line + "\n")
-    table = pd.DataFrame(rows).groupby(["scenario", "cells", "budget", "methods"], sort=False)[
+    table = pd.DataFrame(rows).groupby(["scenario", "cells", "budget", "methods", "labeled"], sort=False)[
         ["recall", "selected", "planted", "false", "cpu_s"]].mean().round(3)
     print(table.to_string())
     return 0

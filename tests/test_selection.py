@@ -203,6 +203,39 @@ def test_cpss_draws_a_class_of_one_label_with_the_unlabeled():
     assert "Class b had one labeled sample: in each complementary pair" in info["verdict"]
 
 
+def test_shared_labels_are_in_every_resample_and_auto_shares_few():
+    """labeled "shared": every labeled sample in every resample, the unlabeled ones in complementary
+    halves (cpss) or drawn with replacement (bootstrap); "auto" shares when the smallest class has
+    fewer than 10 labels, the unlabeled samples are at least as many and there are 150 samples or
+    more, and only for propagate (or methods auto): fisher would select the same labels' chance
+    patterns in every resample."""
+    from ssfs.experiment.selection import labeled_resampling
+    from ssfs.experiment.selection_defaults import labeled_for
+
+    y = np.array([0] * 3 + [1] * 4 + [-1] * 13)
+    halves = resamples(y, 6, "cpss", np.random.default_rng(0), labeled="shared")
+    for a, b in zip(halves[::2], halves[1::2], strict=True):
+        assert set(range(7)) <= set(a) & set(b)  # every labeled sample in both halves
+        assert np.intersect1d(a, b).size == 7 and a.size == b.size == 7 + 6  # 13 unlabeled: 6 + 6, one sits out
+    boot = resamples(y, 3, "bootstrap", np.random.default_rng(0), labeled="shared")
+    assert all(np.isin(np.arange(7), h).all() and h.size == 20 for h in boot)
+    assert labeled_resampling(y, "auto") == "split"  # fewer than 150 samples
+    assert labeled_resampling(np.r_[y, [-1] * 130], "auto") == "shared"
+    assert labeled_resampling(np.r_[[0] * 10, [1] * 12, [-1] * 128], "auto") == "split"  # 10 in the smallest
+    assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 78], "auto") == "split"  # labeled samples the majority
+    assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 79], "auto") == "shared"
+    assert labeled_resampling(np.r_[[0] * 3, [1] * 3, [-1] * 143], "auto") == "split"  # 149 samples
+    assert labeled_resampling(np.full(200, -1), "auto") == "split"  # no labels: nothing to share
+    with pytest.raises(InputError, match="every sample is labeled"):
+        labeled_resampling(np.array([0, 0, 1, 1]), "shared")
+    assert labeled_for("auto", "auto") == labeled_for("auto", ["propagate"]) == "auto"
+    assert labeled_for("auto", ["propagate", "fisher"]) == "split" and labeled_for("shared", ["fisher"]) == "shared"
+    # split with the one-label rule, drawn as before (the seed's resamples unchanged)
+    assert all((a == b).all() for a, b in zip(resamples(y, 4, "cpss", np.random.default_rng(1)),
+                                              resamples(y, 4, "cpss", np.random.default_rng(1), labeled="split"),
+                                              strict=True))
+
+
 def test_r_concave_bound_is_the_tightest_and_follows_stabs_rules():
     """Shah & Samworth (2013): under r-concavity the bound is below the unimodal one, itself below
     Meinshausen & Buhlmann's; stabs' D is 1 below the tail's start (so the bound is at most p) and

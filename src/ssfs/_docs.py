@@ -41,6 +41,12 @@ TEXT: dict[str, str] = {
                         "cells always mean unlabeled), compared as text (e.g. unknown, -1).",
     "constraints": "A :class:`ssfs.Constraints` (must-link / cannot-link pairs of sample indices); default: "
                    "the pairs of the labeled samples (same class: must-link, different classes: cannot-link).",
+    "labeled": "How the labeled samples enter the resamples: ``split`` between the halves like the others, "
+               "``shared`` by every resample (only the unlabeled samples resampled; the error bound then holds "
+               "given the labels), or ``auto``: shared when the smallest class has fewer than 10 labels, the "
+               "unlabeled samples are at least as many, there are 150 samples or more and the methods are "
+               "``auto`` or propagate "
+               "(:func:`ssfs.experiment.selection.labeled_resampling`).",
     "random_state": "The seed of every random choice (resamples, tie-breaking among equal scores): the same "
                     "seed gives the same result, whatever the number of threads.",
     "groupby": f"The ``adata.obs`` column of the class labels. {UNLABELED} None: no labels (label-free "

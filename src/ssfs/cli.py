@@ -347,7 +347,7 @@ def _select_settings(args) -> tuple[dict, dict]:
         params.setdefault(method.strip(), {}).update(_parse_params([f"{name}={value}"]))
     sel = selection_options(resamples=args.resamples, top=args.top, threshold=args.threshold,
                             max_false=args.max_false, assumption=args.assumption, scheme=args.scheme,
-                            aggregation=args.aggregation, where="--")
+                            aggregation=args.aggregation, labeled=args.labeled, where="--")
     method_settings(labels, params)  # checked before the data is read (auto: chosen on it, methods_for)
     return params, {**sel, "methods": labels}
 
@@ -359,7 +359,7 @@ def _top(text: str):
 
 def cmd_select(args) -> int:
     # lazy: pandas and anndata (about 0.7 s), which --help does not need
-    from .experiment.stable_selection import methods_for, stable_selection
+    from .experiment.stable_selection import methods_for, shares_labels, stable_selection
     from .io.atomic import write_json, write_tsv
     from .io.h5ad import gene_symbols
     from .report.selection import draw_selection_figures
@@ -371,7 +371,7 @@ def cmd_select(args) -> int:
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
         cons = Constraints.empty()
-    methods, rule = methods_for(sel["methods"], adata.X, params)
+    methods, rule = methods_for(sel["methods"], adata.X, params, shares_labels(y, sel))
     res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
                            names=np.asarray(adata.var_names), classes=classes, symbols=gene_symbols(adata),
                            batch=batch, rule=rule)
@@ -565,6 +565,7 @@ def _add_select_parser(sub) -> None:
     s.add_argument("--assumption", choices=["r_concave", "unimodal", "none"], default=d["assumption"],
                    help="the error bound that chooses --top auto and that the verdict states (Shah & Samworth 2013)")
     s.add_argument("--scheme", choices=["cpss", "bootstrap"], default=d["scheme"], help="resampling scheme")
+    s.add_argument("--labeled", choices=["auto", "split", "shared"], default=d["labeled"], help=cli_help("labeled"))
     s.add_argument("--aggregation", choices=["stability_weighted", "mean_rank", "rank_product", "median_rank"],
                    default=d["aggregation"],
                    help="rank aggregation across methods (stability_weighted: each method weighted by its own "

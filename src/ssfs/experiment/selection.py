@@ -3,7 +3,9 @@ with selection frequencies, its stability and an error bound (issue #14).
 
 * Resamples (:func:`resamples`): complementary pairs of half-samples (CPSS, Shah & Samworth 2013,
   Sec. 2.2) or bootstrap samples, drawn *within groups*: every labeled class and the unlabeled
-  samples are split separately, so each half keeps labels of every class.
+  samples are split separately, so each half keeps labels of every class; or, with few labels
+  (``labeled="shared"``, :func:`labeled_resampling`), every labeled sample is in every resample and
+  only the unlabeled samples are resampled.
 * Aggregation across methods (:func:`aggregate`): ``mean_rank`` (default; the Borda count of
   complete rankings, linear in the ranks, so one method cannot veto a feature), ``rank_product``
   (geometric mean of the ranks, Breitling et al. 2004: rewards features ranked very high by some
@@ -28,6 +30,7 @@ import pandas as pd
 from ..errors import InputError
 from ..methods._shared.stability import nogueira
 from .error_bound import bound_of, error_bound
+from .selection_defaults import LABELED, SHARED_BELOW, SHARED_MIN_SAMPLES
 
 SCHEMES = ("cpss", "bootstrap")
 AGGREGATIONS = ("stability_weighted", "mean_rank", "rank_product", "median_rank")
@@ -41,32 +44,55 @@ def _groups(y: np.ndarray) -> list[np.ndarray]:
     return groups + ([unl] if unl.size else [])
 
 
-def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, class_names=None) -> list[np.ndarray]:
+def labeled_resampling(y: np.ndarray, labeled: str = "auto") -> str:
+    """``"split"`` or ``"shared"``: how the labeled samples of ``y`` (-1 unlabeled) enter the
+    resamples under ``labeled`` (:data:`LABELED`). ``"auto"`` shares them when the smallest labeled
+    class has fewer than :data:`~ssfs.experiment.selection_defaults.SHARED_BELOW` labels, the
+    unlabeled samples are at least as many as the labeled ones (else a resample would be mostly
+    the same labeled samples) and there are at least
+    :data:`~ssfs.experiment.selection_defaults.SHARED_MIN_SAMPLES` samples (on fewer the labels'
+    chance patterns were selected); split, with so few labels a half-sample holds one or two per class.
+
+    Shared, the halves of a complementary pair overlap in the labeled samples only, so they are
+    independent *given the labeled samples*: Shah & Samworth's (2013) bounds hold conditionally on
+    them and count features that the unlabeled samples choose by chance, not those a chance pattern
+    of the few labels chooses (the verdict says so)."""
+    if labeled not in LABELED:
+        raise InputError(f"selection labeled must be one of {', '.join(LABELED)}, got {labeled!r}")
+    y = np.asarray(y)
+    if labeled == "shared" and not (y < 0).any():
+        raise InputError("selection labeled: shared resamples the unlabeled samples alone, and every sample is "
+                         "labeled (use split or auto)")
+    if labeled != "auto":
+        return labeled
+    counts = np.unique(y[y >= 0], return_counts=True)[1]
+    few = counts.size > 0 and counts.min() < SHARED_BELOW
+    return "shared" if few and (y < 0).sum() >= counts.sum() and y.size >= SHARED_MIN_SAMPLES else "split"
+
+
+def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, class_names=None,
+              labeled: str = "split") -> list[np.ndarray]:
     """``n`` sorted index arrays of samples. ``cpss``: n/2 complementary pairs; each group of
     size m is permuted and its first floor(m/2) samples go to one half, the next floor(m/2) to the
     other (one sample of an odd group sits out, as in CPSS); the one labeled sample of a class
     that has one (:func:`one_label_classes`) is drawn with the unlabeled samples, so it is in one
     half of a pair or sits out, and the other half sees that class unlabeled (a warning names it).
     ``bootstrap``: n draws with replacement of each group's size within each group.
-    ``class_names`` (by code) name the classes in the warning."""
+    ``labeled`` (:func:`labeled_resampling`): ``"shared"`` puts every labeled sample in every
+    resample and resamples the unlabeled ones alone. ``class_names`` (by code) name the classes in
+    the warning."""
     if scheme not in SCHEMES:
         raise InputError(f"selection scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
-    groups = _groups(y)
+    if scheme == "cpss" and n % 2:
+        raise InputError(f"selection.resamples must be even with scheme cpss (complementary pairs), got {n}")
+    y = np.asarray(y)
+    shared = labeled_resampling(y, labeled) == "shared"
+    fixed = np.flatnonzero(y >= 0) if shared else np.empty(0, dtype=np.int64)
+    groups = [np.flatnonzero(y < 0)] if shared else _split_groups(y, scheme, class_names)
     out: list[np.ndarray] = []
     if scheme == "cpss":
-        if n % 2:
-            raise InputError(f"selection.resamples must be even with scheme cpss (complementary pairs), got {n}")
-        single = one_label_classes(y)
-        if single:
-            names = ", ".join(repr(str(class_names[c])) if class_names is not None else str(c) for c in single)
-            warnings.warn(f"selection scheme cpss: class(es) {names} have one labeled sample, in one half of a pair "
-                          "at most: the other half sees the class unlabeled (label a second sample of it, or use "
-                          "scheme bootstrap)", UserWarning, stacklevel=2)
-            lone = np.isin(np.asarray(y), single)
-            groups = [g for g in groups if not lone[g[0]] and np.asarray(y)[g[0]] >= 0]
-            groups.append(np.flatnonzero((np.asarray(y) < 0) | lone))
         for _ in range(n // 2):
-            a, b = [], []
+            a, b = [fixed], [fixed]
             for g in groups:
                 perm = rng.permutation(g)
                 h = g.size // 2
@@ -75,8 +101,23 @@ def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, clas
             out += [np.sort(np.concatenate(a)), np.sort(np.concatenate(b))]
     else:
         for _ in range(n):
-            out.append(np.sort(np.concatenate([rng.choice(g, size=g.size, replace=True) for g in groups])))
+            out.append(np.sort(np.concatenate([fixed] + [rng.choice(g, size=g.size, replace=True) for g in groups])))
     return out
+
+
+def _split_groups(y: np.ndarray, scheme: str, class_names) -> list[np.ndarray]:
+    """The groups resampled separately when the labeled samples are split (:func:`_groups`); with
+    cpss a class of one labeled sample joins the unlabeled samples (with a warning)."""
+    groups = _groups(y)
+    single = one_label_classes(y) if scheme == "cpss" else []
+    if not single:
+        return groups
+    names = ", ".join(repr(str(class_names[c])) if class_names is not None else str(c) for c in single)
+    warnings.warn(f"selection scheme cpss: class(es) {names} have one labeled sample, in one half of a pair "
+                  "at most: the other half sees the class unlabeled (label a second sample of it, or use "
+                  "scheme bootstrap)", UserWarning, stacklevel=3)
+    lone = np.isin(y, single)
+    return [g for g in groups if not lone[g[0]] and y[g[0]] >= 0] + [np.flatnonzero((y < 0) | lone)]
 
 
 def one_label_classes(y: np.ndarray) -> list[int]:

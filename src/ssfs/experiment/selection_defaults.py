@@ -4,9 +4,10 @@ config (the schema's defaults are tested equal), ``ssfs select`` and
 
 #: resamples (even: complementary pairs), top (q; ``auto``: from the error bound), threshold (pi),
 #: max_false (expected false selections ``top: auto`` allows), assumption of that bound, scheme,
-#: aggregation across methods, aggregation weights by each method's own stability
+#: aggregation across methods, aggregation weights by each method's own stability; labeled: how the
+#: labeled samples enter the resamples (``split`` between the halves, ``shared`` by every resample, ``auto``)
 SELECTION_DEFAULTS = {"resamples": 20, "top": "auto", "threshold": 0.8, "max_false": 1.0, "assumption": "r_concave",
-                      "scheme": "cpss", "aggregation": "stability_weighted"}
+                      "scheme": "cpss", "aggregation": "stability_weighted", "labeled": "auto"}
 
 
 #: selection mode's methods on dense data (microarrays): the committee that selected the most planted
@@ -20,6 +21,19 @@ COUNTS_COMMITTEE = ("propagate",)
 #: 0.89 vs 0.83, 0.83), propagate alone at 400 (0.93, 0.91 vs 0.85, 0.84); on 40 cells (half-samples of
 #: 20 under a 15-neighbour graph) alone selected nothing where the committee found every marker
 COUNTS_MIN_SAMPLES = 300
+#: ``labeled: auto`` shares the labeled samples (every one in every resample) when the smallest labeled
+#: class has fewer labels than this and the unlabeled samples are at least as many as the labeled ones:
+#: split, half-samples of 3-5 labels per class hold 1-2 per class, too few for ``propagate`` to use them, and
+#: the list was mostly modules (planted microarray at 3 per class: 1-15 of 52-57 selected were markers;
+#: shared: 72-73 of 72-73, docs/labels_that_count.md "Selection mode")
+SHARED_BELOW = 10
+#: ... and the data have at least this many samples: on fewer the same few labels weigh so much in every
+#: resample that their chance patterns were selected every time (planted arrays of independent genes, 100
+#: samples, 3-5 labels per class: 13-20 false selections of 23-36; split: 0-2 selected, none false; at 150:
+#: none false either way; docs/labels_that_count.md "Selection mode")
+SHARED_MIN_SAMPLES = 150
+#: how the labeled samples enter the resamples (``selection.labeled``, ``--labeled``, ``labeled=``)
+LABELED = ("auto", "split", "shared")
 #: the value of ``methods`` (``--methods``, ``selection.methods``) that chooses between the two from the data
 AUTO = "auto"
 
@@ -29,3 +43,21 @@ def kept_per_class(sel: dict, dataset: str) -> int | None:
     number for every dataset, or dataset name -> number; None = every label)."""
     k = sel.get("labeled_per_class")
     return k.get(dataset) if isinstance(k, dict) else k
+
+
+#: the methods with which ``labeled: auto`` may share the labeled samples: they spread the labels over
+#: the unlabeled samples before scoring, so a resample's other unlabeled samples change the scores
+SHARES_LABELS_WITH = ("propagate",)
+
+
+def labeled_for(labeled: str, methods) -> str:
+    """The ``labeled`` setting for ``methods`` (registered names, or ``"auto"``): ``"auto"`` stays
+    auto (decided on the labels, :func:`ssfs.experiment.selection.labeled_resampling`) with methods auto or
+    :data:`SHARES_LABELS_WITH` alone, else it is ``"split"``: ``fisher`` scores the labeled samples
+    alone and ``cls`` their pairs, so with the same few labels in every resample they would select
+    the same chance patterns of them every time, stable in look and counted by no bound (pure
+    noise, fisher and laplacian: 3 noise features at frequency 1)."""
+    if labeled != "auto" or methods == AUTO:
+        return labeled
+    names = [methods] if isinstance(methods, str) else list(methods)
+    return "auto" if set(names) <= set(SHARES_LABELS_WITH) else "split"

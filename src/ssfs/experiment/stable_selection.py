@@ -35,6 +35,7 @@ from .selection import (
     AGGREGATIONS,
     SCHEMES,
     consensus,
+    labeled_resampling,
     one_label_classes,
     ranks_from_order,
     resamples,
@@ -46,8 +47,10 @@ from .selection_defaults import (
     COMMITTEE,
     COUNTS_COMMITTEE,
     COUNTS_MIN_SAMPLES,
+    LABELED,
     SELECTION_DEFAULTS,
     kept_per_class,
+    labeled_for,
 )
 from .splits import draw_labeled
 from .verdict import verdict
@@ -58,7 +61,8 @@ DEFAULTS = SELECTION_DEFAULTS
 def selection_options(*, resamples: int = DEFAULTS["resamples"], top: int | str = DEFAULTS["top"],
                       threshold: float = DEFAULTS["threshold"], max_false: float = DEFAULTS["max_false"],
                       assumption: str = DEFAULTS["assumption"], scheme: str = DEFAULTS["scheme"],
-                      aggregation: str = DEFAULTS["aggregation"], where: str = "") -> dict:
+                      aggregation: str = DEFAULTS["aggregation"], labeled: str = DEFAULTS["labeled"],
+                      where: str = "") -> dict:
     """A checked ``selection:`` entry (:data:`DEFAULTS`); one-line errors name ``where``."""
     def bad(what):
         return ConfigError(f"{where}{what}")
@@ -66,6 +70,8 @@ def selection_options(*, resamples: int = DEFAULTS["resamples"], top: int | str 
     if scheme not in SCHEMES or aggregation not in AGGREGATIONS or assumption not in ASSUMPTIONS:
         raise bad(f"scheme must be one of {SCHEMES}, aggregation one of {AGGREGATIONS} and assumption one of "
                   f"{ASSUMPTIONS}, got {scheme!r}, {aggregation!r}, {assumption!r}")
+    if labeled not in LABELED:
+        raise bad(f"labeled must be one of {', '.join(LABELED)}, got {labeled!r}")
     if int(resamples) != resamples or resamples < 2 or (scheme == "cpss" and resamples % 2):
         raise bad(f"resamples must be an integer >= 2{' and even for cpss' if scheme == 'cpss' else ''}, "
                   f"got {resamples}")
@@ -77,7 +83,8 @@ def selection_options(*, resamples: int = DEFAULTS["resamples"], top: int | str 
         raise bad(f"max_false must be a number > 0 (expected false selections that top: auto allows), "
                   f"got {max_false!r}")
     return {"resamples": int(resamples), "top": top if top == "auto" else int(top), "threshold": float(threshold),
-            "max_false": float(max_false), "assumption": assumption, "scheme": scheme, "aggregation": aggregation}
+            "max_false": float(max_false), "assumption": assumption, "scheme": scheme, "aggregation": aggregation,
+            "labeled": labeled}
 
 
 def top_for(sel: dict, p: int) -> int:
@@ -108,22 +115,27 @@ def method_settings(methods, params: dict | None = None) -> dict:
     return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
 
 
-def methods_for(methods, X, params: dict | None = None) -> tuple[dict, str]:
+def methods_for(methods, X, params: dict | None = None, shared: bool = False) -> tuple[dict, str]:
     """(label -> ``{"method", "params"}``, the rule the summary states) of selection mode on X:
     ``methods`` as given (rule ""), or for ``"auto"`` (the default of ``ssfs select`` and
     :func:`ssfs.tl.select_stable`) ``propagate`` alone when X is count-like
     (:func:`~ssfs.methods._shared.counts.count_like`: single cells) with at least
-    :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples, else the committee
-    ``propagate, laplacian, fisher, cls``; the parameters of a method not chosen are dropped.
-    On counts the committee's graph members (log values) rank highly expressed genes' noise and
-    their stable lists outvote ``propagate``'s (docs/labels_that_count.md, "Selection mode")."""
+    :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or when the labeled
+    samples are ``shared`` by every resample (:func:`~ssfs.experiment.selection.labeled_resampling`),
+    else the committee ``propagate, laplacian, fisher, cls``; the parameters of a method not chosen
+    are dropped. On counts the committee's graph members (log values) rank highly expressed genes'
+    noise and their stable lists outvote ``propagate``'s; with shared labels ``fisher`` sees the same
+    few labels in every resample and selects their chance patterns every time, which no bound counts
+    (docs/labels_that_count.md, "Selection mode")."""
     if methods != AUTO:
         return method_settings(methods, params), ""
     counts = count_like(X)
-    chosen = COUNTS_COMMITTEE if counts and X.shape[0] >= COUNTS_MIN_SAMPLES else COMMITTEE
+    alone = shared or (counts and X.shape[0] >= COUNTS_MIN_SAMPLES)
+    chosen = COUNTS_COMMITTEE if alone else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
-    kind = ("dense data" if not counts else "count-like data (single cells)" if chosen == COUNTS_COMMITTEE
-            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples")
+    kind = "dense data" if not counts else "count-like data (single cells)"
+    kind = (f"{kind} with few labels (shared by every resample)" if shared
+            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if counts and not alone else kind)
     return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
 
 
@@ -146,7 +158,13 @@ def selection_labels(y: np.ndarray, sel: dict, seed: int, dataset: str, class_na
 def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> list[np.ndarray]:
     """Every resample of a dataset (drawn from the seed alone, identical in every job)."""
     return resamples(y, sel["resamples"], sel["scheme"], derive_rng(seed, dataset, "selection", "resamples"),
-                     class_names)
+                     class_names, labeled=sel.get("labeled", "split"))
+
+
+def shares_labels(y: np.ndarray, sel: dict) -> bool:
+    """Whether the resamples of ``sel`` put every labeled sample of ``y`` in every resample
+    (:func:`~ssfs.experiment.selection.labeled_resampling`)."""
+    return labeled_resampling(y, sel.get("labeled", "split")) == "shared"
 
 
 def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str, batch=None):
@@ -302,7 +320,8 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     free = {m: r.label_free for m, r in ok.items() if r.label_free}
     if free:
         s["label_free_resamples"] = free
-    single = one_label_classes(y) if sel["scheme"] == "cpss" else []
+    s["labeled_resampling"] = labeled_resampling(y, sel.get("labeled", "split"))
+    single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]
     if rule:
@@ -333,6 +352,7 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     samples compared within batches, :func:`ssfs.runner.within_batches`), ``rule`` how the methods
     were chosen (:func:`methods_for`; kept in the summary as ``methods_rule``); returns what the
     workflow writes to ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
+    sel = {**sel, "labeled": labeled_for(sel.get("labeled", "split"), [e["method"] for e in methods.values()])}
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
     labels = Labels(y, classes)

@@ -104,7 +104,8 @@ def verdict(s: dict) -> str:
     else:
         tail = f"Stability of the list {stab_text} ({word})."
     note = s.get("note")
-    return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _batch_sentence(s), _one_label_sentence(s),
+    return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _shared_sentence(s), _batch_sentence(s),
+                                _one_label_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
 
 
@@ -122,6 +123,18 @@ def _label_free_sentence(s: dict) -> str:
     return (f"Too few labels in the resamples: {who} without the labels (label-free scores), so the list may "
             "hold structure that is not the classes' (a module, a batch, a type nobody labeled), which the error "
             "bound does not count; a ranking of all samples at once (ssfs rank) uses every label.")
+
+
+def _shared_sentence(s: dict) -> str:
+    """With the labeled samples in every resample (``labeled_resampling`` shared): what the
+    stability and the bound then measure ('' otherwise)."""
+    if s.get("labeled_resampling") != "shared":
+        return ""
+    counts = list((s.get("labeled_per_class") or {}).values())
+    few = f" (the smallest class has {min(counts)})" if counts else ""
+    return (f"Every labeled sample was in every resample{few}: the stability and the error bound count "
+            "what other unlabeled samples would change, not a chance pattern of these few labels, which more "
+            "labels would reveal.")
 
 
 def _one_label_sentence(s: dict) -> str:

@@ -11,7 +11,13 @@ from .._docs import doc_params
 from ..constraints import Constraints
 from ..errors import MethodError
 from ..experiment.selection_defaults import SELECTION_DEFAULTS as _SEL
-from ..experiment.stable_selection import method_settings, methods_for, selection_options, stable_selection
+from ..experiment.stable_selection import (
+    method_settings,
+    methods_for,
+    selection_options,
+    shares_labels,
+    stable_selection,
+)
 from ._anndata import batch_of, expression, labels_of, var_positions
 
 
@@ -21,7 +27,7 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
                   params: dict | None = None, resamples: int = _SEL["resamples"], top="auto",
                   threshold: float = _SEL["threshold"], max_false: float = _SEL["max_false"],
                   assumption: str = _SEL["assumption"], scheme: str = _SEL["scheme"],
-                  aggregation: str = _SEL["aggregation"], constraints=None,
+                  aggregation: str = _SEL["aggregation"], labeled: str = _SEL["labeled"], constraints=None,
                   key_added: str = "ssfs_selection", random_state: int = 0, copy: bool = False,
                   batch_key: str | None = None):
     """The stable consensus list of ``methods`` over resamples: the workflow's selection mode
@@ -53,6 +59,7 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
     aggregation
         Across methods: ``"stability_weighted"`` (by each method's own stability, squared),
         ``"mean_rank"``, ``"rank_product"`` or ``"median_rank"``.
+    {labeled}
     {constraints}
     {key_added}
     {random_state}
@@ -77,25 +84,31 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
             ``groupby``, ``random_state``; DataFrames ``class_means``, ``class_fractions``
             (features x classes) and ``stability_path``. With nothing selected, ``note`` is warned.
     """
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
-        raise MethodError(f"random_state must be an integer >= 0 (a seed), got {random_state!r}")
+    seed = _seed(random_state)
     method_settings(methods, params)  # checked before the data is read
     sel = selection_options(resamples=resamples, top=top, threshold=threshold, max_false=max_false,
-                            assumption=assumption, scheme=scheme, aggregation=aggregation)
+                            assumption=assumption, scheme=scheme, aggregation=aggregation, labeled=labeled)
     adata = adata.copy() if copy else adata
     y, classes = labels_of(adata, groupby, unlabeled_values) or (np.full(adata.n_obs, -1, dtype=np.int64), [])
     data = expression(adata, use_raw, layer)
     cons = constraints if constraints is not None else Constraints.from_labels(y)
-    settings, rule = methods_for(methods, data.X, params)
-    res = stable_selection(data.X, y, cons, settings, sel, seed=int(random_state), dataset=key_added, rule=rule,
+    settings, rule = methods_for(methods, data.X, params, shares_labels(y, sel))
+    res = stable_selection(data.X, y, cons, settings, sel, seed=seed, dataset=key_added, rule=rule,
                            names=np.asarray(data.var_names), classes=classes, batch=batch_of(adata, batch_key))
     _store(adata, key_added, res.table, data.var_names, threshold)
     adata.uns[key_added] = {**res.summary, **_uns_frames(res, data.var_names), "groupby": groupby,
-                            "random_state": int(random_state), "use_raw": data.use_raw,
+                            "random_state": seed, "use_raw": data.use_raw,
                             **{k: v for k, v in (("batch_key", batch_key), ("layer", layer)) if v is not None}}
     if res.summary["note"]:
         warnings.warn(f"select_stable: {res.summary['note']}", UserWarning, stacklevel=2)
     return adata if copy else None
+
+
+def _seed(random_state) -> int:
+    """``random_state`` as the seed of the selection (a one-line error unless an integer >= 0)."""
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
+        raise MethodError(f"random_state must be an integer >= 0 (a seed), got {random_state!r}")
+    return int(random_state)
 
 
 def _uns_frames(res, names) -> dict:

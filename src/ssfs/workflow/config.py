@@ -17,7 +17,7 @@ import jsonschema
 import yaml
 
 from ..errors import ConfigError, MethodError
-from ..experiment.selection_defaults import AUTO, COMMITTEE
+from ..experiment.selection_defaults import AUTO, COMMITTEE, labeled_for
 from ..io.builtin import BUILTINS
 from ..io.prepare import has_label_source
 from ..params import json_schema
@@ -169,6 +169,8 @@ def selection_methods(cfg: dict) -> list[str]:
                 raise ConfigError(f"{key}.methods: {m!r} builds components, not a feature ranking")
     if not labels:
         raise ConfigError(f"{key}: no configured method ranks features")
+    sel["labeled"] = labeled_for(sel.get("labeled", "auto"),
+                                 AUTO if sel.get("auto") else [cfg["methods"][m]["method"] for m in labels])
     return labels
 
 

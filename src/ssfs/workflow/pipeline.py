@@ -23,6 +23,7 @@ from ..experiment.stable_selection import (
     run_one_method,
     selection_labels,
     selection_resamples,
+    shares_labels,
 )
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, save_npy, write_checked_tsv, write_json, write_tsv
@@ -300,7 +301,7 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     (:mod:`ssfs.experiment.stable_selection`)."""
     y = selection_labels(data.y, sel, seed, dataset, data.classes)
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
-    if not auto_keeps(sel, data.X, settings.method):  # methods auto did not choose it on this data: no run
+    if not auto_keeps(sel, data.X, settings.method, y):  # methods auto did not choose it on this data: no run
         if full is not None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
         _save_ranks(ranks, {"ranks": np.zeros((len(chunk), data.X.shape[1]), dtype=np.int32),
@@ -334,11 +335,11 @@ def _save_ranks(path, arrays: dict) -> None:
 NOT_CHOSEN = "not chosen by selection.methods: auto for this data"
 
 
-def auto_keeps(sel: dict, X, method: str) -> bool:
+def auto_keeps(sel: dict, X, method: str, y) -> bool:
     """Whether registered ``method`` takes part in the selection of X: always, unless
     ``selection.methods`` is ``auto`` (:func:`ssfs.workflow.config.selection_methods`) and
     :func:`~ssfs.experiment.stable_selection.methods_for` does not choose it for X."""
-    return not sel.get("auto") or method in methods_for("auto", X)[0]
+    return not sel.get("auto") or method in methods_for("auto", X, shared=shares_labels(y, sel))[0]
 
 
 def _memberships(npz, classes) -> tuple:
@@ -363,7 +364,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     p = data.X.shape[1]
     full, ranks = by_method(full, methods), by_method(ranks, methods)
     runs = {}
-    used = {label: entry for label, entry in methods.items() if auto_keeps(sel, data.X, entry["method"])}
+    used = {label: entry for label, entry in methods.items() if auto_keeps(sel, data.X, entry["method"], y)}
     for label in used:
         parts = [load_checked_npz(f) for f in ranks[label]]
         for f, z in zip(ranks[label], parts, strict=True):
@@ -387,7 +388,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
                            batches=batch_summary(data.batch, used, data.X),
-                           rule=methods_for("auto", data.X)[1] if sel.get("auto") else "")
+                           rule=methods_for("auto", data.X, shared=shares_labels(y, sel))[1] if sel.get("auto") else "")
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
