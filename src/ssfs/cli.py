@@ -359,7 +359,7 @@ def _top(text: str):
 
 def cmd_select(args) -> int:
     # lazy: pandas and anndata (about 0.7 s), which --help does not need
-    from .experiment.stable_selection import methods_for, shares_labels, stable_selection
+    from .experiment.stable_selection import methods_for, stable_selection
     from .io.atomic import write_json, write_tsv
     from .io.h5ad import gene_symbols
     from .report.selection import draw_selection_figures
@@ -371,7 +371,7 @@ def cmd_select(args) -> int:
     cons = _rank_constraints(args.constraints, y, np.asarray(adata.obs_names))
     if cons is None:
         cons = Constraints.empty()
-    methods, rule = methods_for(sel["methods"], adata.X, params, shares_labels(y, sel))
+    methods, rule = methods_for(sel["methods"], adata.X, params, y)
     res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
                            names=np.asarray(adata.var_names), classes=classes, symbols=gene_symbols(adata),
                            batch=batch, rule=rule)

@@ -30,7 +30,7 @@ import pandas as pd
 from ..errors import InputError
 from ..methods._shared.stability import nogueira
 from .error_bound import bound_of, error_bound
-from .selection_defaults import LABELED, SHARED_BELOW, SHARED_MIN_SAMPLES
+from .selection_defaults import LABELED, PARTIAL_MIN_SAMPLES, SHARED_BELOW
 
 SCHEMES = ("cpss", "bootstrap")
 AGGREGATIONS = ("stability_weighted", "mean_rank", "rank_product", "median_rank")
@@ -44,14 +44,22 @@ def _groups(y: np.ndarray) -> list[np.ndarray]:
     return groups + ([unl] if unl.size else [])
 
 
+def partly_labeled(y: np.ndarray) -> bool:
+    """Whether ``y`` (-1 unlabeled) holds some labels, at least as many unlabeled samples as labeled
+    ones and :data:`~ssfs.experiment.selection_defaults.PARTIAL_MIN_SAMPLES` samples or more: the
+    data where selection mode's defaults rest on ``propagate`` alone and share few labels."""
+    y = np.asarray(y)
+    labeled = int((y >= 0).sum())
+    return 0 < labeled <= y.size - labeled and y.size >= PARTIAL_MIN_SAMPLES
+
+
 def labeled_resampling(y: np.ndarray, labeled: str = "auto") -> str:
     """``"split"`` or ``"shared"``: how the labeled samples of ``y`` (-1 unlabeled) enter the
-    resamples under ``labeled`` (:data:`LABELED`). ``"auto"`` shares them when the smallest labeled
-    class has fewer than :data:`~ssfs.experiment.selection_defaults.SHARED_BELOW` labels, the
-    unlabeled samples are at least as many as the labeled ones (else a resample would be mostly
-    the same labeled samples) and there are at least
-    :data:`~ssfs.experiment.selection_defaults.SHARED_MIN_SAMPLES` samples (on fewer the labels'
-    chance patterns were selected); split, with so few labels a half-sample holds one or two per class.
+    resamples under ``labeled`` (:data:`LABELED`). ``"auto"`` shares them on :func:`partly_labeled`
+    data whose smallest labeled class has fewer than
+    :data:`~ssfs.experiment.selection_defaults.SHARED_BELOW` labels: split, a half-sample would
+    hold one or two per class (on fewer samples than that the labels' chance patterns were
+    selected; with labeled samples the majority a resample would be mostly the same samples).
 
     Shared, the halves of a complementary pair overlap in the labeled samples only, so they are
     independent *given the labeled samples*: Shah & Samworth's (2013) bounds hold conditionally on
@@ -65,9 +73,8 @@ def labeled_resampling(y: np.ndarray, labeled: str = "auto") -> str:
                          "labeled (use split or auto)")
     if labeled != "auto":
         return labeled
-    counts = np.unique(y[y >= 0], return_counts=True)[1]
-    few = counts.size > 0 and counts.min() < SHARED_BELOW
-    return "shared" if few and (y < 0).sum() >= counts.sum() and y.size >= SHARED_MIN_SAMPLES else "split"
+    few = partly_labeled(y) and np.unique(y[y >= 0], return_counts=True)[1].min() < SHARED_BELOW
+    return "shared" if few else "split"
 
 
 def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, class_names=None,

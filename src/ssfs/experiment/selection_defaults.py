@@ -21,17 +21,19 @@ COUNTS_COMMITTEE = ("propagate",)
 #: 0.89 vs 0.83, 0.83), propagate alone at 400 (0.93, 0.91 vs 0.85, 0.84); on 40 cells (half-samples of
 #: 20 under a 15-neighbour graph) alone selected nothing where the committee found every marker
 COUNTS_MIN_SAMPLES = 300
-#: ``labeled: auto`` shares the labeled samples (every one in every resample) when the smallest labeled
-#: class has fewer labels than this and the unlabeled samples are at least as many as the labeled ones:
-#: split, half-samples of 3-5 labels per class hold 1-2 per class, too few for ``propagate`` to use them, and
-#: the list was mostly modules (planted microarray at 3 per class: 1-15 of 52-57 selected were markers;
-#: shared: 72-73 of 72-73, docs/labels_that_count.md "Selection mode")
+#: partly labeled data (some labels, at least as many unlabeled samples as labeled ones) of at least this many
+#: samples: ``methods: auto`` takes ``propagate`` alone there (planted arrays at 10 and 20 labels per class, 16
+#: draws: ahead of the committee or level in all, none false; docs/labels_that_count.md "Selection mode"),
+#: and ``labeled: auto`` shares few labels. On fewer samples the same few labels weigh so much in every
+#: resample that their chance patterns were selected every time (arrays of independent genes, 100 samples,
+#: 3-5 labels per class: 13-20 false selections of 23-36; split: 0-2 selected, none false); at 150 shared
+#: lists held 14 false selections in 8 draws, split ones 83
+PARTIAL_MIN_SAMPLES = 150
+#: ``labeled: auto`` shares the labeled samples (every one in every resample) of partly labeled data when
+#: the smallest labeled class has fewer labels than this: split, half-samples of 3-5 labels per class hold
+#: 1-2 per class, too few for ``propagate`` to use them, and the list was mostly modules (planted arrays at 3
+#: per class: 1-9 of 28-52 selected were markers; shared: 72-73 of 72-73)
 SHARED_BELOW = 10
-#: ... and the data have at least this many samples: on fewer the same few labels weigh so much in every
-#: resample that their chance patterns were selected every time (planted arrays of independent genes, 100
-#: samples, 3-5 labels per class: 13-20 false selections of 23-36; split: 0-2 selected, none false; at 150:
-#: none false either way; docs/labels_that_count.md "Selection mode")
-SHARED_MIN_SAMPLES = 150
 #: how the labeled samples enter the resamples (``selection.labeled``, ``--labeled``, ``labeled=``)
 LABELED = ("auto", "split", "shared")
 #: the value of ``methods`` (``--methods``, ``selection.methods``) that chooses between the two from the data

@@ -37,6 +37,7 @@ from .selection import (
     consensus,
     labeled_resampling,
     one_label_classes,
+    partly_labeled,
     ranks_from_order,
     resamples,
     stability_path,
@@ -48,6 +49,7 @@ from .selection_defaults import (
     COUNTS_COMMITTEE,
     COUNTS_MIN_SAMPLES,
     LABELED,
+    PARTIAL_MIN_SAMPLES,
     SELECTION_DEFAULTS,
     kept_per_class,
     labeled_for,
@@ -115,27 +117,28 @@ def method_settings(methods, params: dict | None = None) -> dict:
     return {m: {"method": m, "params": check_params(get_method(m), dict(params.get(m, {})))} for m in methods}
 
 
-def methods_for(methods, X, params: dict | None = None, shared: bool = False) -> tuple[dict, str]:
-    """(label -> ``{"method", "params"}``, the rule the summary states) of selection mode on X:
-    ``methods`` as given (rule ""), or for ``"auto"`` (the default of ``ssfs select`` and
-    :func:`ssfs.tl.select_stable`) ``propagate`` alone when X is count-like
-    (:func:`~ssfs.methods._shared.counts.count_like`: single cells) with at least
-    :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or when the labeled
-    samples are ``shared`` by every resample (:func:`~ssfs.experiment.selection.labeled_resampling`),
-    else the committee ``propagate, laplacian, fisher, cls``; the parameters of a method not chosen
-    are dropped. On counts the committee's graph members (log values) rank highly expressed genes'
-    noise and their stable lists outvote ``propagate``'s; with shared labels ``fisher`` sees the same
-    few labels in every resample and selects their chance patterns every time, which no bound counts
-    (docs/labels_that_count.md, "Selection mode")."""
+def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, str]:
+    """(label -> ``{"method", "params"}``, the rule the summary states) of selection mode on X
+    with labels ``y`` (-1 unlabeled; None: not known): ``methods`` as given (rule ""), or for
+    ``"auto"`` (the default of ``ssfs select`` and :func:`ssfs.tl.select_stable`) ``propagate``
+    alone when X is count-like (:func:`~ssfs.methods._shared.counts.count_like`: single cells)
+    with at least :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or ``y``
+    is :func:`~ssfs.experiment.selection.partly_labeled`, else the committee ``propagate,
+    laplacian, fisher, cls``; the parameters of a method not chosen are dropped. On counts the
+    committee's graph members (log values) rank highly expressed genes' noise and their stable
+    lists outvote ``propagate``'s; on partly labeled arrays ``propagate`` alone listed more markers
+    at every budget, and with few labels, shared by every resample, ``fisher`` would select the
+    same labels' chance patterns every time (docs/labels_that_count.md, "Selection mode")."""
     if methods != AUTO:
         return method_settings(methods, params), ""
-    counts = count_like(X)
-    alone = shared or (counts and X.shape[0] >= COUNTS_MIN_SAMPLES)
-    chosen = COUNTS_COMMITTEE if alone else COMMITTEE
+    counts = count_like(X) and X.shape[0] >= COUNTS_MIN_SAMPLES
+    partly = y is not None and partly_labeled(y)
+    chosen = COUNTS_COMMITTEE if counts or partly else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
-    kind = "dense data" if not counts else "count-like data (single cells)"
-    kind = (f"{kind} with few labels (shared by every resample)" if shared
-            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if counts and not alone else kind)
+    kind = ("count-like data (single cells)" if counts
+            else f"partly labeled data ({PARTIAL_MIN_SAMPLES} samples or more, at least as many unlabeled as "
+                 "labeled)" if partly
+            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if count_like(X) else "dense data")
     return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
 
 
@@ -159,12 +162,6 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
     """Every resample of a dataset (drawn from the seed alone, identical in every job)."""
     return resamples(y, sel["resamples"], sel["scheme"], derive_rng(seed, dataset, "selection", "resamples"),
                      class_names, labeled=sel.get("labeled", "split"))
-
-
-def shares_labels(y: np.ndarray, sel: dict) -> bool:
-    """Whether the resamples of ``sel`` put every labeled sample of ``y`` in every resample
-    (:func:`~ssfs.experiment.selection.labeled_resampling`)."""
-    return labeled_resampling(y, sel.get("labeled", "split")) == "shared"
 
 
 def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str, batch=None):

@@ -15,7 +15,6 @@ from ..experiment.stable_selection import (
     method_settings,
     methods_for,
     selection_options,
-    shares_labels,
     stable_selection,
 )
 from ._anndata import batch_of, expression, labels_of, var_positions
@@ -92,7 +91,7 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
     y, classes = labels_of(adata, groupby, unlabeled_values) or (np.full(adata.n_obs, -1, dtype=np.int64), [])
     data = expression(adata, use_raw, layer)
     cons = constraints if constraints is not None else Constraints.from_labels(y)
-    settings, rule = methods_for(methods, data.X, params, shares_labels(y, sel))
+    settings, rule = methods_for(methods, data.X, params, y)
     res = stable_selection(data.X, y, cons, settings, sel, seed=seed, dataset=key_added, rule=rule,
                            names=np.asarray(data.var_names), classes=classes, batch=batch_of(adata, batch_key))
     _store(adata, key_added, res.table, data.var_names, threshold)

@@ -23,7 +23,6 @@ from ..experiment.stable_selection import (
     run_one_method,
     selection_labels,
     selection_resamples,
-    shares_labels,
 )
 from ..io import prepare_dataset, write_prepared
 from ..io.atomic import atomic_path, save_npy, write_checked_tsv, write_json, write_tsv
@@ -339,7 +338,7 @@ def auto_keeps(sel: dict, X, method: str, y) -> bool:
     """Whether registered ``method`` takes part in the selection of X: always, unless
     ``selection.methods`` is ``auto`` (:func:`ssfs.workflow.config.selection_methods`) and
     :func:`~ssfs.experiment.stable_selection.methods_for` does not choose it for X."""
-    return not sel.get("auto") or method in methods_for("auto", X, shared=shares_labels(y, sel))[0]
+    return not sel.get("auto") or method in methods_for("auto", X, y=y)[0]
 
 
 def _memberships(npz, classes) -> tuple:
@@ -388,7 +387,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
                            batches=batch_summary(data.batch, used, data.X),
-                           rule=methods_for("auto", data.X, shared=shares_labels(y, sel))[1] if sel.get("auto") else "")
+                           rule=methods_for("auto", data.X, y=y)[1] if sel.get("auto") else "")
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
