@@ -10,8 +10,9 @@ SELECTION_DEFAULTS = {"resamples": 20, "top": "auto", "threshold": 0.8, "max_fal
                       "scheme": "cpss", "aggregation": "stability_weighted", "labeled": "auto"}
 
 
-#: selection mode's methods on dense data (microarrays): the committee that selected the most planted
-#: markers on half-samples of the analyst's CSV (docs/labels_that_count.md, "Selection mode")
+#: selection mode's methods on fully labeled or unlabeled dense data and on few samples: the committee that
+#: selected the most planted markers on half-samples of the analyst's CSV with the labels split (session 12;
+#: docs/labels_that_count.md, "Selection mode")
 COMMITTEE = ("propagate", "laplacian", "fisher", "cls")
 #: on count-like data (single cells) ``propagate`` alone: there the committee's graph members rank the
 #: noise of highly expressed genes and pull the consensus off the markers (same section)

@@ -37,8 +37,8 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
     ----------
     {adata}
     methods
-        Registered method names, or ``"auto"``: propagate alone on counts, else propagate, laplacian,
-        fisher, cls (:func:`ssfs.experiment.stable_selection.methods_for`; ``uns`` ``methods_rule``).
+        Registered method names, or ``"auto"``: propagate alone on counts and partly labeled data, else
+        a committee (:func:`ssfs.experiment.stable_selection.methods_for`; ``uns`` ``methods_rule``).
     {groupby}
     {unlabeled_values}
     {use_raw}
