@@ -26,7 +26,7 @@ from ._outputs import check_destination, os_cause, output_error
 from ._progress import enable_bar, fmt_seconds
 from .constraints import Constraints, check_consistent, read_sample_constraints
 from .errors import SSFSError
-from .experiment.selection_defaults import SELECTION_DEFAULTS
+from .experiment.selection_defaults import LABELED, SELECTION_DEFAULTS
 from .labels import Labels, class_counts, encode_labels
 from .params import describe, parse_text
 from .ranking import ranking_table
@@ -566,7 +566,7 @@ def _add_select_parser(sub) -> None:
     s.add_argument("--assumption", choices=["r_concave", "unimodal", "none"], default=d["assumption"],
                    help="the error bound that chooses --top auto and that the verdict states (Shah & Samworth 2013)")
     s.add_argument("--scheme", choices=["cpss", "bootstrap"], default=d["scheme"], help="resampling scheme")
-    s.add_argument("--labeled", choices=["auto", "split", "shared"], default=d["labeled"], help=cli_help("labeled"))
+    s.add_argument("--labeled", choices=LABELED, default=d["labeled"], help=cli_help("labeled"))
     s.add_argument("--aggregation", choices=["stability_weighted", "mean_rank", "rank_product", "median_rank"],
                    default=d["aggregation"],
                    help="rank aggregation across methods (stability_weighted: each method weighted by its own "
