@@ -40,11 +40,9 @@ def runs(name: str, X, y, per_class: int, seed: int, anchors) -> list[dict]:
     from anchors import anchor_order
 
     import ssfs.tl as tl
+    from ssfs.simulate import labels_per_class
 
-    rng = np.random.default_rng(seed)
-    keep = np.zeros(y.size, dtype=bool)
-    for c in np.unique(y):
-        keep[rng.choice(np.flatnonzero(y == c), per_class, replace=False)] = True
+    keep = labels_per_class(y, per_class, np.random.default_rng(seed)) >= 0
     a = ad.AnnData(np.asarray(X, dtype=float))
     a.obs["label"] = pd.Categorical(np.where(keep, y.astype(str), None))
     base = {"set": name, "samples": int(y.size), "per_class": per_class, "seed": seed}
