@@ -2,7 +2,7 @@
 with its defaults against the labels split between the halves (``labeled="split"``) and against what users
 pick instead (label spreading + F, ``rank_genes_groups`` on the labeled samples). No planted truth: 5-fold
 linear SVM accuracy on every sample (true classes) with the top 10 / 20 features of each order, and the
-length of the stable list.
+length of the stable list; the variance order beside them (label-free).
 
     python benchmarks/bench_select_real.py --sets TOX-171 --per-class 3 --seeds 0 1 2
 
@@ -56,6 +56,9 @@ def runs(name: str, X, y, per_class: int, seed: int, anchors) -> list[dict]:
         out.append({**base, "answer": f"select_stable labeled={labeled}", "methods": b.uns["ssfs_selection"]["methods"],
                     "selected": int(b.var["ssfs_selection_selected"].sum()),
                     "acc10": accuracy(X, y, order, 10), "acc20": accuracy(X, y, order, 20)})
+    var_order = np.argsort(-np.asarray(X).var(axis=0), kind="stable")  # label-free: the most variable first
+    out.append({**base, "answer": "variance", "acc10": accuracy(X, y, var_order, 10),
+                "acc20": accuracy(X, y, var_order, 20)})
     for name_a in anchors:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

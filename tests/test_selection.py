@@ -94,6 +94,19 @@ def test_planted_markers_consensus(labeled):
     assert np.allclose(table["frequency"], np.sort(Z.mean(axis=0))[::-1])
 
 
+def test_the_order_below_the_stable_list_is_the_full_data_ranking():
+    """5 features, 4 resamples, top 2, one method. Frequencies (hand-counted top-2 sets): f0 1.0,
+    f1 0.75, f2 0.25, f3 0, f4 0; full-data ranks f4 1, f3 2, f2 3, f0 4, f1 5. With threshold 0.7
+    the stable list f0, f1 comes first by frequency, then f4, f3, f2 by their full-data rank (f2's
+    one resample does not lift it over them); without a threshold every feature goes by frequency."""
+    res = {"m": np.array([[1, 2, 3, 4, 5], [1, 3, 2, 4, 5], [2, 1, 3, 4, 5], [1, 2, 4, 3, 5]], dtype=float)}
+    full = {"m": np.array([4.0, 5.0, 3.0, 2.0, 1.0])}
+    c = consensus(full, res, top=2, threshold=0.7)
+    assert c.table["index"].tolist() == [0, 1, 4, 3, 2]
+    assert c.table["frequency"].tolist() == [1.0, 0.75, 0.0, 0.0, 0.25]
+    assert consensus(full, res, top=2).table["index"].tolist() == [0, 1, 2, 4, 3]
+
+
 def test_frequent_features_of_benchmark_rankings(tmp_path):
     from ssfs.report.selection import frequent_features
 

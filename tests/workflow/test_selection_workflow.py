@@ -196,10 +196,10 @@ def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
     assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(tmp_path / "run")
 
 
-def test_the_default_committee_compares_within_batches(tmp_path, capsys):
-    """``ssfs select`` with the default committee (propagate, laplacian, fisher, cls): with
-    --batch-key the 4 class markers are the list; without it the plate's genes (laplacian,
-    label-free, finds the plate first)."""
+def test_the_committee_compares_within_batches(tmp_path, capsys):
+    """``ssfs select`` with the committee (propagate, laplacian, fisher, cls; ``methods: auto``'s on
+    fully labeled data): with --batch-key the 4 class markers are the list; without it the plate's
+    genes (laplacian, label-free, finds the plate first)."""
     from ssfs.cli import main
 
     data = tmp_path / "planted.csv"
@@ -211,7 +211,7 @@ def test_the_default_committee_compares_within_batches(tmp_path, capsys):
             table = tmp_path / "blind.csv"
             pd.read_csv(data, index_col=0).drop(columns="plate").to_csv(table)
         assert main(["select", str(table), "--label-column", "label", *extra, "--seed", "3", "--name", "planted",
-                     "-o", str(tmp_path / name), "--no-progress"]) == 0
+                     "--methods", "propagate,laplacian,fisher,cls", "-o", str(tmp_path / name), "--no-progress"]) == 0
         capsys.readouterr()
         s = json.loads((tmp_path / name / "summary.json").read_text())
         lists[name] = (sorted(s["features"]), s.get("batches"))
@@ -295,12 +295,12 @@ def counts_csv(path, n=300, seed=0):
 
 @pytest.mark.slow
 def test_selection_methods_auto_follow_each_dataset(tmp_path):
-    """``selection.methods: auto`` (the default config's): the committee on the dense table,
-    ``propagate`` alone on the counts (the others not run there), each summary saying which; the
-    counts' list is ssfs select's with its defaults, byte for byte."""
+    """``selection.methods: auto`` (the default config's): the committee on the fully labeled dense
+    table, ``propagate`` alone on the counts (the others not run there), each summary saying which;
+    the counts' list is ssfs select's with its defaults, byte for byte."""
     from ssfs.cli import main
 
-    planted_csv(tmp_path / "planted.csv")
+    planted_csv(tmp_path / "planted.csv", labeled_per_class=None)
     counts_csv(tmp_path / "counts.csv")
     cfg = sel_config(tmp_path / "planted.csv", methods="auto")
     cfg["datasets"]["counts"] = {"path": "counts.csv", "label_column": "label"}

@@ -49,7 +49,7 @@ from .selection_defaults import (
     COUNTS_COMMITTEE,
     COUNTS_MIN_SAMPLES,
     LABELED,
-    PARTIAL_MIN_SAMPLES,
+    PROPAGATE_MIN_SAMPLES,
     SELECTION_DEFAULTS,
     kept_per_class,
     labeled_for,
@@ -123,7 +123,8 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
     ``"auto"`` (the default of ``ssfs select`` and :func:`ssfs.tl.select_stable`) ``propagate``
     alone when X is count-like (:func:`~ssfs.methods._shared.counts.count_like`: single cells)
     with at least :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or ``y``
-    is :func:`~ssfs.experiment.selection.partly_labeled`, else the committee ``propagate,
+    is :func:`~ssfs.experiment.selection.partly_labeled` with at least
+    :data:`~ssfs.experiment.selection_defaults.PROPAGATE_MIN_SAMPLES` samples, else the committee ``propagate,
     laplacian, fisher, cls``; the parameters of a method not chosen are dropped. On counts the
     committee's graph members (log values) rank highly expressed genes' noise and their stable
     lists outvote ``propagate``'s; on partly labeled arrays ``propagate`` alone listed more markers
@@ -132,11 +133,11 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
     if methods != AUTO:
         return method_settings(methods, params), ""
     counts = count_like(X) and X.shape[0] >= COUNTS_MIN_SAMPLES
-    partly = y is not None and partly_labeled(y)
+    partly = y is not None and partly_labeled(y, PROPAGATE_MIN_SAMPLES)
     chosen = COUNTS_COMMITTEE if counts or partly else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
     kind = ("count-like data (single cells)" if counts
-            else f"partly labeled data ({PARTIAL_MIN_SAMPLES} samples or more, at least as many unlabeled as "
+            else f"partly labeled data ({PROPAGATE_MIN_SAMPLES} samples or more, at least as many unlabeled as "
                  "labeled)" if partly
             else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if count_like(X) else "dense data")
     return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
@@ -301,7 +302,7 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     ok, left = _usable(runs)
     p = X.shape[1]
     cons = consensus({m: r.full for m, r in ok.items()}, {m: r.resamples.astype(np.float64) for m, r in ok.items()},
-                     top_for(sel, p), sel["aggregation"])
+                     top_for(sel, p), sel["aggregation"], sel["threshold"])
     table = cons.table
     table.insert(0, "feature", np.asarray(names)[table["index"].to_numpy()].astype(str))
     if symbols is not None:
