@@ -124,6 +124,9 @@ def test_few_propagated_samples_do_not_outweigh_the_labels(seed):
     assert weights[0] < 0.1 and weights[0] < weights[1] / 5, weights
     assert _recall(r.order, markers) >= _recall(former.order, markers) + 0.19  # 8 of the 40 markers more
     assert _recall(r.order, markers) >= 0.4
+    # every group's markers in turn (per_class="interleave"): 4 classes of 10 markers each, 0.475, 0.55, 0.475
+    assert _recall(run_method("propagate", X, y, per_class="interleave").order, markers) >= _recall(
+        r.order, markers) + 0.02
 
 
 def test_evidence_weight_and_excess_coherence_by_hand():
@@ -549,3 +552,33 @@ def test_best_candidate_by_agreement_then_held_out_reach_by_hand():
     assert _best([cand("a", 1.0, [-6.0, -6.0]), cand("b", 1.0, [-5.0, -5.2])]).name == "b"  # then reach
     assert _best([cand("a", 1.0, [-5.0]), cand("b", 1.0, [-5.0])]).name == "a"  # then the first
     assert _best([cand("a", float("nan"), [-1.0]), cand("b", 0.2, [-9.0])]).name == "b"
+
+
+def test_class_turns_by_hand():
+    """R^2 order f0 > f1 > ... > f5; group A's up-markers by Welch's t f5, f1, f3, f2, f0, f4, group
+    B's f4, f0, f3, f2, f1, f5. The groups' order (best place in any group, ties by R^2): f4, f5,
+    f0, f1, f3, f2; in turn with the R^2 order (better place of the two, ties by R^2): f0, f4, f1,
+    f5, f2, f3; scores (6 - place) / 6. A NaN score stays NaN and ranks nothing; a feature's copy
+    (same score, same t) shares its place."""
+    from ssfs.methods.propagate import with_class_turns
+
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
+    T = np.array([[0.0, 3.0, 0.1, 0.2, -1.0, 5.0], [2.0, 0.0, 0.1, 0.3, 4.0, -2.0]])
+    out = with_class_turns(scores, T)
+    assert np.argsort(-out, kind="stable").tolist() == [0, 4, 1, 5, 2, 3]
+    assert np.allclose(out, np.array([6, 4, 2, 1, 5, 3]) / 6)
+    with_nan = with_class_turns(np.r_[scores, np.nan], np.c_[T, [9.0, 9.0]])
+    assert np.isnan(with_nan[-1]) and np.allclose(with_nan[:-1], out)
+    copied = with_class_turns(np.r_[scores, 0.5], np.c_[T, T[:, 4]])  # f6 = a copy of f4: both place 1 of
+    # the groups' order, which moves f5 to place 2 there, so f2 (2 by R^2) comes before it
+    assert copied[6] == copied[4] and np.argsort(-copied, kind="stable").tolist() == [0, 4, 6, 1, 2, 5, 3]
+
+
+def test_class_turns_give_a_copy_its_features_score():
+    """per_class="interleave" on a partly labeled dense array: an exact copy of a feature shares its
+    place in both orders, so it gets the feature's score to the bit (docs/invariances.md, copies)."""
+    X, y, _ = _few_samples_many_labels(0)
+    X, y = X[:, :120], np.where(np.arange(y.size) % 2 == 0, y, -1)  # half of the labels hidden
+    for j in (3, 40):
+        copied = run_method("propagate", np.c_[X, X[:, j]], y, per_class="interleave").result.scores
+        assert copied[-1] == copied[j] and np.isfinite(copied).all()

@@ -18,7 +18,9 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
    On counts the features the groups explain (:func:`explained_features`) come first, the others
-   in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``).
+   in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``). With
+   ``per_class="interleave"`` that order and every group's up-markers (Welch's t, read group by
+   group as scanpy's ``rank_genes_groups``) are taken in turn (:func:`with_class_turns`).
 4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features and the
    labels spread again. Two chains start from different pilots, the graph of all features and
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
@@ -657,7 +659,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
                     weighting: str = "evidence", label_free: str = "autocorrelation", gene_choice: str = "balanced",
                     unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
-                    counts: str = "auto", space: str = "auto") -> Propagation:
+                    counts: str = "auto", space: str = "auto", per_class: str = "none") -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups);
     ``counts``: raw counts read as log1p(normalised counts) (:func:`~ssfs.methods._shared.counts.read_counts`);
     ``space``: the graphs' (:func:`count_model`)."""
@@ -678,8 +680,9 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
     if unexplained not in UNEXPLAINED:
         raise MethodError(f"propagate: unexplained must be one of {UNEXPLAINED}, got {unexplained!r}")
-    if explained not in EXPLAINED:
-        raise MethodError(f"propagate: explained must be one of {EXPLAINED}, got {explained!r}")
+    if explained not in EXPLAINED or per_class not in PER_CLASS:
+        raise MethodError(f"propagate: explained must be one of {EXPLAINED} and per_class one of {PER_CLASS}, got "
+                          f"{explained!r}, {per_class!r}")
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
@@ -726,6 +729,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
                                   start_space.get("Z") if opts["counts"] is None else None, space)
         model.scores = with_unexplained(model.scores, free, model.explained)
+    if per_class == "interleave":
+        model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
 
 
@@ -896,6 +901,51 @@ def crossfit_pvalues(X, genes: np.ndarray, r2: np.ndarray, opts: dict, grouping)
     return out
 
 
+#: how the scores take in the per-class markers (the ``per_class`` parameter; :func:`with_class_turns`)
+PER_CLASS = ("none", "interleave")
+
+
+def group_t(X, groups: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Welch's t of every group (the classes and the groups of their own) against all other
+    samples, from the final ``groups`` weighted ``weight`` (:func:`ssfs.class_statistics`: the
+    per-group markers of the fit's ``class_statistics``), on the distinct columns (a copy gets its
+    feature's bits): one row per group that holds a sample."""
+    P = np.zeros((groups.size, int(groups.max()) + 1))
+    P[np.arange(groups.size), groups] = weight
+    present = np.flatnonzero(P.sum(axis=0) > 0)
+    return np.asarray(per_distinct_column(lambda A: class_statistics(A, P[:, present], present.astype(str)).scores,
+                                          X))
+
+
+def _places(*keys: np.ndarray) -> np.ndarray:
+    """Place (0 = first) of every item in the lexicographic order of ``keys`` (first key first, all
+    ascending), equal keys sharing the place of the first of them (a copy ties its feature)."""
+    rows, inverse, counts = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True, return_counts=True)
+    return np.r_[0, np.cumsum(counts)[:-1]][inverse.ravel()]
+
+
+def with_class_turns(scores: np.ndarray, class_t: np.ndarray) -> np.ndarray:
+    """Scores whose order takes in turn a feature from the ``scores`` order and one from the
+    groups' marker order (a feature's place is its better place of the two; ties: ``scores``),
+    the groups' order being each group's best up-marker by Welch's t (``class_t``, groups x p:
+    :func:`group_t`, a type nobody labeled included), then each one's second, ... as scanpy's
+    ``rank_genes_groups`` lists read group by group (ties: ``scores``). The R^2 of a one-way ANOVA
+    ranks first the features that tell the easiest class apart; with few labels on real
+    multi-class arrays some classes then had no marker in the top 10 (docs/labels_that_count.md,
+    "Per-class markers in the ranking"). Scores are (m - place) / m over the m features with a
+    finite score (1 = first); NaN stays NaN."""
+    finite = np.isfinite(scores)
+    out, m = np.full(scores.shape, np.nan), int(finite.sum())
+    if m == 0:
+        return out
+    neg = lambda v: -np.nan_to_num(np.asarray(v, dtype=np.float64)[..., finite], nan=-np.inf)  # noqa: E731
+    by_score = _places(neg(scores))
+    in_class = np.min([_places(t) for t in neg(class_t)], axis=0) if len(class_t) else by_score
+    by_class = _places(in_class, by_score)
+    out[finite] = (m - _places(np.minimum(by_score, by_class), by_score)) / m
+    return out
+
+
 def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray) -> np.ndarray:
     """Scores whose order is: the ``explained`` features by R^2, then the others taken in turn
     from their R^2 order and their ``label_free`` order (a feature's place is its better rank of
@@ -936,7 +986,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     unexplained: Literal["interleave", "r2"] = "interleave",
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
                     counts: Literal["auto", "log1p", "as_is"] = "auto",
-                    space: Literal["auto", "residuals", "values"] = "auto"):
+                    space: Literal["auto", "residuals", "values"] = "auto",
+                    per_class: Literal["none", "interleave"] = "none"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc), higher is better.
 
     Parameters
@@ -946,21 +997,18 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     y
         Class codes, -1 unlabeled (fewer than 2 labeled classes: the ``label_free`` scores).
     constraints, rng, k, n_pcs
-        Not used (deterministic); neighbours of the kNN graph; most principal components (parallel
-        analysis, Horn 1965, keeps those above a permuted copy's).
-    refine
-        Rounds of rebuilding the graph on the ``genes`` best features (0: the start graph only).
-    genes
-        Features the refined graphs are built on; "auto": 10 % of them, within 100-500.
+        Not used (deterministic); kNN graph's neighbours; most components (Horn's 1965 parallel analysis).
+    refine, genes
+        Rounds of rebuilding the graph (0: the start graph only) on ``genes`` features ("auto": 10 %, 100-500).
     propagation
         "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 W
         D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu et al. 2003, eq. 5).
     alpha, class_mass
-        Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation before the
-        argmax (Zhu et al. 2003, section 4): priors q_c uniform, the labeled shares ("labeled"), or none.
+        Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation before the argmax
+        (Zhu et al. 2003, section 4): priors q_c uniform, the labeled shares ("labeled"), or none.
     unreached, refine_samples
-        Samples the labels barely reach form groups of their own ("unlabeled 1", ...); most samples
-        the refinement runs on (beyond: a subsample chosen by content, labeled first).
+        Samples the labels barely reach form groups of their own ("unlabeled 1", ...); most samples the
+        refinement runs on (beyond: a subsample chosen by content, labeled first).
     graph, embedding
         The start graph's connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
     weighting
@@ -982,17 +1030,20 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     batch
         Every sample's batch (any values) or None: graphs and R^2 within batches (module doc, 5).
     counts
-        Raw counts (:func:`~ssfs.methods._shared.counts.raw_counts`) read as log1p(counts per 10,000)
-        ("auto"), any non-negative X so ("log1p"), or X as given ("as_is").
+        Raw counts (:func:`~ssfs.methods._shared.counts.raw_counts`) read as log1p(counts per 10,000) ("auto"),
+        any non-negative X so ("log1p"), or X as given ("as_is").
     space
         The graphs' space (:func:`count_model`): "residuals", the components of the counts' Pearson
         residuals (Lause et al. 2021); "values", of X's values (the former); "auto": "residuals" for counts.
+    per_class
+        "none": the order above; "interleave": it and the groups' up-markers in turn (:func:`with_class_turns`;
+        measured level with "none" on real arrays, docs/labels_that_count.md "Per-class markers in the ranking").
 
     Returns
     -------
     SelectionResult
-        ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the
-        graph's reliability; ``unexplained``); ``extra``: per-group statistics (``class_statistics``,
+        ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the graph's
+        reliability; ``unexplained``, ``per_class``); ``extra``: per-group statistics (``class_statistics``,
         scanpy's layout via :meth:`ssfs.ClassStatistics.to_rank_genes_groups`), groups, ``explained``.
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
@@ -1000,7 +1051,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                             alpha=alpha, class_mass=class_mass, unreached=unreached, refine_samples=refine_samples,
                             graph=graph, embedding=embedding, weighting=weighting, label_free=label_free,
                             gene_choice=gene_choice, unexplained=unexplained, explained=explained, batch=codes,
-                            classes=current_classes(), counts=counts, space=space)
+                            classes=current_classes(), counts=counts, space=space, per_class=per_class)
     for note in _notes(model, codes, np.asarray(y)):
         warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
