@@ -231,9 +231,9 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
     half taken in turn from every group's own ranking of the features higher in it than overall
     (one-vs-rest R^2, :func:`one_vs_rest_explained`): features are ordered by their best rank in
     any list, a rank r in the R^2 list counting as r / G for G groups (ties: the larger one-vs-rest
-    R^2). A group of 2 % of the samples then gets its markers into the graph as a large group does,
-    where their R^2 on all groups never ranks them. ``batch``: R^2 within batches
-    (:func:`variance_explained`)."""
+    R^2; equal values share a rank, so the choice does not follow the column order). A group of 2 %
+    of the samples then gets its markers into the graph as a large group does, where their R^2 on
+    all groups never ranks them. ``batch``: R^2 within batches (:func:`variance_explained`)."""
     if how not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
     if how == "total":
@@ -242,8 +242,8 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
     s, R = explained_and_one_vs_rest(X, groups, up_only=True, batch=batch)  # one pass over X
     s, R = np.nan_to_num(s, nan=-np.inf), np.nan_to_num(R, nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
-    in_groups = np.argsort(np.argsort(-R, axis=1, kind="stable"), axis=1, kind="stable").min(axis=0)
-    overall = _rank(s) / R.shape[0]
+    in_groups = np.min([_places(-r) for r in R], axis=0)  # equal values, e.g. the 0 of every feature not up
+    overall = _places(-s) / R.shape[0]                    # in a group, share a rank: not the column order
     return np.sort(np.lexsort((-R.max(axis=0), np.minimum(in_groups, overall)))[:m])
 
 
