@@ -67,8 +67,8 @@ def test_one_threshold_default_everywhere():
 
 def test_auto_methods_follow_the_data():
     """methods "auto": propagate alone on count-like data (sparse, or half the values 0) of at least
-    300 samples and on partly labeled data of at least 150, the committee on other dense data or
-    fewer cells (or no labels, or labeled samples the majority); parameters of a method not chosen
+    300 samples and on labeled data (partly or fully) of at least 50, the committee on data without
+    labels, on fewer samples and where the labels are not known; parameters of a method not chosen
     are dropped, the others checked."""
     from scipy import sparse
 
@@ -87,13 +87,19 @@ def test_auto_methods_follow_the_data():
         assert list(settings) == ["propagate", "laplacian", "fisher", "cls"]
         assert rule == "methods auto: propagate, laplacian, fisher, cls on count-like data of fewer than 300 samples"
     assert methods_for(["fisher"], half_zeros) == (method_settings(["fisher"]), "")
-    # partly labeled (some labels, unlabeled at least as many, 50 samples or more): propagate alone on any data
+    # labeled (partly, mostly or fully; 50 samples or more): propagate alone on any data
     partly = np.r_[[0] * 3, [1] * 3, [-1] * 44]
-    settings, rule = methods_for("auto", dense[:50], {"cls": {"k": 5}}, y=partly)
-    assert list(settings) == ["propagate"] and rule == ("methods auto: propagate on partly labeled data (50 samples "
-                                                        "or more, at least as many unlabeled as labeled)")
-    for y in (partly[1:], np.r_[[0] * 14, [1] * 14, [-1] * 22], np.full(50, -1), np.r_[[0] * 25, [1] * 25]):
-        assert list(methods_for("auto", dense[:y.size], y=y)[0]) == ["propagate", "laplacian", "fisher", "cls"]
+    for y in (partly, np.r_[[0] * 14, [1] * 14, [-1] * 22], np.r_[[0] * 25, [1] * 25]):
+        settings, rule = methods_for("auto", dense[:50], {"cls": {"k": 5}}, y=y)
+        assert list(settings) == ["propagate"]
+        assert rule == "methods auto: propagate on labeled data (50 samples or more)"
+    committee = ["propagate", "laplacian", "fisher", "cls"]
+    assert methods_for("auto", dense[:49], y=partly[1:]) == (
+        method_settings("auto"), "methods auto: propagate, laplacian, fisher, cls on dense data of fewer than 50 "
+                                 "samples")
+    assert methods_for("auto", dense[:50], y=np.full(50, -1)) == (
+        method_settings("auto"), "methods auto: propagate, laplacian, fisher, cls on data without labels")
+    assert list(methods_for("auto", dense[:50])[0]) == committee  # labels not known
     with pytest.raises(SSFSError, match="not among the methods"):
         method_settings("auto", {"variance": {}})  # checked against the committee before any data is read
 
@@ -193,8 +199,7 @@ def test_few_labels_are_shared_by_the_resamples_on_arrays_with_modules():
         select_stable(a, groupby="label", resamples=4)
     info = a.uns["ssfs_selection"]
     assert info["labeled_resampling"] == "shared" and info["methods"] == ["propagate"]
-    assert info["methods_rule"] == ("methods auto: propagate on partly labeled data (50 samples or more, at least as "
-                                   "many unlabeled as labeled)")
+    assert info["methods_rule"] == "methods auto: propagate on labeled data (50 samples or more)"
     chosen = np.asarray(info["features"], dtype=int)
     assert chosen.size >= 30 and np.isin(chosen, sim.markers).mean() >= 0.95
     assert "label_free_resamples" not in info
@@ -271,8 +276,7 @@ def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
     assert right >= 0.95 * len(true) and set(chosen["marks"]) <= set(CLASSES)
     assert printed.startswith(f"{s['n_selected']} features selected; about 1 of them may be a false selection")
     assert " ".join(s["verdict"].split()) == " ".join(printed.split("\n\n")[0].split())
-    rule = ("(methods auto: propagate on partly labeled data (50 samples or more, at least as many unlabeled as "
-            "labeled); --methods to choose)")
+    rule = "(methods auto: propagate on labeled data (50 samples or more); --methods to choose)"
     assert printed.split("\n\n")[1] == rule
     assert s["left_out"] == {} and s["methods"] == ["propagate"] and s["labeled_resampling"] == "shared"
 

@@ -548,8 +548,8 @@ def _add_select_parser(sub) -> None:
     _add_input_arguments(s)
     s.add_argument("--methods", default="auto",
                    help="comma-separated registered methods, or auto: propagate alone on count-like data (single "
-                        "cells, at least 300) and on partly labeled data (at least 50 samples, at least as many "
-                        "unlabeled as labeled), else the committee propagate,laplacian,fisher,cls "
+                        "cells, at least 300) and on labeled data (at least 50 samples, partly or fully labeled), "
+                        "else the committee propagate,laplacian,fisher,cls "
                         "(docs/labels_that_count.md, Selection mode); methods that cannot run, e.g. fisher without 2 "
                         "labels per class, are left out and named")
     s.add_argument("--param", action="append", metavar="METHOD.NAME=VALUE",

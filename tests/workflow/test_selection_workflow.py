@@ -295,12 +295,12 @@ def counts_csv(path, n=300, seed=0):
 
 @pytest.mark.slow
 def test_selection_methods_auto_follow_each_dataset(tmp_path):
-    """``selection.methods: auto`` (the default config's): the committee on the fully labeled dense
-    table, ``propagate`` alone on the counts (the others not run there), each summary saying which;
-    the counts' list is ssfs select's with its defaults, byte for byte."""
+    """``selection.methods: auto`` (the default config's): the committee on the dense table of 40
+    samples (fewer than 50), ``propagate`` alone on the counts (the others not run there), each
+    summary saying which; the counts' list is ssfs select's with its defaults, byte for byte."""
     from ssfs.cli import main
 
-    planted_csv(tmp_path / "planted.csv", labeled_per_class=None)
+    planted_csv(tmp_path / "planted.csv", n=40, labeled_per_class=None)
     counts_csv(tmp_path / "counts.csv")
     cfg = sel_config(tmp_path / "planted.csv", methods="auto")
     cfg["datasets"]["counts"] = {"path": "counts.csv", "label_column": "label"}
@@ -310,7 +310,8 @@ def test_selection_methods_auto_follow_each_dataset(tmp_path):
     s = {ds: json.loads((wd / "results" / ds / "selection" / "summary.json").read_text())
          for ds in ("planted", "counts")}
     assert s["planted"]["methods"] == ["propagate", "laplacian", "fisher", "cls"]
-    assert s["planted"]["methods_rule"] == "methods auto: propagate, laplacian, fisher, cls on dense data"
+    assert s["planted"]["methods_rule"] == ("methods auto: propagate, laplacian, fisher, cls on dense data of fewer "
+                                            "than 50 samples")
     assert s["counts"]["methods"] == ["propagate"] and s["counts"]["left_out"] == {}
     assert s["counts"]["methods_rule"] == "methods auto: propagate on count-like data (single cells)"
     assert sorted(s["counts"]["features"]) == [f"g{j}" for j in range(M)]

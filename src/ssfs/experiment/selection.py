@@ -47,16 +47,13 @@ def _groups(y: np.ndarray) -> list[np.ndarray]:
     return groups + ([unl] if unl.size else [])
 
 
-def partly_labeled(y: np.ndarray, min_samples: int = PARTIAL_MIN_SAMPLES) -> bool:
+def partly_labeled(y: np.ndarray) -> bool:
     """Whether ``y`` (-1 unlabeled) holds some labels, at least as many unlabeled samples as labeled
-    ones and ``min_samples`` samples or more: with
-    :data:`~ssfs.experiment.selection_defaults.PARTIAL_MIN_SAMPLES` (the default) the data where
-    ``labeled: auto`` shares few labels, with
-    :data:`~ssfs.experiment.selection_defaults.PROPAGATE_MIN_SAMPLES` where ``methods: auto`` takes
-    ``propagate`` alone."""
+    ones and :data:`~ssfs.experiment.selection_defaults.PARTIAL_MIN_SAMPLES` samples or more: the
+    data where ``labeled: auto`` shares few labels."""
     y = np.asarray(y)
     labeled = int((y >= 0).sum())
-    return 0 < labeled <= y.size - labeled and y.size >= min_samples
+    return 0 < labeled <= y.size - labeled and y.size >= PARTIAL_MIN_SAMPLES
 
 
 def labeled_resampling(y: np.ndarray, labeled: str = "auto") -> str:

@@ -22,13 +22,13 @@ COUNTS_COMMITTEE = ("propagate",)
 #: 0.89 vs 0.83, 0.83), propagate alone at 400 (0.93, 0.91 vs 0.85, 0.84); on 40 cells (half-samples of
 #: 20 under a 15-neighbour graph) alone selected nothing where the committee found every marker
 COUNTS_MIN_SAMPLES = 300
-#: partly labeled data (some labels, at least as many unlabeled samples as labeled ones) of at least this many
-#: samples: ``methods: auto`` takes ``propagate`` alone there (planted arrays at 10 and 20 labels per class, 16
-#: draws: ahead of the committee or level in all, none false; at 100 samples and 3-5 labels per class the
-#: committee's graph members listed the arrays' gene modules; real microarrays of 50-102 samples at 3 labels
-#: per class: ahead on 3 of 6, level on the others; docs/labels_that_count.md "Selection mode"). On 40 cells
-#: (half-samples of 20 under a 15-neighbour graph) ``propagate`` alone selected nothing where the committee
-#: found every marker
+#: labeled data (some labels, partly or fully labeled) of at least this many samples: ``methods: auto`` takes
+#: ``propagate`` alone there (planted arrays at 10 and 20 labels per class, 16 draws: ahead of the committee or
+#: level in all, none false; at 100 samples and 3-5 labels per class the committee's graph members listed the
+#: arrays' gene modules; real microarrays of 50-102 samples at 3 labels per class: ahead on 3 of 6, level on
+#: the others; fully labeled arrays: ahead or level on 6 draws; docs/labels_that_count.md "Selection mode").
+#: On 40 cells (half-samples of 20 under a 15-neighbour graph) ``propagate`` alone selected nothing where the
+#: committee found every marker
 PROPAGATE_MIN_SAMPLES = 50
 #: partly labeled data of at least this many samples: ``labeled: auto`` shares few labels. On fewer samples
 #: the same few labels weigh so much in every resample that their chance patterns were selected every time

@@ -37,7 +37,6 @@ from .selection import (
     consensus,
     labeled_resampling,
     one_label_classes,
-    partly_labeled,
     ranks_from_order,
     resamples,
     stability_path,
@@ -123,23 +122,25 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
     ``"auto"`` (the default of ``ssfs select`` and :func:`ssfs.tl.select_stable`) ``propagate``
     alone when X is count-like (:func:`~ssfs.methods._shared.counts.count_like`: single cells)
     with at least :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or ``y``
-    is :func:`~ssfs.experiment.selection.partly_labeled` with at least
-    :data:`~ssfs.experiment.selection_defaults.PROPAGATE_MIN_SAMPLES` samples, else the committee ``propagate,
-    laplacian, fisher, cls``; the parameters of a method not chosen are dropped. On counts the
-    committee's graph members (log values) rank highly expressed genes' noise and their stable
-    lists outvote ``propagate``'s; on partly labeled arrays ``propagate`` alone listed more markers
+    holds labels on at least :data:`~ssfs.experiment.selection_defaults.PROPAGATE_MIN_SAMPLES`
+    samples (partly or fully labeled), else the committee ``propagate, laplacian, fisher, cls``
+    (data without labels, fewer samples); the parameters of a method not chosen are dropped. On
+    counts the committee's graph members (log values) rank highly expressed genes' noise and their
+    stable lists outvote ``propagate``'s; on labeled arrays ``propagate`` alone listed more markers
     at every budget, and with few labels, shared by every resample, ``fisher`` would select the
     same labels' chance patterns every time (docs/labels_that_count.md, "Selection mode")."""
     if methods != AUTO:
         return method_settings(methods, params), ""
-    counts = count_like(X) and X.shape[0] >= COUNTS_MIN_SAMPLES
-    partly = y is not None and partly_labeled(y, PROPAGATE_MIN_SAMPLES)
-    chosen = COUNTS_COMMITTEE if counts or partly else COMMITTEE
+    n = X.shape[0]
+    counts = count_like(X) and n >= COUNTS_MIN_SAMPLES
+    labeled = y is not None and bool((np.asarray(y) >= 0).any()) and n >= PROPAGATE_MIN_SAMPLES
+    chosen = COUNTS_COMMITTEE if counts or labeled else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
     kind = ("count-like data (single cells)" if counts
-            else f"partly labeled data ({PROPAGATE_MIN_SAMPLES} samples or more, at least as many unlabeled as "
-                 "labeled)" if partly
-            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if count_like(X) else "dense data")
+            else f"labeled data ({PROPAGATE_MIN_SAMPLES} samples or more)" if labeled
+            else "data without labels" if y is not None and n >= PROPAGATE_MIN_SAMPLES
+            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if count_like(X)
+            else f"dense data of fewer than {PROPAGATE_MIN_SAMPLES} samples" if y is not None else "dense data")
     return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
 
 

@@ -37,7 +37,7 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
     ----------
     {adata}
     methods
-        Registered method names, or ``"auto"``: propagate alone on counts and partly labeled data, else
+        Registered method names, or ``"auto"``: propagate alone on counts and labeled data, else
         a committee (:func:`ssfs.experiment.stable_selection.methods_for`; ``uns`` ``methods_rule``).
     {groupby}
     {unlabeled_values}
