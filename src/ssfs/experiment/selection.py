@@ -240,7 +240,7 @@ class Consensus:
 
 
 def consensus(full_ranks: dict, resample_ranks: dict, top: int, how: str = "mean_rank",
-              threshold: float | None = None) -> Consensus:
+              threshold: float | None = None, silent=None) -> Consensus:
     """The consensus of methods over resamples (:class:`Consensus`).
 
     ``full_ranks``: method -> ranks (p,) on the full data; ``resample_ranks``: method -> ranks
@@ -248,6 +248,8 @@ def consensus(full_ranks: dict, resample_ranks: dict, top: int, how: str = "mean
     whose frequency is at least ``threshold`` (pi, the stable list) by frequency (descending), then
     every other feature by its aggregated full-data rank, ties by column; ``threshold=None``: every
     feature by frequency, then by aggregated full-data rank (the stability path's own order).
+    ``silent``: per resample, True where it selects nothing (ranked without its labels,
+    :func:`ssfs.experiment.stable_selection.without_labels`): its top ``top`` is empty.
     """
     methods = sorted(full_ranks)
     R = np.stack([np.asarray(resample_ranks[m], dtype=np.float64) for m in methods])  # (M, B, p)
@@ -257,6 +259,8 @@ def consensus(full_ranks: dict, resample_ranks: dict, top: int, how: str = "mean
     weights = method_weights(stability) if how == "stability_weighted" else {m: 1.0 / len(methods) for m in methods}
     w = [weights[m] for m in methods]
     positions = positions_of(aggregate(R, how, w))  # (B, p)
+    if silent is not None:
+        positions[np.asarray(silent, dtype=bool)] = p + 1  # past every top q: selects nothing
     freq = (positions <= top).mean(axis=0)
     full_agg = aggregate(np.stack([full_ranks[m] for m in methods]), how, w)
     first = -freq if threshold is None else np.where(freq >= threshold, -freq, 1.0)  # 1: below the list

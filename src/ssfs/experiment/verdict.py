@@ -90,7 +90,10 @@ def verdict(s: dict) -> str:
     left = _left_out_sentence(s)
     if n == 0:
         note = s.get("note") or f"no feature reached selection frequency {s['threshold']:g}"
-        return " ".join(t for t in (note[0].upper() + note[1:] + ".", left) if t)
+        if s.get("resamples_without_labels", 0) >= s["resamples"]:
+            note = "no feature selected"
+        return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
+                                    _one_label_sentence(s)) if t)
     head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
     head = head.replace("; The error bound", ". The error bound")
     bound = s["error_bound"].get("bound")
@@ -114,15 +117,28 @@ LABEL_FREE_SHARE = 0.25
 
 
 def _label_free_sentence(s: dict) -> str:
-    """The methods that ranked many resamples without their labels (``label_free_resamples``): their
+    """The methods that ranked many resamples without their labels (``label_free_resamples``). Where
+    every method did so (``resamples_without_labels``) those resamples select nothing; else the
     lists can follow structure that is not the classes', which the error bound does not count."""
     many = {m: k for m, k in (s.get("label_free_resamples") or {}).items() if k >= LABEL_FREE_SHARE * s["resamples"]}
     if not many:
         return ""
     who = ", ".join(f"{m} ranked {k} of the {s['resamples']} resamples" for m, k in many.items())
-    return (f"Too few labels in the resamples: {who} without the labels (label-free scores), so the list may "
-            "hold structure that is not the classes' (a module, a batch, a type nobody labeled), which the error "
-            "bound does not count; a ranking of all samples at once (ssfs rank) uses every label.")
+    head = f"Too few labels in the resamples: {who} without the labels (label-free scores)"
+    silent = s.get("resamples_without_labels", 0)
+    if silent >= s["resamples"]:
+        return (f"{head}: with so few labels in each half no resample selects anything (a list would be "
+                "structure that is not the classes': a module, a batch, a type nobody labeled), so there is no "
+                "list. The consensus order is the ranking of all samples, which uses every label; more labels "
+                "per class give resamples that use them.")
+    if silent:
+        return (f"{head}; a resample ranked so selects nothing (its list would be structure that is not the "
+                f"classes': a module, a batch, a type nobody labeled), so the list counts the "
+                f"{s['resamples'] - silent} resamples that used labels. Below the list the order is the ranking "
+                "of all samples, which uses every label.")
+    return (f"{head}, so the list may hold structure that is not the classes' (a module, a batch, a type nobody "
+            "labeled), which the error bound does not count; a ranking of all samples at once (ssfs rank) uses "
+            "every label.")
 
 
 def _shared_sentence(s: dict) -> str:

@@ -317,7 +317,8 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
         else:
             _write_ranked(ranked, data, full)
     arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
-              "full_failed": np.asarray(runs.full_failed, dtype=str), "label_free": np.asarray(runs.label_free)}
+              "full_failed": np.asarray(runs.full_failed, dtype=str),
+              "label_free": np.asarray(runs.label_free_rows, dtype=bool)}  # per resample of the chunk
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
@@ -339,6 +340,16 @@ def auto_keeps(sel: dict, X, method: str, y) -> bool:
     ``selection.methods`` is ``auto`` (:func:`ssfs.workflow.config.selection_methods`) and
     :func:`~ssfs.experiment.stable_selection.methods_for` does not choose it for X."""
     return not sel.get("auto") or method in methods_for("auto", X, y=y)[0]
+
+
+def _label_free(parts: list) -> tuple:
+    """``(count, per-resample flags or None)`` of the resamples a method ranked without its labels,
+    from its chunks' rank files (a file of an earlier version holds the count alone: no flags)."""
+    flags = [np.asarray(z.get("label_free", np.zeros(len(z["ranks"]), dtype=bool))) for z in parts]
+    if any(f.ndim == 0 for f in flags):
+        return sum(int(f.sum()) for f in flags), None
+    rows = np.concatenate(flags).astype(bool)
+    return int(rows.sum()), rows
 
 
 def _memberships(npz, classes) -> tuple:
@@ -379,7 +390,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
                                  *_memberships(parts[0], data.classes),
-                                 label_free=sum(int(z.get("label_free", 0)) for z in parts))
+                                 *_label_free(parts))
         if runs[label].resamples.shape[0] != sel["resamples"]:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
