@@ -321,3 +321,36 @@ def test_selection_methods_auto_follow_each_dataset(tmp_path):
     runs = wd / "results" / "counts" / "selection"
     assert (out / "summary.json").read_bytes() == (runs / "summary.json").read_bytes()
     assert (out / "consensus.tsv").read_bytes() == (runs / "consensus.tsv").read_bytes()
+
+
+@pytest.mark.slow
+def test_resamples_ranked_without_labels_select_nothing_through_the_workflow(tmp_path, capsys):
+    """An array with gene modules, 100 samples, 3 labels per class: ``propagate`` ranks the halves
+    without their labels, so they select nothing (no list). The flags travel per resample through
+    the chunk files (``reps_per_job: 3``: 4 chunks) and the command line gives the same bytes."""
+    from ssfs.cli import main
+    from ssfs.simulate import get_scenario
+
+    sc = get_scenario("microarray")
+    sim = sc.generator(rng=0, **{**sc.knobs_for(0, False), "n_samples": 100})
+    y = sc.labels(sim, "3/class", 0)
+    df = pd.DataFrame(sim.X, columns=[f"g{j}" for j in range(sim.X.shape[1])],
+                      index=[f"s{i}" for i in range(sim.X.shape[0])])
+    df.insert(0, "label", np.where(y >= 0, np.char.add("c", y.astype(str)), ""))
+    df.index.name = "sample"
+    df.to_csv(tmp_path / "modules.csv")
+    cfg = sel_config(tmp_path / "modules.csv", top=40)
+    cfg["datasets"] = {"modules": {"path": "modules.csv", "label_column": "label"}}
+    cfg["methods"] = {"propagate": {}}
+    cfg["execution"] = {"reps_per_job": 3}
+    snakemake(tmp_path / "run", cfg, cores=2)
+    runs = tmp_path / "run" / "results" / "modules" / "selection"
+    s = json.loads((runs / "summary.json").read_text())
+    assert s["resamples_without_labels"] >= 8 and s["n_selected"] == 0, s["verdict"]
+    out = tmp_path / "cli"
+    assert main(["select", str(tmp_path / "modules.csv"), "--label-column", "label", "--methods", "propagate",
+                 "--seed", "3", "--resamples", "10", "--top", "40", "--threshold", "0.8", "--name", "modules",
+                 "-o", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    for f in ("summary.json", "consensus.tsv"):
+        assert (out / f).read_bytes() == (runs / f).read_bytes(), f
