@@ -161,9 +161,17 @@ def test_verdict_sentences():
         "good", "good", "good", "moderate", "moderate", "poor", "undefined"]
     # resamples ranked without their labels: said from a quarter of them on (5 of 20), not below
     assert "label-free" not in verdict(_summary(resamples=20, label_free_resamples={"propagate": 4}))
-    silent = verdict(_summary(resamples=20, label_free_resamples={"propagate": 6}, resamples_without_labels=6))
+    # 6 of 20 silent at threshold 0.6: the 14 others can still give a list
+    silent = verdict(_summary(resamples=20, threshold=0.6, label_free_resamples={"propagate": 6},
+                              resamples_without_labels=6))
     assert "propagate ranked 6 of the 20 resamples without the labels (label-free scores); a resample ranked so " \
            "selects nothing" in silent and "so the list counts the 14 resamples that used labels" in silent
+    # 8 of 10 silent: the 2 others cannot bring a feature to 0.8, so no list (the note's frequencies not shown)
+    none = verdict(_summary(n_selected=0, resamples=10, note="no feature reached selection frequency 0.8: x",
+                            label_free_resamples={"propagate": 8}, resamples_without_labels=8))
+    assert none.startswith("No feature selected. Too few labels in the resamples: propagate ranked 8 of the 10 "
+                           "resamples without the labels (label-free scores); a resample ranked so selects nothing")
+    assert "and the 2 that used labels cannot bring a feature to frequency 0.8, so there is no list" in none
     free = verdict(_summary(resamples=20, label_free_resamples={"propagate": 5}))
     assert free.endswith("Too few labels in the resamples: propagate ranked 5 of the 20 resamples without the "
                          "labels (label-free scores), so the list may hold structure that is "

@@ -136,12 +136,20 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
     labeled = y is not None and bool((np.asarray(y) >= 0).any()) and n >= PROPAGATE_MIN_SAMPLES
     chosen = COUNTS_COMMITTEE if counts or labeled else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
-    kind = ("count-like data (single cells)" if counts
-            else f"labeled data ({PROPAGATE_MIN_SAMPLES} samples or more)" if labeled
-            else "data without labels" if y is not None and n >= PROPAGATE_MIN_SAMPLES
-            else f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples" if count_like(X)
-            else f"dense data of fewer than {PROPAGATE_MIN_SAMPLES} samples" if y is not None else "dense data")
-    return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {kind}"
+    return method_settings(chosen, params), f"methods auto: {', '.join(chosen)} on {_kind(X, y, counts, labeled)}"
+
+
+def _kind(X, y, counts: bool, labeled: bool) -> str:
+    """The data :func:`methods_for` chose on, in words (the summary's ``methods_rule``)."""
+    if counts:
+        return "count-like data (single cells)"
+    if labeled:
+        return f"labeled data ({PROPAGATE_MIN_SAMPLES} samples or more)"
+    if y is not None and X.shape[0] >= PROPAGATE_MIN_SAMPLES:
+        return "data without labels"
+    if count_like(X):
+        return f"count-like data of fewer than {COUNTS_MIN_SAMPLES} samples"
+    return f"dense data of fewer than {PROPAGATE_MIN_SAMPLES} samples" if y is not None else "dense data"
 
 
 def selection_labels(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> np.ndarray:

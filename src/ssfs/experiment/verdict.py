@@ -90,7 +90,7 @@ def verdict(s: dict) -> str:
     left = _left_out_sentence(s)
     if n == 0:
         note = s.get("note") or f"no feature reached selection frequency {s['threshold']:g}"
-        if s.get("resamples_without_labels", 0) >= s["resamples"]:
+        if _no_list_possible(s):  # the note's frequencies would be the label-free rankings'
             note = "no feature selected"
         return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
                                     _one_label_sentence(s)) if t)
@@ -116,6 +116,13 @@ def verdict(s: dict) -> str:
 LABEL_FREE_SHARE = 0.25
 
 
+def _no_list_possible(s: dict) -> bool:
+    """Whether too few resamples used their labels for any feature to reach the threshold (the
+    others select nothing: ``resamples_without_labels``)."""
+    silent = s.get("resamples_without_labels", 0)
+    return bool(silent) and s["resamples"] - silent < s["threshold"] * s["resamples"]
+
+
 def _label_free_sentence(s: dict) -> str:
     """The methods that ranked many resamples without their labels (``label_free_resamples``). Where
     every method did so (``resamples_without_labels``) those resamples select nothing; else the
@@ -131,6 +138,12 @@ def _label_free_sentence(s: dict) -> str:
                 "structure that is not the classes': a module, a batch, a type nobody labeled), so there is no "
                 "list. The consensus order is the ranking of all samples, which uses every label; more labels "
                 "per class give resamples that use them.")
+    if _no_list_possible(s):
+        return (f"{head}; a resample ranked so selects nothing (its list would be structure that is not the "
+                f"classes': a module, a batch, a type nobody labeled), and the {s['resamples'] - silent} that used "
+                f"labels cannot bring a feature to frequency {s['threshold']:g}, so there is no list. The consensus "
+                "order is the ranking of all samples, which uses every label; more labels per class give resamples "
+                "that use them.")
     if silent:
         return (f"{head}; a resample ranked so selects nothing (its list would be structure that is not the "
                 f"classes': a module, a batch, a type nobody labeled), so the list counts the "
