@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ssfs.experiment.selection_defaults import LABELED
 from ssfs.simulate import get_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # anchors.py beside this file
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
                     help="\"auto\" or comma-separated names, one select_stable run each (none: anchors only)")
     ap.add_argument("--quick", action="store_true", help="the scenarios' quick sizes (2,000 cells)")
     ap.add_argument("--cells", type=int, nargs="+", help="the scenarios at these numbers of cells (samples) instead")
-    ap.add_argument("--labeled", nargs="+", default=["auto"], choices=["auto", "split", "shared"],
+    ap.add_argument("--labeled", nargs="+", default=["auto"], choices=LABELED,
                     help="how the labeled samples enter the resamples (select_stable's labeled)")
     ap.add_argument("--anchors", nargs="*", default=[],
                     help="also each of these anchors' recall on the same draws (benchmarks/anchors.py names, e.g. "

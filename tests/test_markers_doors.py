@@ -86,7 +86,7 @@ def test_select_stable_defaults_to_auto(planted):
     info = a.uns["ssfs_selection"]
     assert info["methods"] == ["propagate"] and info["left_out"] == {}
     assert info["methods_rule"] == "methods auto: propagate on count-like data (single cells)"
-    assert info["labeled_resampling"] == "shared"  # 3 labels per class: every label in every resample
+    assert info["labeled_resampling"] == "shared"  # 3 labels per class, a graph that carries the classes
     chosen = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
     assert chosen.size >= 5 and np.isin(chosen, sim.markers).all()
 

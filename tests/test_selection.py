@@ -216,12 +216,12 @@ def test_cpss_draws_a_class_of_one_label_with_the_unlabeled():
     assert "Class b had one labeled sample: in each complementary pair" in info["verdict"]
 
 
-def test_shared_labels_are_in_every_resample_and_auto_shares_few():
+def test_shared_labels_are_in_every_resample_and_auto_rotates_few():
     """labeled "shared": every labeled sample in every resample, the unlabeled ones in complementary
-    halves (cpss) or drawn with replacement (bootstrap); "auto" shares when the smallest class has
-    fewer than 10 labels, the unlabeled samples are at least as many and there are 150 samples or
-    more, and only for propagate (or methods auto): fisher would select the same labels' chance
-    patterns in every resample."""
+    halves (cpss) or drawn with replacement (bootstrap); "auto" rotates (the next test) when the
+    smallest class has fewer than 10 labels, the unlabeled samples are at least as many and there are
+    150 samples or more, and only for propagate (or methods auto): fisher would select the same
+    labels' chance patterns in every resample."""
     from ssfs.experiment.selection import labeled_resampling
     from ssfs.experiment.selection_defaults import labeled_for
 
@@ -233,20 +233,51 @@ def test_shared_labels_are_in_every_resample_and_auto_shares_few():
     boot = resamples(y, 3, "bootstrap", np.random.default_rng(0), labeled="shared")
     assert all(np.isin(np.arange(7), h).all() and h.size == 20 for h in boot)
     assert labeled_resampling(y, "auto") == "split"  # fewer than 150 samples
-    assert labeled_resampling(np.r_[y, [-1] * 130], "auto") == "shared"
+    assert labeled_resampling(np.r_[y, [-1] * 130], "auto") == "rotated"
     assert labeled_resampling(np.r_[[0] * 10, [1] * 12, [-1] * 128], "auto") == "split"  # 10 in the smallest
     assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 78], "auto") == "split"  # labeled samples the majority
-    assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 79], "auto") == "shared"
+    assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 79], "auto") == "rotated"
     assert labeled_resampling(np.r_[[0] * 3, [1] * 3, [-1] * 143], "auto") == "split"  # 149 samples
     assert labeled_resampling(np.full(200, -1), "auto") == "split"  # no labels: nothing to share
-    with pytest.raises(InputError, match="every sample is labeled"):
-        labeled_resampling(np.array([0, 0, 1, 1]), "shared")
+    for how in ("shared", "rotated"):
+        with pytest.raises(InputError, match=f"labeled: {how} resamples the unlabeled samples alone, and every"):
+            labeled_resampling(np.array([0, 0, 1, 1]), how)
     assert labeled_for("auto", "auto") == labeled_for("auto", ["propagate"]) == "auto"
     assert labeled_for("auto", ["propagate", "fisher"]) == "split" and labeled_for("shared", ["fisher"]) == "shared"
     # split with the one-label rule, drawn as before (the seed's resamples unchanged)
     assert all((a == b).all() for a, b in zip(resamples(y, 4, "cpss", np.random.default_rng(1)),
                                               resamples(y, 4, "cpss", np.random.default_rng(1), labeled="split"),
                                               strict=True))
+
+
+@pytest.mark.parametrize("scheme", ["cpss", "bootstrap"])
+def test_rotated_labels_sit_out_in_turn(scheme):
+    """labeled "rotated": with 20 resamples and threshold 0.8 each labeled sample must sit out of
+    20 - 16 + 1 = 5; a class of m labels leaves out d = ceil(5 m / 20) in each resample (at most
+    m - 2), the window moving by d: 3 labels -> d = 1 (in 13 or 14 of 20), 5 -> 2 (in 12 of 20
+    exactly), 9 -> 3 (in 13 or 14); a class of 2 is in every resample. Both halves of a pair hold
+    the unlabeled samples' complementary halves, and leave out different labeled samples.
+    Threshold 0.6: 9 resamples out, 3 labels -> still 1 (m - 2), 9 -> ceil(81 / 20) = 5 (in 8 or 9)."""
+    from ssfs.experiment.selection import resamples_sat_out
+
+    y = np.r_[[0] * 3, [1] * 5, [2] * 2, [3] * 9, [-1] * 41]
+    sets = resamples(y, 20, scheme, np.random.default_rng(3), labeled="rotated")
+    lab = np.flatnonzero(y >= 0)
+    present = np.array([np.isin(lab, r) for r in sets]).sum(axis=0)
+    by_class = {c: sorted(present[y[lab] == c].tolist()) for c in range(4)}
+    assert set(by_class[0]) <= {13, 14} and by_class[1] == [12] * 5 and by_class[2] == [20, 20]
+    assert set(by_class[3]) <= {13, 14} and sum(by_class[3]) == 9 * 20 - 20 * 3
+    assert all(np.isin(lab[y[lab] == c], r).sum() >= 2 for r in sets for c in range(4))
+    assert resamples_sat_out(20, 0.8) == 5 and resamples_sat_out(20, 0.6) == 9 and resamples_sat_out(10, 1.0) == 1
+    if scheme == "cpss":
+        unl = np.flatnonzero(y < 0)
+        for a, b in zip(sets[::2], sets[1::2], strict=True):
+            assert np.intersect1d(np.intersect1d(a, b), unl).size == 0 and np.isin(unl, a).sum() == 20
+            assert not np.array_equal(np.setdiff1d(lab, a), np.setdiff1d(lab, b))
+    low = resamples(y, 20, scheme, np.random.default_rng(3), labeled="rotated", threshold=0.6)
+    present = np.array([np.isin(lab, r) for r in low]).sum(axis=0)
+    assert set(present[y[lab] == 3]) <= {8, 9} and present[y[lab] == 3].sum() == 9 * 20 - 20 * 5
+    assert set(present[y[lab] == 0]) <= {13, 14}  # 3 labels: 1 out (m - 2), so above 0.6: as documented
 
 
 def test_r_concave_bound_is_the_tightest_and_follows_stabs_rules():

@@ -184,9 +184,9 @@ def test_few_labels_are_shared_by_the_resamples_on_arrays_with_modules():
     between the halves (``labeled="split"``), the half-samples hold 1-2 per class: propagate ranks
     them label-free, the summary counts them and the verdict says what that means (laplacian, label
     free, is never counted); the list is mostly the modules' (the committee, 20 resamples: 1 of 52). The
-    default (``labeled="auto"``: shared, every label in every resample; methods auto: propagate
-    alone) lists markers only (33 of 33 with these 4 resamples, 73 of 73 with 20) and the verdict
-    says what the bound then counts."""
+    default (``labeled="auto"``: shared, every label in every resample, as propagate on all samples
+    weighs the propagated samples 0.5 or more; methods auto: propagate alone) lists markers only (33
+    of 33 with these 4 resamples, 73 of 73 with 20) and the verdict says what the bound then counts."""
     import anndata as ad
 
     from ssfs.simulate import get_scenario
@@ -214,8 +214,56 @@ def test_few_labels_are_shared_by_the_resamples_on_arrays_with_modules():
     chosen = np.asarray(info["features"], dtype=int)
     assert chosen.size >= 30 and np.isin(chosen, sim.markers).mean() >= 0.95
     assert "label_free_resamples" not in info
-    assert ("Every labeled sample was in every resample (the smallest class has 3): the stability and the error "
-            "bound count what other unlabeled samples would change") in info["verdict"]
+    assert info["labeled_weight"] >= 0.5
+    assert (f"Every labeled sample was in every resample (the smallest class has 3; the propagated samples weigh "
+            f"{info['labeled_weight']:.2f} on all samples, so the rankings rest on many samples): the stability and "
+            "the error bound count what other unlabeled samples would change") in info["verdict"]
+
+
+def _splatter_200():
+    """Splatter-like counts, 200 cells x 2,000 genes, 8 weak types x 15 markers, 3 labels per type
+    (seed 1 of ``benchmarks/bench_select_scenarios.py --scenarios splatter --cells 200``)."""
+    import anndata as ad
+
+    from ssfs.simulate import get_scenario
+
+    sc = get_scenario("splatter")
+    sim = sc.generator(rng=1, **{**sc.knobs_for(1, False), "n_cells": 200})
+    y = sc.labels(sim, "3/class", 1)
+    a = ad.AnnData(sim.X.copy())
+    a.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    return a, sim
+
+
+def test_few_labels_on_a_graph_that_carries_the_classes_little_are_left_out_in_turn():
+    """On Splatter-like counts of 200 cells with 3 labels per type the graph carries the types
+    little: ``propagate`` on all samples weighs the propagated cells 0.25, so a resample's ranking
+    rests on the 24 labeled cells. With every label in every resample (``labeled="shared"``, the
+    former default) their chance patterns are in every top list: 22 features listed, 17 of them no
+    marker, under a bound of 1. The default (``labeled="auto"``) rotates them (each labeled cell sits
+    out of 5 of the 20 resamples or more): 3 listed, all markers; the order is the same ranking of
+    all samples, so recall does not change, and the verdict says why the labels were rotated."""
+    from ssfs.tl import select_stable
+
+    a, sim = _splatter_200()
+    shared = a.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        select_stable(shared, groupby="label", random_state=1, labeled="shared")
+        select_stable(a, groupby="label", random_state=1)
+    info, before = a.uns["ssfs_selection"], shared.uns["ssfs_selection"]
+    false_before = ~np.isin(np.asarray(before["features"], dtype=int), sim.markers)
+    assert before["labeled_resampling"] == "shared" and false_before.sum() >= 10
+    assert info["labeled_resampling"] == "rotated" and info["labeled_weight"] < 0.5
+    chosen = np.asarray(info["features"], dtype=int)
+    assert chosen.size >= 2 and np.isin(chosen, sim.markers).all()
+    recall = [sim.recall(np.argsort(x.var["ssfs_selection_rank"].to_numpy(), kind="stable")) for x in (shared, a)]
+    assert abs(recall[0] - recall[1]) <= 0.03 and recall[1] >= 0.25
+    assert (f"Each resample held the labeled samples but a few of each class, left out in turn (the smallest class "
+            f"has 3; the propagated samples weigh {info['labeled_weight']:.2f} on all samples, below 0.5: the graph "
+            "carries the classes little and the rankings rest on the labeled samples): each sat out of 5 of the 20 "
+            "resamples or more, so a chance pattern of one labeled sample cannot reach frequency 0.8"
+            ) in info["verdict"]
 
 
 def test_few_samples_partly_labeled_take_propagate_alone_and_the_full_ranking_below_the_list():
@@ -289,9 +337,10 @@ def analyst(tmp_path_factory):
 def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
     """300 samples x 2,000 genes, 40 planted markers (+1.5 sd, 10 per class), 5 (or 2) labels per class,
     blank label cells: ``ssfs select`` with its defaults (fewer than 10 labels per class: every label
-    in every resample, and methods auto takes propagate alone) lists markers only (40 of 40 with 5
-    per class; 19 of 40 with 2, where split half-samples of 1 label per class gave the label-free
-    list, 36 of 40 here but mostly modules on arrays that have them), no more false selections than
+    in every resample, the graph carrying the classes; methods auto takes propagate alone) lists markers
+    only (40 of 40 with 5 per class, 37 with the labels rotated; 19 of 40 with 2, where split
+    half-samples of 1 label per class gave the label-free list, 36 of 40 here but mostly modules on
+    arrays that have them), no more false selections than
     the bound (none), each with the class it marks (propagate's groups: all right), and prints the
     answer in words and how the methods were chosen."""
     from ssfs.cli import main
@@ -317,6 +366,7 @@ def test_the_analysts_csv_with_defaults(analyst, lpc, capsys):
     rule = "(methods auto: propagate on labeled data (50 samples or more); --methods to choose)"
     assert printed.split("\n\n")[1] == rule
     assert s["left_out"] == {} and s["methods"] == ["propagate"] and s["labeled_resampling"] == "shared"
+    assert s["labeled_weight"] >= 0.5  # the graph carries the classes: labeled auto shares the labels
 
 
 def test_select_on_an_h5ad_whose_gene_names_look_like_numbers(tmp_path, capsys):

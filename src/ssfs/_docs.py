@@ -42,8 +42,10 @@ TEXT: dict[str, str] = {
     "constraints": "A :class:`ssfs.Constraints` (must-link / cannot-link pairs of sample indices); default: "
                    "the pairs of the labeled samples (same class: must-link, different classes: cannot-link).",
     "labeled": "How the labeled samples enter the resamples: ``split`` between the halves like the others, "
-               "``shared`` by every resample (only the unlabeled samples resampled; the error bound then holds "
-               "given the labels), or ``auto``: shared when the smallest class has fewer than 10 labels, the "
+               "``rotated`` (only the unlabeled samples halved; every resample holds the labeled samples but a "
+               "few of each class, left out in turn, so that no chance pattern of one labeled sample reaches the "
+               "threshold), ``shared`` by every resample (the error bound then holds given the labels), or "
+               "``auto``: rotated when the smallest class has fewer than 10 labels, the "
                "unlabeled samples are at least as many, there are 150 samples or more and the methods are "
                "``auto`` or propagate "
                "(:func:`ssfs.experiment.selection.labeled_resampling`).",

@@ -354,3 +354,38 @@ def test_resamples_ranked_without_labels_select_nothing_through_the_workflow(tmp
     capsys.readouterr()
     for f in ("summary.json", "consensus.tsv"):
         assert (out / f).read_bytes() == (runs / f).read_bytes(), f
+
+
+@pytest.mark.slow
+def test_labeled_auto_decides_on_the_data_through_the_workflow(tmp_path, capsys):
+    """Splatter-like counts, 200 cells, 3 labels per type: ``labeled: auto`` needs the weight
+    ``propagate`` gives the propagated cells on all samples (below 0.5: the labels are rotated). Each of
+    the 2 chunks (``reps_per_job: 5``) decides it from the seed, the rank files carry the decision to
+    the consensus, and ``ssfs select`` gives the same bytes."""
+    from ssfs.cli import main
+    from ssfs.simulate import get_scenario
+
+    sc = get_scenario("splatter")
+    sim = sc.generator(rng=1, **{**sc.knobs_for(1, False), "n_cells": 200})
+    y = sc.labels(sim, "3/class", 1)
+    df = pd.DataFrame(sim.X.toarray().astype(int), columns=[f"g{j}" for j in range(sim.X.shape[1])],
+                      index=[f"c{i}" for i in range(sim.X.shape[0])])
+    df.insert(0, "label", np.where(y >= 0, np.char.add("t", y.astype(str)), ""))
+    df.index.name = "cell"
+    df.to_csv(tmp_path / "cells.csv")
+    cfg = sel_config(tmp_path / "cells.csv", top=40)
+    cfg["datasets"] = {"cells": {"path": "cells.csv", "label_column": "label"}}
+    cfg["methods"] = {"propagate": {}}
+    cfg["execution"] = {"reps_per_job": 5}
+    snakemake(tmp_path / "run", cfg, cores=2)
+    runs = tmp_path / "run" / "results" / "cells" / "selection"
+    s = json.loads((runs / "summary.json").read_text())
+    assert s["labeled_resampling"] == "rotated" and 0 <= s["labeled_weight"] < 0.5, s["verdict"]
+    assert "left out in turn" in s["verdict"]
+    out = tmp_path / "cli"
+    assert main(["select", str(tmp_path / "cells.csv"), "--label-column", "label", "--methods", "propagate",
+                 "--seed", "3", "--resamples", "10", "--top", "40", "--threshold", "0.8", "--name", "cells",
+                 "-o", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    for f in ("summary.json", "consensus.tsv"):
+        assert (out / f).read_bytes() == (runs / f).read_bytes(), f

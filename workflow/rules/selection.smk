@@ -27,8 +27,8 @@ SELECTION_OUTPUTS = (
 _SEL_FUSED = FUSE_STEPS and len(SEL_CHUNKS) == 1 and len(method_batches(SEL_METHODS)) == 1
 # (folder under selection/, rule name suffix, selection entry, outputs of the consensus)
 _SEL_SETS = [("", "", SEL, SELECTION_FILES)]
-if SEL_COMPANIONS:  # every label: labeled shared would leave nothing to resample on fully labeled data
-    _ALL_LABELS = {**SEL, "labeled_per_class": None, "labeled": SEL["labeled"].replace("shared", "auto")}
+if SEL_COMPANIONS:  # every label: labeled shared or rotated would leave nothing to resample on fully labeled data
+    _ALL_LABELS = {**SEL, "labeled_per_class": None, "labeled": "split" if SEL["labeled"] == "split" else "auto"}
     _SEL_SETS.append(("all_labels/", "_all_labels", _ALL_LABELS, ["consensus.tsv", "summary.json"]))
 _CONSENSUS_KEYS = {
     "consensus.tsv": "consensus",

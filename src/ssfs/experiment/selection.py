@@ -4,8 +4,10 @@ with selection frequencies, its stability and an error bound (issue #14).
 * Resamples (:func:`resamples`): complementary pairs of half-samples (CPSS, Shah & Samworth 2013,
   Sec. 2.2) or bootstrap samples, drawn *within groups*: every labeled class and the unlabeled
   samples are split separately, so each half keeps labels of every class; or, with few labels
-  (``labeled="shared"``, :func:`labeled_resampling`), every labeled sample is in every resample and
-  only the unlabeled samples are resampled.
+  (``labeled="rotated"``, :func:`labeled_resampling`, :func:`rotated_labels`), the unlabeled samples
+  alone are split and every resample holds the labeled samples but a few of each class, left out in
+  turn, so that no one labeled sample is in a share ``threshold`` of the resamples; or
+  (``labeled="shared"``) every labeled sample is in every resample.
 * Aggregation across methods (:func:`aggregate`): ``mean_rank`` (default; the Borda count of
   complete rankings, linear in the ranks, so one method cannot veto a feature), ``rank_product``
   (geometric mean of the ranks, Breitling et al. 2004: rewards features ranked very high by some
@@ -33,7 +35,7 @@ import pandas as pd
 from ..errors import InputError
 from ..methods._shared.stability import nogueira
 from .error_bound import bound_of, error_bound
-from .selection_defaults import LABELED, PARTIAL_MIN_SAMPLES, SHARED_BELOW
+from .selection_defaults import LABELED, PARTIAL_MIN_SAMPLES, SHARED_BELOW, SHARED_MIN_WEIGHT
 
 SCHEMES = ("cpss", "bootstrap")
 AGGREGATIONS = ("stability_weighted", "mean_rank", "rank_product", "median_rank")
@@ -56,32 +58,80 @@ def partly_labeled(y: np.ndarray) -> bool:
     return 0 < labeled <= y.size - labeled and y.size >= PARTIAL_MIN_SAMPLES
 
 
-def labeled_resampling(y: np.ndarray, labeled: str = "auto") -> str:
-    """``"split"`` or ``"shared"``: how the labeled samples of ``y`` (-1 unlabeled) enter the
-    resamples under ``labeled`` (:data:`LABELED`). ``"auto"`` shares them on :func:`partly_labeled`
-    data whose smallest labeled class has fewer than
-    :data:`~ssfs.experiment.selection_defaults.SHARED_BELOW` labels: split, a half-sample would
-    hold one or two per class (on fewer samples than that the labels' chance patterns were
-    selected; with labeled samples the majority a resample would be mostly the same samples).
+def few_labels(y: np.ndarray) -> bool:
+    """:func:`partly_labeled` data whose smallest labeled class has fewer than
+    :data:`~ssfs.experiment.selection_defaults.SHARED_BELOW` labels: split between the halves, a
+    half-sample would hold one or two per class, so ``labeled: auto`` keeps them in the resamples."""
+    y = np.asarray(y)
+    return partly_labeled(y) and np.unique(y[y >= 0], return_counts=True)[1].min() < SHARED_BELOW
+
+
+def labeled_resampling(y: np.ndarray, labeled: str = "auto", propagated_weight: float | None = None) -> str:
+    """``"split"``, ``"rotated"`` or ``"shared"``: how the labeled samples of ``y`` (-1 unlabeled)
+    enter the resamples under ``labeled`` (:data:`LABELED`). ``"auto"`` splits them unless
+    :func:`few_labels` (on fewer samples than that the labels' chance patterns were selected; with
+    labeled samples the majority a resample would be mostly the same samples); with few labels it
+    shares them when ``propagated_weight``, the weight ``propagate`` gave the propagated samples
+    on all samples, is at least :data:`~ssfs.experiment.selection_defaults.SHARED_MIN_WEIGHT` (the
+    graph carries the classes, so every resample's ranking rests on many samples), else (or None)
+    rotates them.
 
     Shared, the halves of a complementary pair overlap in the labeled samples only, so they are
     independent *given the labeled samples*: Shah & Samworth's (2013) bounds hold conditionally on
     them and count features that the unlabeled samples choose by chance, not those a chance pattern
-    of the few labels chooses (the verdict says so)."""
+    of the few labels chooses. Where the graph carries the classes little, the rankings rest on the
+    labeled samples and such patterns were listed: Splatter-like counts of 200 cells at 3 labels per
+    class (weights 0.09-0.25), 3-17 of a shared list's 14-22 features. Rotated (:func:`rotated_labels`),
+    each labeled sample sits out of enough resamples that a pattern it brings alone cannot reach
+    the threshold (none listed), at the price of shorter lists where the labels were safe to share
+    (planted arrays, 2 of 3 labels per class in each resample: 16 markers listed of 72).
+    docs/labels_that_count.md, "Labels left out in turn"."""
     if labeled not in LABELED:
         raise InputError(f"selection labeled must be one of {', '.join(LABELED)}, got {labeled!r}")
     y = np.asarray(y)
-    if labeled == "shared" and not (y < 0).any():
-        raise InputError("selection labeled: shared resamples the unlabeled samples alone, and every sample is "
+    if labeled in ("shared", "rotated") and not (y < 0).any():
+        raise InputError(f"selection labeled: {labeled} resamples the unlabeled samples alone, and every sample is "
                          "labeled (use split or auto)")
     if labeled != "auto":
         return labeled
-    few = partly_labeled(y) and np.unique(y[y >= 0], return_counts=True)[1].min() < SHARED_BELOW
-    return "shared" if few else "split"
+    if not few_labels(y):
+        return "split"
+    return "shared" if propagated_weight is not None and propagated_weight >= SHARED_MIN_WEIGHT else "rotated"
+
+
+def resamples_sat_out(n: int, threshold: float) -> int:
+    """Fewest of ``n`` resamples a labeled sample must sit out of for a feature in the top lists
+    of only the others to stay below frequency ``threshold``: n - ceil(threshold n) + 1."""
+    return n - int(np.ceil(threshold * n - 1e-9)) + 1
+
+
+def rotated_labels(y: np.ndarray, n: int, threshold: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """The labeled samples of each of ``n`` resamples under ``labeled="rotated"``: every class of m
+    labels, in a random order, leaves out d consecutive ones in each resample, the window moving
+    by d from one resample to the next (so each sample sits out of floor(n d / m) or one more).
+    d is the fewest that keeps every sample out of at least a = n - ceil(threshold n) + 1
+    resamples, ceil(a m / n), at most m - 2: a feature that one labeled sample's chance pattern
+    ranks high is then in the top list of fewer than a share ``threshold`` of the resamples, while a
+    class keeps 2 labels or more in each (a class of 1 or 2 labels is in every resample: its chance
+    patterns stay those that a :func:`labeled_resampling` "shared" counts by no bound).
+    Complementary pairs are resamples 2j and 2j + 1, so the two halves of a pair leave out
+    different samples."""
+    y = np.asarray(y)
+    absent = resamples_sat_out(n, threshold)
+    out: list[list[np.ndarray]] = [[] for _ in range(n)]
+    for c in np.unique(y[y >= 0]):
+        members = rng.permutation(np.flatnonzero(y == c))
+        m = members.size
+        d = min(-(-absent * m // n), m - 2) if m > 2 else 0
+        for r in range(n):
+            keep = np.ones(m, dtype=bool)
+            keep[(r * d + np.arange(d)) % m] = False
+            out[r].append(members[keep])
+    return [np.concatenate(parts) if parts else np.empty(0, dtype=np.int64) for parts in out]
 
 
 def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, class_names=None,
-              labeled: str = "split") -> list[np.ndarray]:
+              labeled: str = "split", threshold: float = 0.8) -> list[np.ndarray]:
     """``n`` sorted index arrays of samples. ``cpss``: n/2 complementary pairs; each group of
     size m is permuted and its first floor(m/2) samples go to one half, the next floor(m/2) to the
     other (one sample of an odd group sits out, as in CPSS); the one labeled sample of a class
@@ -89,20 +139,24 @@ def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, clas
     half of a pair or sits out, and the other half sees that class unlabeled (a warning names it).
     ``bootstrap``: n draws with replacement of each group's size within each group.
     ``labeled`` (:func:`labeled_resampling`): ``"shared"`` puts every labeled sample in every
-    resample and resamples the unlabeled ones alone. ``class_names`` (by code) name the classes in
-    the warning."""
+    resample and resamples the unlabeled ones alone; ``"rotated"`` the same but the labeled samples
+    that :func:`rotated_labels` leaves out of each resample for ``threshold`` (the selection's pi).
+    ``class_names`` (by code) name the classes in the warning."""
     if scheme not in SCHEMES:
         raise InputError(f"selection scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
     if scheme == "cpss" and n % 2:
         raise InputError(f"selection.resamples must be even with scheme cpss (complementary pairs), got {n}")
     y = np.asarray(y)
-    shared = labeled_resampling(y, labeled) == "shared"
-    fixed = np.flatnonzero(y >= 0) if shared else np.empty(0, dtype=np.int64)
-    groups = [np.flatnonzero(y < 0)] if shared else _split_groups(y, scheme, class_names)
+    how = labeled_resampling(y, labeled)
+    if how == "split":
+        fixed, groups = [np.empty(0, dtype=np.int64)] * n, _split_groups(y, scheme, class_names)
+    else:
+        fixed = rotated_labels(y, n, threshold, rng) if how == "rotated" else [np.flatnonzero(y >= 0)] * n
+        groups = [np.flatnonzero(y < 0)]
     out: list[np.ndarray] = []
     if scheme == "cpss":
-        for _ in range(n // 2):
-            a, b = [fixed], [fixed]
+        for j in range(n // 2):
+            a, b = [fixed[2 * j]], [fixed[2 * j + 1]]
             for g in groups:
                 perm = rng.permutation(g)
                 h = g.size // 2
@@ -110,8 +164,8 @@ def resamples(y: np.ndarray, n: int, scheme: str, rng: np.random.Generator, clas
                 b.append(perm[h:2 * h])
             out += [np.sort(np.concatenate(a)), np.sort(np.concatenate(b))]
     else:
-        for _ in range(n):
-            out.append(np.sort(np.concatenate([fixed] + [rng.choice(g, size=g.size, replace=True) for g in groups])))
+        for r in range(n):
+            out.append(np.sort(np.concatenate([fixed[r]] + [rng.choice(g, size=g.size, replace=True) for g in groups])))
     return out
 
 

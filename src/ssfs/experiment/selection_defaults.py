@@ -5,7 +5,8 @@ config (the schema's defaults are tested equal), ``ssfs select`` and
 #: resamples (even: complementary pairs), top (q; ``auto``: from the error bound), threshold (pi),
 #: max_false (expected false selections ``top: auto`` allows), assumption of that bound, scheme,
 #: aggregation across methods, aggregation weights by each method's own stability; labeled: how the
-#: labeled samples enter the resamples (``split`` between the halves, ``shared`` by every resample, ``auto``)
+#: labeled samples enter the resamples (``split`` between the halves, ``rotated``: in most resamples, a few of
+#: each class left out in turn, ``shared`` by every resample, ``auto``)
 SELECTION_DEFAULTS = {"resamples": 20, "top": "auto", "threshold": 0.8, "max_false": 1.0, "assumption": "r_concave",
                       "scheme": "cpss", "aggregation": "stability_weighted", "labeled": "auto"}
 
@@ -30,18 +31,26 @@ COUNTS_MIN_SAMPLES = 300
 #: On 40 cells (half-samples of 20 under a 15-neighbour graph) ``propagate`` alone selected nothing where the
 #: committee found every marker
 PROPAGATE_MIN_SAMPLES = 50
-#: partly labeled data of at least this many samples: ``labeled: auto`` shares few labels. On fewer samples
+#: partly labeled data of at least this many samples: ``labeled: auto`` rotates few labels. On fewer samples
 #: the same few labels weigh so much in every resample that their chance patterns were selected every time
 #: (arrays of independent genes, 100 samples, 3-5 labels per class: 13-20 false selections of 23-36; split:
 #: 0-2 selected, none false); at 150 shared lists held 14 false selections in 8 draws, split ones 83
 PARTIAL_MIN_SAMPLES = 150
-#: ``labeled: auto`` shares the labeled samples (every one in every resample) of partly labeled data when
-#: the smallest labeled class has fewer labels than this: split, half-samples of 3-5 labels per class hold
-#: 1-2 per class, too few for ``propagate`` to use them, and the list was mostly modules (planted arrays at 3
-#: per class: 1-9 of 28-52 selected were markers; shared: 72-73 of 72-73)
+#: ``labeled: auto`` rotates the labeled samples (in most resamples, a few of each class left out in turn) of
+#: partly labeled data when the smallest labeled class has fewer labels than this: split, half-samples of 3-5
+#: labels per class hold 1-2 per class, too few for ``propagate`` to use them, and the list was mostly modules
+#: (planted arrays at 3 per class: 1-9 of 28-52 selected were markers; shared: 72-73 of 72-73). Shared (every
+#: label in every resample, session 21), Splatter-like counts of 200 cells listed 3-17 chance patterns of the
+#: labels (rotated: none; docs/labels_that_count.md, "Labels left out in turn")
 SHARED_BELOW = 10
+#: ``labeled: auto`` with few labels (``SHARED_BELOW``) shares them when ``propagate`` on all samples gives the
+#: propagated samples at least this weight (its ``evidence`` weighting: the graph's reliability times their share
+#: of the information), else rotates them. 42 planted draws at 200-300 samples (docs/labels_that_count.md,
+#: "Labels left out in turn"): the shared lists that held the labels' chance patterns (3-25 each) came from
+#: weights 0.03-0.25 (Splatter-like counts, an array of 158 samples); every draw of 0.5 or more listed 0-2
+SHARED_MIN_WEIGHT = 0.5
 #: how the labeled samples enter the resamples (``selection.labeled``, ``--labeled``, ``labeled=``)
-LABELED = ("auto", "split", "shared")
+LABELED = ("auto", "split", "rotated", "shared")
 #: the value of ``methods`` (``--methods``, ``selection.methods``) that chooses between the two from the data
 AUTO = "auto"
 

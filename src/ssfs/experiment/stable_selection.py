@@ -35,6 +35,7 @@ from .selection import (
     AGGREGATIONS,
     SCHEMES,
     consensus,
+    few_labels,
     labeled_resampling,
     one_label_classes,
     ranks_from_order,
@@ -171,7 +172,28 @@ def selection_labels(y: np.ndarray, sel: dict, seed: int, dataset: str, class_na
 def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class_names=None) -> list[np.ndarray]:
     """Every resample of a dataset (drawn from the seed alone, identical in every job)."""
     return resamples(y, sel["resamples"], sel["scheme"], derive_rng(seed, dataset, "selection", "resamples"),
-                     class_names, labeled=sel.get("labeled", "split"))
+                     class_names, labeled=sel.get("labeled", "split"), threshold=sel["threshold"])
+
+
+def decided_labeled(X, y, cons, configs: list, sel: dict, *, seed: int, dataset: str,
+                    batch=None) -> tuple[dict, object]:
+    """``(sel, ranked)``: ``sel`` with ``labeled`` decided on the data (:func:`labeled_resampling`:
+    ``"auto"`` with :func:`few_labels` needs the weight ``propagate`` gives the propagated samples
+    on all samples, kept as ``labeled_weight``) and the full-data result computed for it (the first of
+    ``configs``, whose ranking on all samples is then not run again), or None. ``y`` as in
+    :func:`full_ranking`; every door (``ssfs select``, :func:`ssfs.tl.select_stable`, each of the
+    workflow's selection jobs) decides the same from the seed."""
+    codes = np.asarray(getattr(y, "codes", y))
+    if sel.get("labeled", "split") != "auto" or not few_labels(codes) or not configs:
+        return {**sel, "labeled": labeled_resampling(codes, sel.get("labeled", "split"))}, None
+    try:
+        ranked = full_ranking(X, y, cons, configs[0], seed=seed, dataset=dataset, batch=batch)
+    except SSFSError:
+        ranked = None
+    graph = (getattr(getattr(ranked, "result", None), "extra", None) or {}).get("graph")
+    weight = graph.get("propagated_weight") if isinstance(graph, dict) else None
+    weight = float(weight) if weight is not None and np.isfinite(weight) else None
+    return {**sel, "labeled": labeled_resampling(codes, "auto", weight), "labeled_weight": weight}, ranked
 
 
 def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str, batch=None):
@@ -262,14 +284,15 @@ class MethodRuns:
 
 
 def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, seed: int, dataset: str,
-                   with_full: bool = True, classes=(), batch=None) -> tuple[MethodRuns, object]:
+                   with_full: bool = True, classes=(), batch=None, ranked=None) -> tuple[MethodRuns, object]:
     """``(runs, full-data ranked result or None)`` of one method on the resamples ``chunk`` and,
-    with ``with_full``, on all samples (``batch``: every sample's batch, or None); failures are
-    recorded, not raised."""
-    ranked, full, full_failed, P = None, None, "", None
+    with ``with_full``, on all samples (``batch``: every sample's batch, or None; ``ranked``: that
+    result when already computed, :func:`decided_labeled`); failures are recorded, not raised."""
+    full, full_failed, P = None, "", None
     if with_full:
         try:
-            ranked = full_ranking(X, y, cons, settings, seed=seed, dataset=dataset, batch=batch)
+            ranked = ranked if ranked is not None else full_ranking(X, y, cons, settings, seed=seed, dataset=dataset,
+                                                                    batch=batch)
             full = full_ranks(ranked, X.shape[1])
             P = memberships_of(ranked.result, X.shape[0], classes) if len(classes) > 1 else None
         except SSFSError as e:
@@ -335,7 +358,9 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
         s["label_free_resamples"] = free
     if silent is not None and silent.any():
         s["resamples_without_labels"] = int(silent.sum())
-    s["labeled_resampling"] = labeled_resampling(y, sel.get("labeled", "split"))
+    s["labeled_resampling"] = labeled_resampling(y, sel.get("labeled", "split"), sel.get("labeled_weight"))
+    if "labeled_weight" in sel:
+        s["labeled_weight"] = sel["labeled_weight"]
     single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]
@@ -382,12 +407,13 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
     were chosen (:func:`methods_for`; kept in the summary as ``methods_rule``); returns what the
     workflow writes to ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     sel = {**sel, "labeled": labeled_for(sel.get("labeled", "split"), [e["method"] for e in methods.values()])}
+    labels, configs = Labels(y, classes), method_configs(methods)
+    sel, first = decided_labeled(X, labels, cons, configs, sel, seed=seed, dataset=dataset, batch=batch)
     subs = selection_resamples(y, sel, seed, dataset, classes)
     chunk = range(len(subs))
-    labels = Labels(y, classes)
     runs = {settings.label: run_one_method(X, labels, cons, settings, subs, chunk, seed=seed, dataset=dataset,
-                                           classes=classes, batch=batch)[0]
-            for settings in method_configs(methods)}
+                                           classes=classes, batch=batch, ranked=first if i == 0 else None)[0]
+            for i, settings in enumerate(configs)}
     return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
                             batches=batch_summary(batch, methods, X), rule=rule)
 

@@ -12,6 +12,9 @@ An error bound is *vacuous* when it allows as many false selections as the list 
 
 from __future__ import annotations
 
+from .selection import resamples_sat_out
+from .selection_defaults import SHARED_MIN_WEIGHT
+
 #: (lowest value, word) of the stability bands, best first
 STABILITY_BANDS = ((0.75, "good"), (0.4, "moderate"), (float("-inf"), "poor"))
 
@@ -155,15 +158,35 @@ def _label_free_sentence(s: dict) -> str:
 
 
 def _shared_sentence(s: dict) -> str:
-    """With the labeled samples in every resample (``labeled_resampling`` shared): what the
-    stability and the bound then measure ('' otherwise)."""
-    if s.get("labeled_resampling") != "shared":
+    """With the labeled samples in every resample (``labeled_resampling`` shared) or in most, a few
+    of each class left out in turn (rotated): what the stability and the bound then measure ('' when
+    the labels were split)."""
+    how = s.get("labeled_resampling")
+    if how not in ("shared", "rotated"):
         return ""
-    counts = list((s.get("labeled_per_class") or {}).values())
-    few = f" (the smallest class has {min(counts)})" if counts else ""
-    return (f"Every labeled sample was in every resample{few}: the stability and the error bound count "
-            "what other unlabeled samples would change, not a chance pattern of these few labels, which more "
-            "labels would reveal.")
+    per_class = s.get("labeled_per_class") or {}
+    counts = [c for c in per_class.values() if c > 0]
+    why = [f"the smallest class has {min(counts)}"] if counts else []
+    weight = s.get("labeled_weight")
+    if weight is not None:  # labeled: auto decided on it
+        why.append(f"the propagated samples weigh {weight:.2f} on all samples"
+                   + (", so the rankings rest on many samples" if how == "shared" else
+                      f", below {SHARED_MIN_WEIGHT:g}: the graph carries the classes little and the rankings rest on "
+                      "the labeled samples"))
+    few = f" ({'; '.join(why)})" if why else ""
+    if how == "shared":
+        return (f"Every labeled sample was in every resample{few}: the stability and the error bound count "
+                "what other unlabeled samples would change, not a chance pattern of these few labels, which more "
+                "labels would reveal.")
+    out = resamples_sat_out(s["resamples"], s["threshold"])
+    text = (f"Each resample held the labeled samples but a few of each class, left out in turn{few}: each sat out "
+            f"of {out} of the {s['resamples']} resamples or more, so a chance pattern of one labeled sample cannot "
+            f"reach frequency {s['threshold']:g}; the error bound counts what the unlabeled samples would change.")
+    kept = [name for name, c in per_class.items() if 0 < c <= 2]
+    if kept:
+        text += (f" The {'class' if len(kept) == 1 else 'classes'} with 1 or 2 labels ({', '.join(kept)}) kept them in "
+                 "every resample: a chance pattern of those labels is counted by no bound.")
+    return text
 
 
 def _one_label_sentence(s: dict) -> str:

@@ -14,11 +14,13 @@ from .._checked import incomplete, load_checked_npz, read_checked_tsv
 from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
+from ..experiment.selection import labeled_resampling
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import (
     MethodRuns,
     batch_summary,
     consensus_result,
+    decided_labeled,
     methods_for,
     run_one_method,
     selection_labels,
@@ -283,34 +285,50 @@ def run_selection_batch(*, prepared, ranks: list, full: list, methods: dict, sup
     the full data) list the methods' files in the order of ``methods``."""
     data = read_prepared(prepared)
     ranks, full = by_method(ranks, methods), by_method(full, methods)
-    for settings in method_configs(methods):
+    configs = method_configs(methods)
+    y = selection_labels(data.y, sel, seed, dataset, data.classes)
+    kept = [c for c in configs if auto_keeps(sel, data.X, c.method, y)]
+    sel, first = decided_labeled(data.X, Labels(y, data.classes), selection_constraints(y, sup, seed, dataset),
+                                 kept, sel, seed=seed, dataset=dataset, batch=data.batch)
+    for settings in configs:
         run_selection_chunk(data, ranks=ranks[settings.label][0], settings=settings, sup=sup, sel=sel, seed=seed,
-                            dataset=dataset, chunk=chunk, full=(full[settings.label] or [None])[0])
+                            dataset=dataset, chunk=chunk, full=(full[settings.label] or [None])[0],
+                            ranked=first if kept and settings is kept[0] else None)
+
+
+def selection_constraints(y: np.ndarray, sup: dict, seed: int, dataset: str):
+    """The constraints of the selection: built once on all labeled samples (``supervision.constraints``)."""
+    return make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
 
 
 def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: dict, sel: dict, seed: int,
-                        dataset: str, chunk: list[int], full=None) -> None:
+                        dataset: str, chunk: list[int], full=None, ranked=None) -> None:
     """One configured method on the resamples ``chunk`` and, when ``full`` is a path, on the full
     data (ranking TSV; no rows when the method could not run there). ``ranks`` (.npz): ``ranks``
     (int32, len(chunk) x p, zeros where the method could not run), ``failed`` (per resample ''
     or why), ``full_failed`` and the full-data class memberships (``memberships``, n x G, and
     the names of its columns, ``membership_groups``: the classes, then propagated groups of no
-    labeled class; when the method propagates labels). Labels and constraints are used as given: constraints are built
-    once on all labeled samples (``supervision.constraints``) and restricted to each resample
-    (:mod:`ssfs.experiment.stable_selection`)."""
+    labeled class; when the method propagates labels) and how the labeled samples entered the resamples
+    (``labeled_resampling``, ``labeled_weight``: ``sel`` as :func:`~ssfs.experiment.stable_selection.decided_labeled`
+    decided it; ``ranked``: the full-data result computed for that). Labels and constraints are used as given:
+    constraints are built once on all labeled samples (``supervision.constraints``) and restricted to each
+    resample (:mod:`ssfs.experiment.stable_selection`)."""
     y = selection_labels(data.y, sel, seed, dataset, data.classes)
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
+    decided = {"labeled_resampling": np.asarray(labeled_resampling(y, sel.get("labeled", "split"),
+                                                                  sel.get("labeled_weight"))),
+               "labeled_weight": np.asarray(np.nan if sel.get("labeled_weight") is None else sel["labeled_weight"])}
     if not auto_keeps(sel, data.X, settings.method, y):  # methods auto did not choose it on this data: no run
         if full is not None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
         _save_ranks(ranks, {"ranks": np.zeros((len(chunk), data.X.shape[1]), dtype=np.int32),
                             "failed": np.asarray([NOT_CHOSEN] * len(chunk), dtype=str),
-                            "full_failed": np.asarray(NOT_CHOSEN)})
+                            "full_failed": np.asarray(NOT_CHOSEN), **decided})
         return
-    cons = make_constraints(y, {"labeled": np.flatnonzero(y >= 0)}, sup["constraints"], seed, dataset, "selection")
+    cons = selection_constraints(y, sup, seed, dataset)
     runs, ranked = run_one_method(data.X, Labels(y, data.classes), cons, settings, subs, chunk, seed=seed,
                                   dataset=dataset, with_full=full is not None, classes=data.classes,
-                                  batch=data.batch)
+                                  batch=data.batch, ranked=ranked)
     if full is not None:
         if ranked is None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
@@ -318,7 +336,7 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
             _write_ranked(ranked, data, full)
     arrays = {"ranks": runs.resamples, "failed": np.asarray(runs.failed, dtype=str),
               "full_failed": np.asarray(runs.full_failed, dtype=str),
-              "label_free": np.asarray(runs.label_free_rows, dtype=bool)}  # per resample of the chunk
+              "label_free": np.asarray(runs.label_free_rows, dtype=bool), **decided}  # per resample of the chunk
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
@@ -350,6 +368,16 @@ def _label_free(parts: list) -> tuple:
         return sum(int(f.sum()) for f in flags), None
     rows = np.concatenate(flags).astype(bool)
     return int(rows.sum()), rows
+
+
+def _decided(parts: list, y: np.ndarray, sel: dict) -> dict:
+    """``labeled`` (and ``labeled_weight``) as the selection jobs decided it (their rank files);
+    a file of an earlier version holds neither: ``labeled: auto`` then shared few labels."""
+    z = parts[0]
+    if "labeled_resampling" not in z:
+        return {"labeled": labeled_resampling(y, sel.get("labeled", "split"), 1.0)}
+    weight = float(z["labeled_weight"])
+    return {"labeled": str(z["labeled_resampling"]), **({"labeled_weight": weight} if np.isfinite(weight) else {})}
 
 
 def _memberships(npz, classes) -> tuple:
@@ -395,6 +423,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
                                               f"{sel['resamples']} resamples")
+    sel = {**sel, **_decided(parts, y, sel)} if used else sel
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
                            batches=batch_summary(data.batch, used, data.X),
