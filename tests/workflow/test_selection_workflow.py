@@ -323,37 +323,43 @@ def test_selection_methods_auto_follow_each_dataset(tmp_path):
     assert (out / "consensus.tsv").read_bytes() == (runs / "consensus.tsv").read_bytes()
 
 
+def _propagate_through_workflow_and_cli(tmp_path, capsys, name: str, X, y, reps_per_job: int) -> dict:
+    """``X`` (dense) with labels ``y`` (-1 blank) as ``name``.csv, selected by ``propagate`` through the
+    workflow in chunks of ``reps_per_job`` resamples (10 in all) and by ``ssfs select`` with the same
+    settings: the two give the same bytes; returns the workflow's summary."""
+    from ssfs.cli import main
+
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])], index=[f"s{i}" for i in range(X.shape[0])])
+    df.insert(0, "label", np.where(y >= 0, np.char.add("c", y.astype(str)), ""))
+    df.index.name = "sample"
+    df.to_csv(tmp_path / f"{name}.csv")
+    cfg = sel_config(tmp_path / f"{name}.csv", top=40)
+    cfg["datasets"] = {name: {"path": f"{name}.csv", "label_column": "label"}}
+    cfg["methods"] = {"propagate": {}}
+    cfg["execution"] = {"reps_per_job": reps_per_job}
+    snakemake(tmp_path / "run", cfg, cores=2)
+    runs = tmp_path / "run" / "results" / name / "selection"
+    out = tmp_path / "cli"
+    assert main(["select", str(tmp_path / f"{name}.csv"), "--label-column", "label", "--methods", "propagate",
+                 "--seed", "3", "--resamples", "10", "--top", "40", "--threshold", "0.8", "--name", name,
+                 "-o", str(out), "--no-progress"]) == 0
+    capsys.readouterr()
+    for f in ("summary.json", "consensus.tsv"):
+        assert (out / f).read_bytes() == (runs / f).read_bytes(), f
+    return json.loads((runs / "summary.json").read_text())
+
+
 @pytest.mark.slow
 def test_resamples_ranked_without_labels_select_nothing_through_the_workflow(tmp_path, capsys):
     """An array with gene modules, 100 samples, 3 labels per class: ``propagate`` ranks the halves
     without their labels, so they select nothing (no list). The flags travel per resample through
     the chunk files (``reps_per_job: 3``: 4 chunks) and the command line gives the same bytes."""
-    from ssfs.cli import main
     from ssfs.simulate import get_scenario
 
     sc = get_scenario("microarray")
     sim = sc.generator(rng=0, **{**sc.knobs_for(0, False), "n_samples": 100})
-    y = sc.labels(sim, "3/class", 0)
-    df = pd.DataFrame(sim.X, columns=[f"g{j}" for j in range(sim.X.shape[1])],
-                      index=[f"s{i}" for i in range(sim.X.shape[0])])
-    df.insert(0, "label", np.where(y >= 0, np.char.add("c", y.astype(str)), ""))
-    df.index.name = "sample"
-    df.to_csv(tmp_path / "modules.csv")
-    cfg = sel_config(tmp_path / "modules.csv", top=40)
-    cfg["datasets"] = {"modules": {"path": "modules.csv", "label_column": "label"}}
-    cfg["methods"] = {"propagate": {}}
-    cfg["execution"] = {"reps_per_job": 3}
-    snakemake(tmp_path / "run", cfg, cores=2)
-    runs = tmp_path / "run" / "results" / "modules" / "selection"
-    s = json.loads((runs / "summary.json").read_text())
+    s = _propagate_through_workflow_and_cli(tmp_path, capsys, "modules", sim.X, sc.labels(sim, "3/class", 0), 3)
     assert s["resamples_without_labels"] >= 8 and s["n_selected"] == 0, s["verdict"]
-    out = tmp_path / "cli"
-    assert main(["select", str(tmp_path / "modules.csv"), "--label-column", "label", "--methods", "propagate",
-                 "--seed", "3", "--resamples", "10", "--top", "40", "--threshold", "0.8", "--name", "modules",
-                 "-o", str(out), "--no-progress"]) == 0
-    capsys.readouterr()
-    for f in ("summary.json", "consensus.tsv"):
-        assert (out / f).read_bytes() == (runs / f).read_bytes(), f
 
 
 @pytest.mark.slow
@@ -362,30 +368,11 @@ def test_labeled_auto_decides_on_the_data_through_the_workflow(tmp_path, capsys)
     ``propagate`` gives the propagated cells on all samples (below 0.5: the labels are rotated). Each of
     the 2 chunks (``reps_per_job: 5``) decides it from the seed, the rank files carry the decision to
     the consensus, and ``ssfs select`` gives the same bytes."""
-    from ssfs.cli import main
     from ssfs.simulate import get_scenario
 
     sc = get_scenario("splatter")
     sim = sc.generator(rng=1, **{**sc.knobs_for(1, False), "n_cells": 200})
-    y = sc.labels(sim, "3/class", 1)
-    df = pd.DataFrame(sim.X.toarray().astype(int), columns=[f"g{j}" for j in range(sim.X.shape[1])],
-                      index=[f"c{i}" for i in range(sim.X.shape[0])])
-    df.insert(0, "label", np.where(y >= 0, np.char.add("t", y.astype(str)), ""))
-    df.index.name = "cell"
-    df.to_csv(tmp_path / "cells.csv")
-    cfg = sel_config(tmp_path / "cells.csv", top=40)
-    cfg["datasets"] = {"cells": {"path": "cells.csv", "label_column": "label"}}
-    cfg["methods"] = {"propagate": {}}
-    cfg["execution"] = {"reps_per_job": 5}
-    snakemake(tmp_path / "run", cfg, cores=2)
-    runs = tmp_path / "run" / "results" / "cells" / "selection"
-    s = json.loads((runs / "summary.json").read_text())
+    s = _propagate_through_workflow_and_cli(tmp_path, capsys, "cells", sim.X.toarray().astype(int),
+                                            sc.labels(sim, "3/class", 1), 5)
     assert s["labeled_resampling"] == "rotated" and 0 <= s["labeled_weight"] < 0.5, s["verdict"]
     assert "left out in turn" in s["verdict"]
-    out = tmp_path / "cli"
-    assert main(["select", str(tmp_path / "cells.csv"), "--label-column", "label", "--methods", "propagate",
-                 "--seed", "3", "--resamples", "10", "--top", "40", "--threshold", "0.8", "--name", "cells",
-                 "-o", str(out), "--no-progress"]) == 0
-    capsys.readouterr()
-    for f in ("summary.json", "consensus.tsv"):
-        assert (out / f).read_bytes() == (runs / f).read_bytes(), f
