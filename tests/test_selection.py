@@ -234,6 +234,11 @@ def test_shared_labels_are_in_every_resample_and_auto_rotates_few():
     assert all(np.isin(np.arange(7), h).all() and h.size == 20 for h in boot)
     assert labeled_resampling(y, "auto") == "split"  # fewer than 150 samples
     assert labeled_resampling(np.r_[y, [-1] * 130], "auto") == "rotated"
+    # the weight propagate gives the propagated samples on all samples decides, with the size:
+    few = {n: np.r_[[0] * 3, [1] * 4, [-1] * (n - 7)] for n in (40, 100, 150)}
+    assert [labeled_resampling(few[150], "auto", w) for w in (None, 0.49, 0.5)] == ["rotated", "rotated", "shared"]
+    assert [labeled_resampling(few[100], "auto", w) for w in (None, 0.49, 0.5)] == ["split", "split", "rotated"]
+    assert labeled_resampling(few[40], "auto", 0.9) == "split"  # fewer than 50 samples
     assert labeled_resampling(np.r_[[0] * 10, [1] * 12, [-1] * 128], "auto") == "split"  # 10 in the smallest
     assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 78], "auto") == "split"  # labeled samples the majority
     assert labeled_resampling(np.r_[[0] * 9, [1] * 70, [-1] * 79], "auto") == "rotated"

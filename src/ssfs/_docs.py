@@ -45,9 +45,10 @@ TEXT: dict[str, str] = {
                "``rotated`` (only the unlabeled samples halved; every resample holds the labeled samples but a "
                "few of each class, left out in turn, so that no chance pattern of one labeled sample reaches the "
                "threshold), ``shared`` by every resample (the error bound then holds given the labels), or "
-               "``auto``: rotated when the smallest class has fewer than 10 labels, the "
-               "unlabeled samples are at least as many, there are 150 samples or more and the methods are "
-               "``auto`` or propagate "
+               "``auto``: with fewer than 10 labels in the smallest class, at least as many unlabeled samples, "
+               "50 samples or more and methods ``auto`` or propagate, decided by the weight propagate gives the "
+               "propagated samples on all samples: 0.5 or more (the graph carries the classes) shared from 150 "
+               "samples and rotated below, less rotated from 150 samples and split below; split otherwise "
                "(:func:`ssfs.experiment.selection.labeled_resampling`).",
     "random_state": "The seed of every random choice (resamples, tie-breaking among equal scores): the same "
                     "seed gives the same result, whatever the number of threads.",

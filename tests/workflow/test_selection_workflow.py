@@ -175,10 +175,12 @@ def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
     """datasets.<name>.batch_key: the plate column is not a feature and ``propagate`` compares
     samples within plates on every resample: the class markers are selected, not the plate's
     genes (without the key the plate's genes lead: measured g11 first, nothing selected); the
-    command line's --batch-key gives the same bytes."""
+    command line's --batch-key gives the same bytes. Labels split between the halves (3 of the 6 per
+    class in each; ``labeled: auto`` rotates them on these 120 samples, as propagate weighs the
+    propagated samples 0.5 or more, and lists 3 of the 4 markers, none false)."""
     data = tmp_path / "planted.csv"
     batch_csv(data)
-    cfg = sel_config(data)
+    cfg = sel_config(data, labeled="split")
     cfg["datasets"]["planted"]["batch_key"] = "plate"
     cfg["methods"] = {"propagate": {}}
     snakemake(tmp_path / "run", cfg, cores=2)
@@ -192,7 +194,7 @@ def test_a_datasets_batch_key_reaches_the_selection(tmp_path):
     out = tmp_path / "cli"
     assert main(["select", str(data), "--label-column", "label", "--batch-key", "plate", "--methods", "propagate",
                  "--seed", "3", "--resamples", "10", "--top", str(M), "--threshold", "0.8", "--name", "planted",
-                 "-o", str(out), "--no-progress"]) == 0
+                 "--labeled", "split", "-o", str(out), "--no-progress"]) == 0
     assert {f: (out / f).read_bytes() for f in ("consensus.tsv", "summary.json")} == _outputs(tmp_path / "run")
 
 

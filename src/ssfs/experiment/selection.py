@@ -35,7 +35,13 @@ import pandas as pd
 from ..errors import InputError
 from ..methods._shared.stability import nogueira
 from .error_bound import bound_of, error_bound
-from .selection_defaults import LABELED, PARTIAL_MIN_SAMPLES, SHARED_BELOW, SHARED_MIN_WEIGHT
+from .selection_defaults import (
+    LABELED,
+    PARTIAL_MIN_SAMPLES,
+    PROPAGATE_MIN_SAMPLES,
+    SHARED_BELOW,
+    SHARED_MIN_WEIGHT,
+)
 
 SCHEMES = ("cpss", "bootstrap")
 AGGREGATIONS = ("stability_weighted", "mean_rank", "rank_product", "median_rank")
@@ -49,32 +55,40 @@ def _groups(y: np.ndarray) -> list[np.ndarray]:
     return groups + ([unl] if unl.size else [])
 
 
-def partly_labeled(y: np.ndarray) -> bool:
+def partly_labeled(y: np.ndarray, min_samples: int = PARTIAL_MIN_SAMPLES) -> bool:
     """Whether ``y`` (-1 unlabeled) holds some labels, at least as many unlabeled samples as labeled
-    ones and :data:`~ssfs.experiment.selection_defaults.PARTIAL_MIN_SAMPLES` samples or more: the
-    data where ``labeled: auto`` shares few labels."""
+    ones and ``min_samples`` samples or more (default
+    :data:`~ssfs.experiment.selection_defaults.PARTIAL_MIN_SAMPLES`: the data where ``labeled: auto``
+    may share few labels)."""
     y = np.asarray(y)
     labeled = int((y >= 0).sum())
-    return 0 < labeled <= y.size - labeled and y.size >= PARTIAL_MIN_SAMPLES
+    return 0 < labeled <= y.size - labeled and y.size >= min_samples
 
 
-def few_labels(y: np.ndarray) -> bool:
-    """:func:`partly_labeled` data whose smallest labeled class has fewer than
+def too_few_to_split(y: np.ndarray) -> bool:
+    """Partly labeled data of :data:`~ssfs.experiment.selection_defaults.PROPAGATE_MIN_SAMPLES` samples
+    or more (:func:`partly_labeled`) whose smallest labeled class has fewer than
     :data:`~ssfs.experiment.selection_defaults.SHARED_BELOW` labels: split between the halves, a
-    half-sample would hold one or two per class, so ``labeled: auto`` keeps them in the resamples."""
+    half-sample would hold one or two per class, so ``labeled: auto`` weighs keeping them in the
+    resamples (:func:`labeled_resampling`)."""
     y = np.asarray(y)
-    return partly_labeled(y) and np.unique(y[y >= 0], return_counts=True)[1].min() < SHARED_BELOW
+    return (partly_labeled(y, PROPAGATE_MIN_SAMPLES)
+            and np.unique(y[y >= 0], return_counts=True)[1].min() < SHARED_BELOW)
 
 
 def labeled_resampling(y: np.ndarray, labeled: str = "auto", propagated_weight: float | None = None) -> str:
     """``"split"``, ``"rotated"`` or ``"shared"``: how the labeled samples of ``y`` (-1 unlabeled)
     enter the resamples under ``labeled`` (:data:`LABELED`). ``"auto"`` splits them unless
-    :func:`few_labels` (on fewer samples than that the labels' chance patterns were selected; with
-    labeled samples the majority a resample would be mostly the same samples); with few labels it
-    shares them when ``propagated_weight``, the weight ``propagate`` gave the propagated samples
-    on all samples, is at least :data:`~ssfs.experiment.selection_defaults.SHARED_MIN_WEIGHT` (the
-    graph carries the classes, so every resample's ranking rests on many samples), else (or None)
-    rotates them.
+    :func:`too_few_to_split` (with labeled samples the majority a resample would be mostly the same
+    samples); with few labels it decides on ``propagated_weight``, the weight ``propagate`` gave the
+    propagated samples on all samples (None: not known), and the size: with
+    :data:`~ssfs.experiment.selection_defaults.PARTIAL_MIN_SAMPLES` samples or more it shares them
+    when the weight is at least :data:`~ssfs.experiment.selection_defaults.SHARED_MIN_WEIGHT` (the
+    graph carries the classes, so every resample's ranking rests on many samples), else rotates
+    them; on fewer samples it rotates them when the weight is that high, else splits them (shared,
+    the labels weigh so much there that their chance patterns were listed even on graphs that carry
+    the classes; rotated on graphs that do not, 2 labels per class in a resample gave lists of the
+    arrays' modules).
 
     Shared, the halves of a complementary pair overlap in the labeled samples only, so they are
     independent *given the labeled samples*: Shah & Samworth's (2013) bounds hold conditionally on
@@ -94,9 +108,12 @@ def labeled_resampling(y: np.ndarray, labeled: str = "auto", propagated_weight: 
                          "labeled (use split or auto)")
     if labeled != "auto":
         return labeled
-    if not few_labels(y):
+    if not too_few_to_split(y):
         return "split"
-    return "shared" if propagated_weight is not None and propagated_weight >= SHARED_MIN_WEIGHT else "rotated"
+    carries = propagated_weight is not None and propagated_weight >= SHARED_MIN_WEIGHT
+    if partly_labeled(y):
+        return "shared" if carries else "rotated"
+    return "rotated" if carries else "split"
 
 
 def resamples_sat_out(n: int, threshold: float) -> int:

@@ -31,10 +31,11 @@ COUNTS_MIN_SAMPLES = 300
 #: On 40 cells (half-samples of 20 under a 15-neighbour graph) ``propagate`` alone selected nothing where the
 #: committee found every marker
 PROPAGATE_MIN_SAMPLES = 50
-#: partly labeled data of at least this many samples: ``labeled: auto`` rotates few labels. On fewer samples
+#: partly labeled data of at least this many samples: ``labeled: auto`` may share few labels. On fewer samples
 #: the same few labels weigh so much in every resample that their chance patterns were selected every time
 #: (arrays of independent genes, 100 samples, 3-5 labels per class: 13-20 false selections of 23-36; split:
-#: 0-2 selected, none false); at 150 shared lists held 14 false selections in 8 draws, split ones 83
+#: 0-2 selected, none false; session 23: also on graphs that carry the classes, 5-21 false), so there it
+#: rotates them or splits them; at 150 shared lists held 14 false selections in 8 draws, split ones 83
 PARTIAL_MIN_SAMPLES = 150
 #: ``labeled: auto`` rotates the labeled samples (in most resamples, a few of each class left out in turn) of
 #: partly labeled data when the smallest labeled class has fewer labels than this: split, half-samples of 3-5
@@ -45,7 +46,9 @@ PARTIAL_MIN_SAMPLES = 150
 SHARED_BELOW = 10
 #: ``labeled: auto`` with few labels (``SHARED_BELOW``) shares them when ``propagate`` on all samples gives the
 #: propagated samples at least this weight (its ``evidence`` weighting: the graph's reliability times their share
-#: of the information), else rotates them. 42 planted draws at 200-300 samples (docs/labels_that_count.md,
+#: of the information), else rotates them; on fewer than ``PARTIAL_MIN_SAMPLES`` it rotates them at this weight
+#: and splits them below it (rotated there, 2 labels per class on a graph that does not carry the classes
+#: listed an array's modules: 33 false of 34). 42 planted draws at 200-300 samples (docs/labels_that_count.md,
 #: "Labels left out in turn"): the shared lists that held the labels' chance patterns (3-25 each) came from
 #: weights 0.03-0.25 (Splatter-like counts, an array of 158 samples); every draw of 0.5 or more listed 0-2
 SHARED_MIN_WEIGHT = 0.5

@@ -35,13 +35,13 @@ from .selection import (
     AGGREGATIONS,
     SCHEMES,
     consensus,
-    few_labels,
     labeled_resampling,
     one_label_classes,
     ranks_from_order,
     resamples,
     stability_path,
     summary,
+    too_few_to_split,
 )
 from .selection_defaults import (
     AUTO,
@@ -178,13 +178,13 @@ def selection_resamples(y: np.ndarray, sel: dict, seed: int, dataset: str, class
 def decided_labeled(X, y, cons, configs: list, sel: dict, *, seed: int, dataset: str,
                     batch=None) -> tuple[dict, object]:
     """``(sel, ranked)``: ``sel`` with ``labeled`` decided on the data (:func:`labeled_resampling`:
-    ``"auto"`` with :func:`few_labels` needs the weight ``propagate`` gives the propagated samples
+    ``"auto"`` with :func:`too_few_to_split` needs the weight ``propagate`` gives the propagated samples
     on all samples, kept as ``labeled_weight``) and the full-data result computed for it (the first of
     ``configs``, whose ranking on all samples is then not run again), or None. ``y`` as in
     :func:`full_ranking`; every door (``ssfs select``, :func:`ssfs.tl.select_stable`, each of the
     workflow's selection jobs) decides the same from the seed."""
     codes = np.asarray(getattr(y, "codes", y))
-    if sel.get("labeled", "split") != "auto" or not few_labels(codes) or not configs:
+    if sel.get("labeled", "split") != "auto" or not too_few_to_split(codes) or not configs:
         return {**sel, "labeled": labeled_resampling(codes, sel.get("labeled", "split"))}, None
     try:
         ranked = full_ranking(X, y, cons, configs[0], seed=seed, dataset=dataset, batch=batch)

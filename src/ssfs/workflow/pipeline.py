@@ -14,7 +14,7 @@ from .._checked import incomplete, load_checked_npz, read_checked_tsv
 from .._progress import track
 from ..constraints import Constraints, check_consistent
 from ..errors import SupervisionError
-from ..experiment.selection import labeled_resampling
+from ..experiment.selection import labeled_resampling, partly_labeled
 from ..experiment.splits import make_split, partial_labels, read_split, write_split
 from ..experiment.stable_selection import (
     MethodRuns,
@@ -372,10 +372,12 @@ def _label_free(parts: list) -> tuple:
 
 def _decided(parts: list, y: np.ndarray, sel: dict) -> dict:
     """``labeled`` (and ``labeled_weight``) as the selection jobs decided it (their rank files);
-    a file of an earlier version holds neither: ``labeled: auto`` then shared few labels."""
+    a file of an earlier version holds neither: ``labeled: auto`` then shared few labels on 150
+    samples or more and split them on fewer."""
     z = parts[0]
     if "labeled_resampling" not in z:
-        return {"labeled": labeled_resampling(y, sel.get("labeled", "split"), 1.0)}
+        labeled = sel.get("labeled", "split")
+        return {"labeled": labeled_resampling(y, labeled, 1.0) if partly_labeled(y) or labeled != "auto" else "split"}
     weight = float(z["labeled_weight"])
     return {"labeled": str(z["labeled_resampling"]), **({"labeled_weight": weight} if np.isfinite(weight) else {})}
 
