@@ -53,7 +53,9 @@ def runs(name: str, X, y, per_class: int, seed: int, anchors) -> list[dict]:
             warnings.simplefilter("ignore")
             tl.select_stable(b, groupby="label", labeled=labeled, random_state=seed)
         order = np.argsort(b.var["ssfs_selection_rank"].to_numpy(), kind="stable")
-        out.append({**base, "answer": f"select_stable labeled={labeled}", "methods": b.uns["ssfs_selection"]["methods"],
+        info = b.uns["ssfs_selection"]
+        out.append({**base, "answer": f"select_stable labeled={labeled}", "methods": info["methods"],
+                    "resampled": info["labeled_resampling"], "labeled_weight": info.get("labeled_weight"),
                     "selected": int(b.var["ssfs_selection_selected"].sum()),
                     "acc10": accuracy(X, y, order, 10), "acc20": accuracy(X, y, order, 20)})
     var_order = np.argsort(-np.asarray(X).var(axis=0), kind="stable")  # label-free: the most variable first
