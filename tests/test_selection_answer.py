@@ -285,7 +285,7 @@ def test_few_samples_partly_labeled_take_propagate_alone_and_the_full_ranking_be
     y = sc.labels(sim, "5/class", 0)
     a = ad.AnnData(sim.X.copy())
     a.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
-    recall = {}
+    recall, verdicts = {}, {}
     for methods in ("auto", ("propagate", "laplacian", "fisher", "cls")):
         b = a.copy()
         with warnings.catch_warnings():
@@ -295,9 +295,12 @@ def test_few_samples_partly_labeled_take_propagate_alone_and_the_full_ranking_be
         order = np.argsort(b.var["ssfs_selection_rank"].to_numpy(), kind="stable")
         recall[len(info["methods"])] = (sim.recall(order), np.asarray(info["features"], dtype=int))
         assert info["labeled_resampling"] == ("rotated" if methods == "auto" else "split")
+        verdicts[len(info["methods"])] = " ".join(info["verdict"].split())
     assert b.uns["ssfs_selection"]["methods"] == ["propagate", "laplacian", "fisher", "cls"]
     (alone, listed), (committee, modules) = recall[1], recall[4]
     assert alone >= 0.8 and listed.size >= 20 and np.isin(listed, sim.markers).all()
+    assert ("on all samples, but on fewer than 150 samples the few labels weigh too much in each resample to keep "
+            "them all): each sat out of 5 of the 20 resamples or more") in verdicts[1]
     assert committee <= 0.2 and modules.size >= 20 and not np.isin(modules, sim.markers).any()
 
 

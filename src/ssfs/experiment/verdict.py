@@ -13,7 +13,7 @@ An error bound is *vacuous* when it allows as many false selections as the list 
 from __future__ import annotations
 
 from .selection import resamples_sat_out
-from .selection_defaults import SHARED_MIN_WEIGHT
+from .selection_defaults import PARTIAL_MIN_SAMPLES, SHARED_MIN_WEIGHT
 
 #: (lowest value, word) of the stability bands, best first
 STABILITY_BANDS = ((0.75, "good"), (0.4, "moderate"), (float("-inf"), "poor"))
@@ -169,10 +169,7 @@ def _shared_sentence(s: dict) -> str:
     why = [f"the smallest class has {min(counts)}"] if counts else []
     weight = s.get("labeled_weight")
     if weight is not None:  # labeled: auto decided on it
-        why.append(f"the propagated samples weigh {weight:.2f} on all samples"
-                   + (", so the rankings rest on many samples" if how == "shared" else
-                      f", below {SHARED_MIN_WEIGHT:g}: the graph carries the classes little and the rankings rest on "
-                      "the labeled samples"))
+        why.append(f"the propagated samples weigh {weight:.2f} on all samples" + _weight_reason(how, weight, s))
     few = f" ({'; '.join(why)})" if why else ""
     if how == "shared":
         return (f"Every labeled sample was in every resample{few}: the stability and the error bound count "
@@ -187,6 +184,18 @@ def _shared_sentence(s: dict) -> str:
         text += (f" The {'class' if len(kept) == 1 else 'classes'} with 1 or 2 labels ({', '.join(kept)}) kept them in "
                  "every resample: a chance pattern of those labels is counted by no bound.")
     return text
+
+
+def _weight_reason(how: str, weight: float, s: dict) -> str:
+    """Why ``labeled: auto`` shared or rotated the labels at this weight of the propagated samples
+    (:func:`ssfs.experiment.selection.labeled_resampling`)."""
+    if weight < SHARED_MIN_WEIGHT:
+        return (f", below {SHARED_MIN_WEIGHT:g}: the graph carries the classes little and the rankings rest on the "
+                "labeled samples")
+    if how == "shared":
+        return ", so the rankings rest on many samples"
+    return (f", but on fewer than {PARTIAL_MIN_SAMPLES} samples the few labels weigh too much in each resample to "
+            "keep them all")
 
 
 def _one_label_sentence(s: dict) -> str:
