@@ -329,6 +329,10 @@ def test_resamples_ranked_without_labels_select_nothing():
     assert sim.recall(np.argsort(a.var["ssfs_selection_rank"].to_numpy(), kind="stable")) >= 0.8
     assert info["verdict"].startswith("No feature selected. Too few labels in the resamples: propagate ranked 20 of "
                                       "the 20 resamples without the labels (label-free scores): with so few labels")
+    assert info["labeled_weight"] < 0.5 and (  # labeled auto split them (fewer than 150 samples)
+        f"The labels were split between the halves: the propagated samples weigh {info['labeled_weight']:.2f} on all "
+        "samples, below 0.5, and on fewer than 150 samples few labels kept in the resamples gave lists of their "
+        "chance patterns.") in info["verdict"]
 
 
 @pytest.fixture(scope="module")

@@ -96,7 +96,7 @@ def verdict(s: dict) -> str:
         if _no_list_possible(s):  # the note's frequencies would be the label-free rankings'
             note = "no feature selected"
         return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
-                                    _one_label_sentence(s)) if t)
+                                    _shared_sentence(s), _one_label_sentence(s)) if t)
     head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
     head = head.replace("; The error bound", ". The error bound")
     bound = s["error_bound"].get("bound")
@@ -159,9 +159,14 @@ def _label_free_sentence(s: dict) -> str:
 
 def _shared_sentence(s: dict) -> str:
     """With the labeled samples in every resample (``labeled_resampling`` shared) or in most, a few
-    of each class left out in turn (rotated): what the stability and the bound then measure ('' when
-    the labels were split)."""
+    of each class left out in turn (rotated): what the stability and the bound then measure; split
+    by ``labeled: auto`` on the weight of the propagated samples (``labeled_weight``): why ('' when
+    the labels were split otherwise)."""
     how = s.get("labeled_resampling")
+    if how == "split" and s.get("labeled_weight") is not None:
+        return (f"The labels were split between the halves: the propagated samples weigh {s['labeled_weight']:.2f} on "
+                f"all samples, below {SHARED_MIN_WEIGHT:g}, and on fewer than {PARTIAL_MIN_SAMPLES} samples few labels "
+                "kept in the resamples gave lists of their chance patterns.")
     if how not in ("shared", "rotated"):
         return ""
     per_class = s.get("labeled_per_class") or {}
