@@ -177,6 +177,15 @@ def test_verdict_sentences():
                          "labels (label-free scores), so the list may hold structure that is "
                          "not the classes' (a module, a batch, a type nobody labeled), which the error bound does not "
                          "count; a ranking of all samples at once (ssfs rank) uses every label.")
+    # rotated labels: the classes that cannot sit out so often are named (a class of 2 always; at threshold
+    # 0.6 a class of 3 too: 9 of 20 needed, 1 of 3 left out gives 6-7)
+    rot = {"resamples": 20, "labeled_resampling": "rotated", "labeled_per_class": {"a": 3, "b": 2, "c": 9}}
+    assert verdict(_summary(**rot)).endswith(
+        "Each resample held the labeled samples but a few of each class, left out in turn (the smallest class has "
+        "2): each sat out of 5 of the 20 resamples or more, so a chance pattern of one labeled sample cannot reach "
+        "frequency 0.8; the error bound counts what the unlabeled samples would change. The labels of b sat out of "
+        "fewer (a class keeps 2 in every resample): a chance pattern of those labels is counted by no bound.")
+    assert "The labels of a, b sat out of fewer" in verdict(_summary(**rot, threshold=0.6))
 
 
 def test_few_labels_are_shared_by_the_resamples_on_arrays_with_modules():

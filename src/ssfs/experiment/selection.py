@@ -122,24 +122,32 @@ def resamples_sat_out(n: int, threshold: float) -> int:
     return n - int(np.ceil(threshold * n - 1e-9)) + 1
 
 
+def rotation_window(m: int, n: int, threshold: float) -> int:
+    """Labels d that a class of ``m`` leaves out of each of ``n`` resamples under ``labeled="rotated"``
+    (:func:`rotated_labels`): ceil(a m / n) for a = :func:`resamples_sat_out`, at most m - 2 (0 for a
+    class of 1 or 2). Each of its labels then sits out of floor(n d / m) resamples or more, at least a
+    unless the cap held d lower."""
+    return min(-(-resamples_sat_out(n, threshold) * m // n), m - 2) if m > 2 else 0
+
+
 def rotated_labels(y: np.ndarray, n: int, threshold: float, rng: np.random.Generator) -> list[np.ndarray]:
     """The labeled samples of each of ``n`` resamples under ``labeled="rotated"``: every class of m
     labels, in a random order, leaves out d consecutive ones in each resample, the window moving
     by d from one resample to the next (so each sample sits out of floor(n d / m) or one more).
-    d is the fewest that keeps every sample out of at least a = n - ceil(threshold n) + 1
-    resamples, ceil(a m / n), at most m - 2: a feature that one labeled sample's chance pattern
-    ranks high is then in the top list of fewer than a share ``threshold`` of the resamples, while a
-    class keeps 2 labels or more in each (a class of 1 or 2 labels is in every resample: its chance
-    patterns stay those that a :func:`labeled_resampling` "shared" counts by no bound).
+    d (:func:`rotation_window`) is the fewest that keeps every sample out of at least
+    a = n - ceil(threshold n) + 1 resamples, ceil(a m / n), at most m - 2: a feature that one labeled
+    sample's chance pattern ranks high is then in the top list of fewer than a share ``threshold`` of
+    the resamples, while a class keeps 2 labels or more in each (a class of 1 or 2 labels is in every
+    resample, and at a low threshold a class of 3 sits out less than a: their chance patterns stay
+    those that a :func:`labeled_resampling` "shared" counts by no bound; the verdict names them).
     Complementary pairs are resamples 2j and 2j + 1, so the two halves of a pair leave out
     different samples."""
     y = np.asarray(y)
-    absent = resamples_sat_out(n, threshold)
     out: list[list[np.ndarray]] = [[] for _ in range(n)]
     for c in np.unique(y[y >= 0]):
         members = rng.permutation(np.flatnonzero(y == c))
         m = members.size
-        d = min(-(-absent * m // n), m - 2) if m > 2 else 0
+        d = rotation_window(m, n, threshold)
         for r in range(n):
             keep = np.ones(m, dtype=bool)
             keep[(r * d + np.arange(d)) % m] = False

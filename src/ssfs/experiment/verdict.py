@@ -12,7 +12,7 @@ An error bound is *vacuous* when it allows as many false selections as the list 
 
 from __future__ import annotations
 
-from .selection import resamples_sat_out
+from .selection import resamples_sat_out, rotation_window
 from .selection_defaults import PARTIAL_MIN_SAMPLES, SHARED_MIN_WEIGHT
 
 #: (lowest value, word) of the stability bands, best first
@@ -96,7 +96,7 @@ def verdict(s: dict) -> str:
         if _no_list_possible(s):  # the note's frequencies would be the label-free rankings'
             note = "no feature selected"
         return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
-                                    _shared_sentence(s), _one_label_sentence(s)) if t)
+                                    _labels_in_resamples_sentence(s), _one_label_sentence(s)) if t)
     head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
     head = head.replace("; The error bound", ". The error bound")
     bound = s["error_bound"].get("bound")
@@ -110,8 +110,8 @@ def verdict(s: dict) -> str:
     else:
         tail = f"Stability of the list {stab_text} ({word})."
     note = s.get("note")
-    return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _shared_sentence(s), _batch_sentence(s),
-                                _one_label_sentence(s),
+    return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
+                                _batch_sentence(s), _one_label_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
 
 
@@ -157,7 +157,7 @@ def _label_free_sentence(s: dict) -> str:
             "every label.")
 
 
-def _shared_sentence(s: dict) -> str:
+def _labels_in_resamples_sentence(s: dict) -> str:
     """With the labeled samples in every resample (``labeled_resampling`` shared) or in most, a few
     of each class left out in turn (rotated): what the stability and the bound then measure; split
     by ``labeled: auto`` on the weight of the propagated samples (``labeled_weight``): why ('' when
@@ -174,7 +174,7 @@ def _shared_sentence(s: dict) -> str:
     why = [f"the smallest class has {min(counts)}"] if counts else []
     weight = s.get("labeled_weight")
     if weight is not None:  # labeled: auto decided on it
-        why.append(f"the propagated samples weigh {weight:.2f} on all samples" + _weight_reason(how, weight, s))
+        why.append(f"the propagated samples weigh {weight:.2f} on all samples" + _weight_reason(how, weight))
     few = f" ({'; '.join(why)})" if why else ""
     if how == "shared":
         return (f"Every labeled sample was in every resample{few}: the stability and the error bound count "
@@ -184,14 +184,15 @@ def _shared_sentence(s: dict) -> str:
     text = (f"Each resample held the labeled samples but a few of each class, left out in turn{few}: each sat out "
             f"of {out} of the {s['resamples']} resamples or more, so a chance pattern of one labeled sample cannot "
             f"reach frequency {s['threshold']:g}; the error bound counts what the unlabeled samples would change.")
-    kept = [name for name, c in per_class.items() if 0 < c <= 2]
-    if kept:
-        text += (f" The {'class' if len(kept) == 1 else 'classes'} with 1 or 2 labels ({', '.join(kept)}) kept them in "
-                 "every resample: a chance pattern of those labels is counted by no bound.")
+    n = s["resamples"]
+    short = [name for name, c in per_class.items() if c > 0 and n * rotation_window(c, n, s["threshold"]) // c < out]
+    if short:  # 1-2 labels, or too few to leave out so often (each class keeps 2 in every resample)
+        text += (f" The labels of {', '.join(short)} sat out of fewer (a class keeps 2 in every resample): a chance "
+                 "pattern of those labels is counted by no bound.")
     return text
 
 
-def _weight_reason(how: str, weight: float, s: dict) -> str:
+def _weight_reason(how: str, weight: float) -> str:
     """Why ``labeled: auto`` shared or rotated the labels at this weight of the propagated samples
     (:func:`ssfs.experiment.selection.labeled_resampling`)."""
     if weight < SHARED_MIN_WEIGHT:
