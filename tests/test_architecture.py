@@ -20,7 +20,7 @@ MAX_FUNCTION_LINES = 80
 #: methods import it to register, it imports none of them.
 LAYERS = (
     ("errors", "_docs"),
-    ("_jit", "_outputs", "_checked"),
+    ("_jit", "_outputs", "_checked", "_tiles"),
     ("seeding", "_sort_kernels", "_threads", "_progress"),
     ("labels", "params"),
     ("_validation", "ranking", "constraints"),

@@ -230,22 +230,30 @@ def _centred_reference(X, lo):
 
 @pytest.mark.parametrize("kind", ["floats", "integers", "mixed", "some_zero_min", "offset"])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_centred_in_place_same_bits_and_layout(kind, order):
-    """The in-place TwoSum of _centred (fewer passes, no gathered copy) gives the reference's
-    bits and memory order, for features shifted exactly, not at all, or some of each."""
+def test_centred_in_tiles_same_bits_in_c_order(kind, order):
+    """The TwoSum of _centred in cache-sized column tiles (ssfs._tiles) gives the reference's bits,
+    for features shifted exactly, not at all, or some of each, across several tiles; always in C
+    order (downstream row gathers and graph products), X itself when C-ordered and nothing moves."""
     from ssfs._numerics import _centred
+    from ssfs._tiles import column_tiles
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(40, 12)) * 3.7
+    n, p = 40, 2000
+    assert len(list(column_tiles(n, p))) >= 3
+    X = rng.normal(size=(n, p)) * 3.7
     if kind in ("integers", "mixed"):
-        X[:, : 12 if kind == "integers" else 5] = rng.integers(-50, 50, size=(40, 12 if kind == "integers" else 5))
+        m = p if kind == "integers" else p // 2
+        X[:, :m] = rng.integers(-50, 50, size=(n, m))
     if kind == "some_zero_min":
         X = np.abs(np.round(X))
-        X[0, :4] = 0.0
+        X[0, :900] = 0.0
+        X[1, :3] = -0.0  # a minimum of -0.0: the column stays bit for bit
     if kind == "offset":
         X = 1e8 + X  # within a factor 2 of the minimum: always exact (Sterbenz)
     X = np.asarray(X, order=order)
     lo = X.min(axis=0)
     got, want = _centred(X, lo), _centred_reference(X, lo)
     assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
-    assert got.flags.c_contiguous == want.flags.c_contiguous and (got is X) == (want is X)
+    assert got.flags.c_contiguous
+    Z = np.abs(X) - np.abs(X).min(axis=0)  # every minimum 0: nothing moves
+    assert (_centred(Z, Z.min(axis=0)) is Z) == (order == "C")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ._tiles import column_tiles
 from ._validation import column_extremes, column_variance
 from .errors import InputError
 
@@ -43,6 +44,9 @@ WINDOW = 128
 FLOOR = 480
 #: the largest integer float64 holds together with all smaller ones
 EXACT_INT = 2**53
+#: :func:`_centred` first checks the exact shift on this many rows, then on every row only the
+#: features that passed (ALLAML, standardised, no feature shifts exactly: 0.8 ms instead of 5)
+SHIFT_PROBE_ROWS = 8
 
 
 @dataclass
@@ -193,29 +197,39 @@ def _centred(X: np.ndarray, lo: np.ndarray) -> np.ndarray:
     Exact: the method sees the input's information, only nearer 0, and a feature shifted
     exactly (integers, values on a grid) becomes the very same column. A feature whose offset
     dwarfs its spread (values within a factor 2 of its minimum) is always centred exactly
-    (Sterbenz' lemma), which is where one-pass variances would lose their digits."""
-    move = np.flatnonzero(lo != 0)
-    if not move.size:
-        return X
-    whole = move.size == X.shape[1]
-    sub = X if whole else X[:, move]  # no gathered copy when every feature moves
-    lm = lo[move]
-    d = sub - lm
-    # TwoSum, d = sub - lo exactly iff err = (sub - (d - back)) - (lo + back) is 0, back = d - sub;
-    # in place in two buffers (the same operations in the same order: the same bits)
-    back = d - sub
-    err = d - back
-    np.subtract(sub, err, out=err)
-    back += lm
-    err -= back
-    exact = ~(err != 0).any(axis=0)
-    if not exact.any():
-        return X
-    if whole and exact.all():
-        return np.ascontiguousarray(d)  # what the copy below gives: C order
-    out = X.copy()
-    out[:, move[exact]] = d[:, exact]
+    (Sterbenz' lemma), which is where one-pass variances would lose their digits.
+
+    Returned in C order (the rows are gathered and multiplied by sparse graphs downstream: a
+    kNN graph's product with ALLAML's 72 x 7,129 took 13.8 ms Fortran-ordered, 5.9 ms C-ordered)."""
+    out = np.ascontiguousarray(X)
+    cand = np.flatnonzero(lo != 0)
+    probe = min(X.shape[0], SHIFT_PROBE_ROWS)  # most inexact features show it in their first rows
+    cand = cand[_shift_is_exact(X[:probe, cand], lo[cand])[0]]
+    if not cand.size:
+        return out
+    if out is X:
+        out = X.copy()
+    every = cand.size == X.shape[1]  # every feature (integers, counts): tiles are views, not gathers
+    for part in column_tiles(X.shape[0], cand.size):  # in cache (ssfs._tiles): the same bits
+        idx = part if every else cand[part]
+        exact, d = _shift_is_exact(X[:, idx], lo[idx])
+        if every and exact.all():
+            out[:, idx] = d
+        else:
+            out[:, np.arange(X.shape[1])[idx][exact]] = d[:, exact]
     return out
+
+
+def _shift_is_exact(x: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(exact, d): d = x - s, and per column whether it is exact for every value (TwoSum: exact
+    iff err = (x - (d - back)) - (s + back) is 0, back = d - x; in two buffers)."""
+    d = x - s
+    back = d - x
+    err = d - back
+    np.subtract(x, err, out=err)
+    back += s
+    err -= back
+    return ~(err != 0).any(axis=0), d
 
 
 def tie_variance_key(X, exponents: np.ndarray | None, tied: np.ndarray) -> np.ndarray | None:
