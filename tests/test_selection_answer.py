@@ -250,8 +250,8 @@ def test_few_labels_on_a_graph_that_carries_the_classes_little_are_left_out_in_t
     rests on the 24 labeled cells. With every label in every resample (``labeled="shared"``, the
     former default) their chance patterns are in every top list: 22 features listed, 17 of them no
     marker, under a bound of 1. The default (``labeled="auto"``) rotates them (each labeled cell sits
-    out of 5 of the 20 resamples or more): 3 listed, all markers; the order is the same ranking of
-    all samples, so recall does not change, and the verdict says why the labels were rotated."""
+    out of 5 of the 20 resamples or more): 3 listed, all markers; below the list the order is the same
+    ranking of all samples, so recall does not fall, and the verdict says why the labels were rotated."""
     from ssfs.tl import select_stable
 
     a, sim = _splatter_200()
@@ -267,7 +267,7 @@ def test_few_labels_on_a_graph_that_carries_the_classes_little_are_left_out_in_t
     chosen = np.asarray(info["features"], dtype=int)
     assert chosen.size >= 2 and np.isin(chosen, sim.markers).all()
     recall = [sim.recall(np.argsort(x.var["ssfs_selection_rank"].to_numpy(), kind="stable")) for x in (shared, a)]
-    assert abs(recall[0] - recall[1]) <= 0.03 and recall[1] >= 0.25
+    assert recall[1] >= recall[0] - 0.03 and recall[1] >= 0.25  # measured 0.283 shared, 0.317 rotated
     assert (f"Each resample held the labeled samples but a few of each class, left out in turn (the smallest class "
             f"has 3; the propagated samples weigh {info['labeled_weight']:.2f} on all samples, below 0.5: the graph "
             "carries the classes little and the rankings rest on the labeled samples): each sat out of 5 of the 20 "

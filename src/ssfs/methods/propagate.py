@@ -72,7 +72,7 @@ from ._shared.propagation import (
     reach_floor,
     unreached_groups,
 )
-from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding
+from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding, residual_variance
 from ._shared.signal import canonical_rows, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
@@ -120,6 +120,8 @@ class Propagation:
     propagated_weight: float = float("nan")
     #: the features the groups explain (:func:`explained_features`; None: R^2 orders all)
     explained: np.ndarray | None = None
+    #: whether the label-free scores beside the R^2 took the graph-free one in turn (:func:`with_graph_free`)
+    graph_free: bool = False
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
@@ -127,7 +129,7 @@ class Propagation:
                 "explained": self.explained,
                 "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
                           "start_agreement": self.start_agreement, "signal_dims": self.dims,
-                          "propagated_weight": self.propagated_weight},
+                          "propagated_weight": self.propagated_weight, "graph_free": self.graph_free},
                 "note": self.note}
 
 
@@ -659,7 +661,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
                     weighting: str = "evidence", label_free: str = "autocorrelation", gene_choice: str = "balanced",
                     unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
-                    counts: str = "auto", space: str = "auto", per_class: str = "none") -> Propagation:
+                    counts: str = "auto", space: str = "auto", per_class: str = "none",
+                    graph_free: str = "auto") -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups);
     ``counts``: raw counts read as log1p(normalised counts) (:func:`~ssfs.methods._shared.counts.read_counts`);
     ``space``: the graphs' (:func:`count_model`)."""
@@ -676,13 +679,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
                            (graph, embedding), space)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
-    if gene_choice not in GENE_CHOICES:
-        raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {gene_choice!r}")
-    if unexplained not in UNEXPLAINED:
-        raise MethodError(f"propagate: unexplained must be one of {UNEXPLAINED}, got {unexplained!r}")
-    if explained not in EXPLAINED or per_class not in PER_CLASS:
-        raise MethodError(f"propagate: explained must be one of {EXPLAINED} and per_class one of {PER_CLASS}, got "
-                          f"{explained!r}, {per_class!r}")
+    _check_choices(gene_choice=gene_choice, unexplained=unexplained, explained=explained, per_class=per_class,
+                   graph_free=graph_free)
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
@@ -728,10 +726,22 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (opts, grouping))
         free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
                                   start_space.get("Z") if opts["counts"] is None else None, space)
+        if graph_free == "always" or (graph_free == "auto" and w_propagated < GRAPH_FREE_BELOW):
+            free, model.graph_free = with_graph_free(free, X, rows, batch), has_count_scale(X)
         model.scores = with_unexplained(model.scores, free, model.explained)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
+
+
+def _check_choices(**given: str) -> None:
+    """One line when a choice among named options is not one of them (the fit's own calls; the
+    registry checks ``propagate``'s parameters first)."""
+    options = {"gene_choice": GENE_CHOICES, "unexplained": UNEXPLAINED, "explained": EXPLAINED,
+               "per_class": PER_CLASS, "graph_free": GRAPH_FREE}
+    for name, value in given.items():
+        if value not in options[name]:
+            raise MethodError(f"propagate: {name} must be one of {options[name]}, got {value!r}")
 
 
 def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
@@ -765,6 +775,22 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
     if graph is None and embedding is None and sparse.issparse(X) and start_z is not None and how != "residual":
         embedding = start_z
     return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0]
+
+
+def with_graph_free(free: np.ndarray, X, rows, batch) -> np.ndarray:
+    """Label-free scores whose order takes the graph's ``free`` and the genes' Pearson residual
+    variance (graph-free: Lause et al. 2021, the statistic of scanpy's pearson-residuals highly
+    variable genes) in turn: a gene's place is its better rank of the two, ties by ``free``; on the
+    samples ``rows`` (None: all) as ``free``. X without a count scale (negative values): ``free``."""
+    if not has_count_scale(X):
+        return free
+    model = CountModel.of(X if rows is None else X[rows])
+    C, part = model.part()
+    by_free = _rank(free)
+    codes = batch if batch is None or rows is None else batch[rows]
+    by_variance = _rank(residual_variance(C, model.theta, codes, model=part))
+    key = np.minimum(by_free, by_variance) + by_free / (2.0 * max(free.size, 1))
+    return np.where(np.isfinite(free), -key, np.nan)
 
 
 def held_out_reach(agreement: tuple) -> float:
@@ -846,6 +872,15 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None) ->
 EXPLAINED_FDR = 0.05
 #: how the features the groups do not explain are ordered (the ``unexplained`` parameter)
 UNEXPLAINED = ("interleave", "r2")
+#: ``graph_free``: the genes' Pearson residual variance beside the graph's label-free scores ...
+GRAPH_FREE = ("auto", "always", "never")
+#: ... with "auto" when the propagated samples weigh less than this (the graph carries the classes little, and a
+#: statistic over its edges is as unreliable). Planted counts, 3 labels per class, 6 seeds
+#: (docs/labels_that_count.md, "A graph-free score where the graph carries the classes little"): Splatter-like 100
+#: cells (weights 0.01-0.15) 0.188 -> 0.229, 200 cells 0.274 -> 0.288; at 0.5 a counts draw of weight 0.45 lost
+#: 0.08 and a counts_nuisance one of 0.29 lost 0.05; the weights of 0.25 and below were the graphs whose shared
+#: resamples listed the labels' chance patterns (session 23)
+GRAPH_FREE_BELOW = 0.25
 #: how the kept graph's own genes are tested (the ``explained`` parameter; :func:`crossfit_pvalues`)
 EXPLAINED = ("auto", "crossfit", "same")
 #: share of the kept graph's explained genes that must be explained cross-fitted too for ``explained="auto"``
@@ -993,15 +1028,14 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
                     counts: Literal["auto", "log1p", "as_is"] = "auto",
                     space: Literal["auto", "residuals", "values"] = "auto",
-                    per_class: Literal["none", "interleave"] = "none"):
+                    per_class: Literal["none", "interleave"] = "none",
+                    graph_free: Literal["auto", "always", "never"] = "auto"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc), higher is better.
 
     Parameters
     ----------
-    X
-        Samples x features, dense (columns standardised for the graph) or sparse (log counts).
-    y
-        Class codes, -1 unlabeled (fewer than 2 labeled classes: the ``label_free`` scores).
+    X, y
+        Samples x features, dense (standardised for the graph) or sparse (log counts); class codes, -1 unlabeled.
     constraints, rng, k, n_pcs
         Not used (deterministic); kNN graph's neighbours; most components (Horn's 1965 parallel analysis).
     refine, genes
@@ -1026,16 +1060,16 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
-    unexplained
+    unexplained, graph_free
         Counts only: "interleave", the features the groups explain (:func:`explained_features`) first,
         then the others in turn by R^2 and by ``label_free`` (:func:`with_unexplained`); "r2": all by R^2.
+        ``label_free`` taken in turn with the genes' Pearson residual variance (:func:`with_graph_free`)
+        "always", "never", or "auto": when the propagated samples weigh < :data:`GRAPH_FREE_BELOW`.
     explained
-        With "interleave": the kept graph's own genes tested "crossfit" (each half on a graph of the
-        other half, :func:`crossfit_pvalues`), "same" (the former test) or "auto" (:func:`_explained`;
-        "same" beyond ``refine_samples``, where the check would cost two graphs of all samples).
-    batch
+        With "interleave": the kept graph's own genes tested "crossfit" (each half on a graph of the other half,
+        :func:`crossfit_pvalues`), "same" (the former test) or "auto" (:func:`_explained`).
+    batch, counts
         Every sample's batch (any values) or None: graphs and R^2 within batches (module doc, 5).
-    counts
         Raw counts (:func:`~ssfs.methods._shared.counts.raw_counts`) read as log1p(counts per 10,000) ("auto"),
         any non-negative X so ("log1p"), or X as given ("as_is").
     space
@@ -1057,7 +1091,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                             alpha=alpha, class_mass=class_mass, unreached=unreached, refine_samples=refine_samples,
                             graph=graph, embedding=embedding, weighting=weighting, label_free=label_free,
                             gene_choice=gene_choice, unexplained=unexplained, explained=explained, batch=codes,
-                            classes=current_classes(), counts=counts, space=space, per_class=per_class)
+                            classes=current_classes(), counts=counts, space=space, per_class=per_class,
+                            graph_free=graph_free)
     for note in _notes(model, codes, np.asarray(y)):
         warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
