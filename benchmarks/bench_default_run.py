@@ -1,7 +1,7 @@
 """Issue #32 item 3: the default workflow run, fresh, its CPU time and where it goes.
 
     python benchmarks/bench_default_run.py                    # measure, one table per job
-    python benchmarks/bench_default_run.py --max-cpu 180 --max-aggregate 15   # the CI check
+    python benchmarks/bench_default_run.py --max-cpu 180 --max-aggregate 20   # the CI check
 
 Runs ``snakemake --cores 2`` of the shipped default config (``config/config.yaml``) in a fresh
 results folder (a new temporary working directory: nothing reused), in a child process waited
