@@ -635,17 +635,22 @@ def test_a_graph_that_carries_the_classes_little_takes_a_graph_free_score_in_tur
     """Splatter-like counts of 100 cells, 3 labels per type (seed 4): the propagated samples weigh
     0.01, the graph carries the types little, and its autocorrelation ranks noise among the weak
     markers; the Pearson residual variance taken in turn finds more of them (measured 0.142 ->
-    0.200 of 120 in the top 120; seurat_v3 HVG there 0.2). Planted counts of 200 cells (weight 0.7):
-    the graph's order, bit for bit."""
+    0.200 of 120 in the top 120; seurat_v3 HVG there 0.2), and a warning says so. Planted counts of 200
+    cells (weight 0.7): the graph's order, bit for bit, no such warning."""
     from ssfs.simulate import get_scenario
 
     scen = get_scenario(scenario)
     sim = scen.generator(rng=seed, **{**scen.knobs_for(seed, False), "n_cells": cells})
     y = scen.labels(sim, "3/class", seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        auto = run_method("propagate", sim.X, y, rng=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        auto, never = (run_method("propagate", sim.X, y, rng=seed, graph_free=g) for g in ("auto", "never"))
+        never = run_method("propagate", sim.X, y, rng=seed, graph_free="never")
     weight = auto.result.extra["graph"]["propagated_weight"]
+    said = [str(w.message) for w in caught if "Pearson residual variance was taken in turn" in str(w.message)]
+    assert len(said) == graph_free_used and (not said or f"weigh {weight:.2f}, below 0.25" in said[0]), said
     assert (weight < 0.25) == graph_free_used == auto.result.extra["graph"]["graph_free"], weight
     assert not never.result.extra["graph"]["graph_free"]
     if graph_free_used:

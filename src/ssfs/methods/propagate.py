@@ -1099,8 +1099,15 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
 
 
 def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
-    """What the user is warned about: the model's note, batches confounded with the classes."""
+    """What the user is warned about: the model's note, batches confounded with the classes, the graph-free
+    score taken in turn (:func:`with_graph_free`)."""
     notes = [model.note] if model.note else []
+    if model.graph_free:
+        weight = model.propagated_weight
+        why = (f"the propagated samples weigh {weight:.2f}, below {GRAPH_FREE_BELOW:g}: the graph carries the classes "
+               "little, so" if weight < GRAPH_FREE_BELOW else "graph_free='always':")
+        notes.append(f"{why} the genes' Pearson residual variance was taken in turn with the graph's label-free scores "
+                     "(graph_free='never' keeps the graph's alone)")
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "
