@@ -727,7 +727,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
                                   start_space.get("Z") if opts["counts"] is None else None, space)
         if graph_free == "always" or (graph_free == "auto" and w_propagated < GRAPH_FREE_BELOW):
-            free, model.graph_free = with_graph_free(free, X, rows, batch), has_count_scale(X)
+            free, model.graph_free = with_graph_free(free, X, rows, batch, opts["counts"]), has_count_scale(X)
         model.scores = with_unexplained(model.scores, free, model.explained)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
@@ -777,14 +777,18 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
     return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0]
 
 
-def with_graph_free(free: np.ndarray, X, rows, batch) -> np.ndarray:
+def with_graph_free(free: np.ndarray, X, rows, batch, model: CountModel | None = None) -> np.ndarray:
     """Label-free scores whose order takes the graph's ``free`` and the genes' Pearson residual
     variance (graph-free: Lause et al. 2021, the statistic of scanpy's pearson-residuals highly
     variable genes) in turn: a gene's place is its better rank of the two, ties by ``free``; on the
-    samples ``rows`` (None: all) as ``free``. X without a count scale (negative values): ``free``."""
+    samples ``rows`` (None: all) as ``free``, under ``model`` (the fit's count model of X, read on
+    those rows; None: the counts of the rows). X without a count scale (negative values): ``free``."""
     if not has_count_scale(X):
         return free
-    model = CountModel.of(X if rows is None else X[rows])
+    if model is None:
+        model = CountModel.of(X if rows is None else X[rows])
+    elif rows is not None:
+        model = model.subset(rows)
     C, part = model.part()
     by_free = _rank(free)
     codes = batch if batch is None or rows is None else batch[rows]
