@@ -258,6 +258,13 @@ def anchor_order(name: str, X, y, rng) -> np.ndarray | None:
     return np.argsort(-scores, kind="stable")
 
 
+def anchor_input(name: str, sim):
+    """The input of a simulation that anchor ``name`` expects (:data:`ANCHORS`' ``input``): the raw
+    counts, or what an analysis reads (``sim.expression()``: log1p-normalised counts, microarray
+    values as they are)."""
+    return sim.X if ANCHORS[name].input == "counts" else sim.expression()
+
+
 def available(name: str) -> bool:
     """Whether the anchor's package is installed (``pip install -e ".[anchors]"``)."""
     import importlib.util
@@ -274,4 +281,4 @@ def warm_up(names) -> None:
     y = labels_per_class(sim.classes, 5, 0)
     for name in names:
         if name in ANCHORS and available(name):
-            anchor_order(name, sim.X if ANCHORS[name].input == "counts" else sim.expression(), y, 0)
+            anchor_order(name, anchor_input(name, sim), y, 0)

@@ -40,14 +40,16 @@ def draw(scenario: str, budget: str, seed: int, quick: bool, cells: int | None =
 
 def anchor_run(scenario: str, budget: str, seed: int, name: str, quick: bool, cells: int | None = None) -> dict:
     """The recall of anchor ``name`` (benchmarks/anchors.py: what users pick instead) on the same draw
-    as :func:`one_run`; an anchor gives one ranking, no list (selected: None)."""
-    from anchors import anchor_order
+    as :func:`one_run`, given the input it expects (raw counts, or log1p-normalised ones for
+    ``rank_genes_groups``, label spreading and seurat HVG: until session 24 they were given raw
+    counts); an anchor gives one ranking, no list (selected: None)."""
+    from anchors import anchor_input, anchor_order
 
     sim, y = draw(scenario, budget, seed, quick, cells)
     start = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        order = anchor_order(name, sim.X, y, np.random.default_rng(seed))
+        order = anchor_order(name, anchor_input(name, sim), y, np.random.default_rng(seed))  # counts or log values
     return {"scenario": scenario, "cells": sim.X.shape[0], "budget": budget, "seed": seed, "methods": f"anchor {name}",
             "labeled": "-", "resampled": "-", "used": name,
             "recall": None if order is None else round(sim.recall(order), 3), "selected": None, "planted": None,
