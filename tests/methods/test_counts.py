@@ -23,6 +23,30 @@ def test_which_data_are_raw_counts():
     assert not raw_counts(np.log1p(counts))
 
 
+def test_deep_counts_with_few_zeros_are_counts_and_fixed_range_integers_are_not():
+    """Counts with 10 % zeros (gene means log-normal, 2,000 counts per cell) are counts by their
+    long tail (the largest value many times the 90th percentile of the others); 8-bit images,
+    scikit-learn's digits (half zeros, 0-16) and spectra clipped at 999 are not."""
+    from sklearn.datasets import load_digits
+
+    from ssfs.methods._shared.counts import COUNT_TAIL, count_like, long_tailed_counts
+
+    rng = np.random.default_rng(0)
+    means = np.exp(rng.normal(0.0, 1.5, 300))
+    deep = rng.poisson(means / means.sum() * 2000.0 * np.exp(rng.normal(0, 0.3, (200, 1)))).astype(np.float64)
+    assert 0.05 < np.mean(deep == 0) < 0.5
+    nonzero = deep[deep > 0]
+    assert nonzero.max() >= COUNT_TAIL * np.quantile(nonzero, 0.9)
+    assert long_tailed_counts(deep) and count_like(deep) and raw_counts(deep) and raw_counts(deep.astype(np.int64))
+    assert not raw_counts(deep + 0.5)  # not integers
+    image = rng.integers(0, 256, (200, 300)).astype(np.float64)
+    spectra = np.minimum(rng.exponential(100.0, (200, 300)).round(), 999.0)
+    digits = load_digits().data
+    for X in (image, spectra, digits, np.log1p(deep)):
+        assert not long_tailed_counts(X) and not count_like(X) and not raw_counts(X)
+    assert not long_tailed_counts(np.zeros((3, 4))) and not long_tailed_counts(np.array([["a"]]))
+
+
 def test_read_counts_by_hand():
     counts = np.array([[0, 3, 0, 1], [2, 0, 0, 0], [0, 0, 5, 0]], dtype=np.float64)
     out = read_counts(counts)
@@ -103,3 +127,38 @@ def test_the_command_line_ranks_a_raw_count_h5ad_as_its_log_normalised_counts(tm
             out[name, bool(extra)] = dest.read_bytes()
     assert out["raw", False] == out["log", False] == out["log", True]
     assert out["raw", True] != out["raw", False]
+
+
+def test_a_dense_csv_of_deep_counts_ranks_as_its_sparse_h5ad(tmp_path):
+    """The same counts with 16 % zeros (deeply sequenced) as a dense CSV (``--label-column``)
+    and as a sparse h5ad (``--label-key``): one ranking, byte for byte (before session 25 the CSV
+    was read as expression values and ranked otherwise), the 9 planted markers first."""
+    import anndata as ad
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    rng = np.random.default_rng(2)
+    n, p = 240, 40
+    t = np.repeat(["a", "b", "c"], n // 3)
+    base = np.exp(rng.normal(0.5, 1.5, p))
+    base[:9] = 2.0
+    mu = np.tile(base, (n, 1))
+    for k, c in enumerate("abc"):
+        mu[t == c, 3 * k:3 * k + 3] *= 5.0
+    counts = rng.poisson(mu * np.exp(rng.uniform(0.0, np.log(4.0), n))[:, None]).astype(np.float64)
+    assert 0.1 < np.mean(counts == 0) < 0.5
+    labels = np.where(np.arange(n) % 20 == 0, t, None)
+    cells, genes = [f"c{i}" for i in range(n)], [f"g{j}" for j in range(p)]
+    adata = ad.AnnData(sparse.csr_matrix(counts), obs=pd.DataFrame({"cell_type": labels}, index=cells))
+    adata.var_names = genes
+    adata.write_h5ad(tmp_path / "counts.h5ad")
+    table = pd.DataFrame(counts.astype(np.int64), index=cells, columns=genes)
+    table.insert(0, "cell_type", labels)
+    table.to_csv(tmp_path / "counts.csv", index_label="cell")
+    for name, door in (("h5ad", ["--label-key", "cell_type"]), ("csv", ["--label-column", "cell_type"])):
+        assert main(["rank", str(tmp_path / f"counts.{name}"), *door, "--method", "propagate", "--no-progress",
+                     "-o", str(tmp_path / f"{name}.tsv")]) == 0
+    assert (tmp_path / "csv.tsv").read_bytes() == (tmp_path / "h5ad.tsv").read_bytes()
+    ranked = pd.read_csv(tmp_path / "csv.tsv", sep="\t")
+    assert set(ranked.iloc[:9, 0] if ranked.columns[0] != "rank" else ranked["feature"][:9]) == set(genes[:9])

@@ -378,3 +378,4 @@ def test_labeled_auto_decides_on_the_data_through_the_workflow(tmp_path, capsys)
                                             sc.labels(sim, "3/class", 1), 5)
     assert s["labeled_resampling"] == "rotated" and 0 <= s["labeled_weight"] < 0.5, s["verdict"]
     assert "left out in turn" in s["verdict"]
+    assert s["graph_free"] and "Pearson residual variance, which needs no graph" in s["verdict"]  # via the rank files

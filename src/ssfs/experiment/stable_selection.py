@@ -179,7 +179,8 @@ def decided_labeled(X, y, cons, configs: list, sel: dict, *, seed: int, dataset:
                     batch=None) -> tuple[dict, object]:
     """``(sel, ranked)``: ``sel`` with ``labeled`` decided on the data (:func:`labeled_resampling`:
     ``"auto"`` with :func:`too_few_to_split` needs the weight ``propagate`` gives the propagated samples
-    on all samples, kept as ``labeled_weight``) and the full-data result computed for it (the first of
+    on all samples, kept as ``labeled_weight``, and whether it took the graph-free score in turn,
+    ``graph_free``) and the full-data result computed for it (the first of
     ``configs``, whose ranking on all samples is then not run again), or None. ``y`` as in
     :func:`full_ranking`; every door (``ssfs select``, :func:`ssfs.tl.select_stable`, each of the
     workflow's selection jobs) decides the same from the seed."""
@@ -193,7 +194,8 @@ def decided_labeled(X, y, cons, configs: list, sel: dict, *, seed: int, dataset:
     graph = (getattr(getattr(ranked, "result", None), "extra", None) or {}).get("graph")
     weight = graph.get("propagated_weight") if isinstance(graph, dict) else None
     weight = float(weight) if weight is not None and np.isfinite(weight) else None
-    return {**sel, "labeled": labeled_resampling(codes, "auto", weight), "labeled_weight": weight}, ranked
+    free = {"graph_free": True} if isinstance(graph, dict) and graph.get("graph_free") else {}
+    return {**sel, "labeled": labeled_resampling(codes, "auto", weight), "labeled_weight": weight, **free}, ranked
 
 
 def full_ranking(X, y, cons, settings: MethodConfig, *, seed: int, dataset: str, batch=None):
@@ -359,8 +361,7 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     if silent is not None and silent.any():
         s["resamples_without_labels"] = int(silent.sum())
     s["labeled_resampling"] = labeled_resampling(y, sel.get("labeled", "split"), sel.get("labeled_weight"))
-    if "labeled_weight" in sel:
-        s["labeled_weight"] = sel["labeled_weight"]
+    s.update({k: sel[k] for k in ("labeled_weight", "graph_free") if k in sel})
     single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]

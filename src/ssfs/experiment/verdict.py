@@ -174,7 +174,8 @@ def _labels_in_resamples_sentence(s: dict) -> str:
     why = [f"the smallest class has {min(counts)}"] if counts else []
     weight = s.get("labeled_weight")
     if weight is not None:  # labeled: auto decided on it
-        why.append(f"the propagated samples weigh {weight:.2f} on all samples" + _weight_reason(how, weight))
+        why.append(f"the propagated samples weigh {weight:.2f} on all samples" + _weight_reason(how, weight)
+                   + _graph_free_clause(s))
     few = f" ({'; '.join(why)})" if why else ""
     if how == "shared":
         return (f"Every labeled sample was in every resample{few}: the stability and the error bound count "
@@ -202,6 +203,15 @@ def _weight_reason(how: str, weight: float) -> str:
         return ", so the rankings rest on many samples"
     return (f", but on fewer than {PARTIAL_MIN_SAMPLES} samples the few labels weigh too much in each resample to "
             "keep them all")
+
+
+def _graph_free_clause(s: dict) -> str:
+    """Where ``propagate`` took the genes' Pearson residual variance in turn with its graph's label-free
+    scores (``graph_free``, :func:`ssfs.methods.propagate.with_graph_free`): what that means for the order."""
+    if not s.get("graph_free"):
+        return ""
+    return ("; below the labeled classes' markers propagate's order then alternates its graph's label-free scores "
+            "with the genes' Pearson residual variance, which needs no graph")
 
 
 def _one_label_sentence(s: dict) -> str:

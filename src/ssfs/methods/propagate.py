@@ -277,7 +277,7 @@ def count_model(X, space: str, pos: np.ndarray, most: int) -> CountModel | None:
         return None
     if not counts:
         raise MethodError("propagate: space='residuals' needs counts or log1p-normalised counts (non-negative, "
-                          "sparse or at least half zeros); these data are not: use space='values'")
+                          "sparse, half zeros or long-tailed integers); these data are not: use space='values'")
     rows = None if X.shape[0] <= most else np.sort(np.argsort(pos, kind="stable")[:most])
     return CountModel.of(X, rows)
 
@@ -1011,8 +1011,8 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     return out
 
 
-#: what ``propagate`` promises (docs/invariances.md): a shift or a unit of count-like X (sparse, or at least
-#: half the values 0, read as log1p counts) changes its count scale, and a shift can make dense X count-like
+#: what ``propagate`` promises (docs/invariances.md): a shift or a unit of count-like X (sparse, half the values
+#: 0 or long-tailed integers, read as log1p counts) changes its count scale, and a shift can make dense X count-like
 #: (the runner would move every feature's minimum to 0: scaled expression then looks like counts)
 INVARIANCES = ("features", "copies")
 
@@ -1108,7 +1108,8 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
     notes = [model.note] if model.note else []
     if model.graph_free:
         weight = model.propagated_weight
-        why = (f"the propagated samples weigh {weight:.2f}, below {GRAPH_FREE_BELOW:g}: the graph carries the classes "
+        shown = np.floor(weight * 1000) / 1000  # rounded down: 0.2499 is not shown as 0.25
+        why = (f"the propagated samples weigh {shown:.3f}, below {GRAPH_FREE_BELOW:g}: the graph carries the classes "
                "little, so" if weight < GRAPH_FREE_BELOW else "graph_free='always':")
         notes.append(f"{why} the genes' Pearson residual variance was taken in turn with the graph's label-free scores "
                      "(graph_free='never' keeps the graph's alone)")

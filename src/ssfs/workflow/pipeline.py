@@ -317,7 +317,8 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     subs = selection_resamples(y, sel, seed, dataset, data.classes)
     decided = {"labeled_resampling": np.asarray(labeled_resampling(y, sel.get("labeled", "split"),
                                                                   sel.get("labeled_weight"))),
-               "labeled_weight": np.asarray(np.nan if sel.get("labeled_weight") is None else sel["labeled_weight"])}
+               "labeled_weight": np.asarray(np.nan if sel.get("labeled_weight") is None else sel["labeled_weight"]),
+               "graph_free": np.asarray(bool(sel.get("graph_free")))}
     if not auto_keeps(sel, data.X, settings.method, y):  # methods auto did not choose it on this data: no run
         if full is not None:
             write_checked_tsv(pd.DataFrame(columns=["feature", "index", "score", "rank"]), full)
@@ -371,7 +372,7 @@ def _label_free(parts: list) -> tuple:
 
 
 def _decided(parts: list, y: np.ndarray, sel: dict) -> dict:
-    """``labeled`` (and ``labeled_weight``) as the selection jobs decided it (their rank files);
+    """``labeled`` (and ``labeled_weight``, ``graph_free``) as the selection jobs decided it (their rank files);
     a file of an earlier version holds neither: ``labeled: auto`` then shared few labels on 150
     samples or more and split them on fewer."""
     z = parts[0]
@@ -379,7 +380,9 @@ def _decided(parts: list, y: np.ndarray, sel: dict) -> dict:
         labeled = sel.get("labeled", "split")
         return {"labeled": labeled_resampling(y, labeled, 1.0) if partly_labeled(y) or labeled != "auto" else "split"}
     weight = float(z["labeled_weight"])
-    return {"labeled": str(z["labeled_resampling"]), **({"labeled_weight": weight} if np.isfinite(weight) else {})}
+    free = {"graph_free": True} if "graph_free" in z and bool(z["graph_free"]) else {}
+    return {"labeled": str(z["labeled_resampling"]), **({"labeled_weight": weight} if np.isfinite(weight) else {}),
+            **free}
 
 
 def _memberships(npz, classes) -> tuple:
