@@ -276,8 +276,9 @@ def count_model(X, space: str, pos: np.ndarray, most: int) -> CountModel | None:
     if space == "values" or (space == "auto" and not counts):
         return None
     if not counts:
-        raise MethodError("propagate: space='residuals' needs counts or log1p-normalised counts (non-negative, "
-                          "sparse, half zeros or long-tailed integers); these data are not: use space='values'")
+        raise MethodError("propagate: space='residuals' needs counts or log1p-normalised counts (non-negative: "
+                          "sparse, half zeros, long-tailed integers or log counts); these data are not: use "
+                          "space='values'")
     rows = None if X.shape[0] <= most else np.sort(np.argsort(pos, kind="stable")[:most])
     return CountModel.of(X, rows)
 
@@ -1011,9 +1012,10 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     return out
 
 
-#: what ``propagate`` promises (docs/invariances.md): a shift or a unit of count-like X (sparse, half the values
-#: 0 or long-tailed integers, read as log1p counts) changes its count scale, and a shift can make dense X count-like
-#: (the runner would move every feature's minimum to 0: scaled expression then looks like counts)
+#: what ``propagate`` promises (docs/invariances.md): a shift or a unit of count-like X (sparse, half the
+#: values 0, long-tailed integers or log counts, read as log1p counts) changes its count scale, and a shift
+#: can make dense X count-like (the runner would move every feature's minimum to 0: scaled expression then
+#: looks like counts)
 INVARIANCES = ("features", "copies")
 
 
