@@ -194,11 +194,12 @@ def test_a_dense_csv_of_deep_counts_ranks_as_its_sparse_h5ad(tmp_path):
     assert set(ranked.iloc[:9, 0] if ranked.columns[0] != "rank" else ranked["feature"][:9]) == set(genes[:9])
 
 
-def test_dense_log_normalised_counts_rank_as_their_sparse_matrix_without_labels():
-    """Splatter-like counts (300 cells, 23 % zeros) log1p-normalised, no labels: the dense matrix
-    (a CSV, a dense h5ad) is read as log counts like the sparse one (the label-free autocorrelation
-    on the Pearson residuals' graph) and gives its order; before session 25 it was read as expression
-    values (recall 0.72 sparse; on 500-cell draws dense 0.57 against 0.72)."""
+def test_dense_log_normalised_counts_rank_as_their_sparse_matrix():
+    """Splatter-like counts (300 cells, 23 % zeros) log1p-normalised: the dense matrix (a CSV, a
+    dense h5ad) is read as log counts, as CSR, and gives the sparse one's scores bit for bit, without
+    labels (the label-free autocorrelation on the Pearson residuals' graph) and with 3 per type;
+    before session 25 it was read as expression values (no labels: recall 0.72 sparse; on 500-cell
+    draws dense 0.57 against 0.72)."""
     import warnings
 
     from ssfs import run_method
@@ -208,8 +209,13 @@ def test_dense_log_normalised_counts_rank_as_their_sparse_matrix_without_labels(
     logn = read_counts(sim.X, "log1p")
     assert 0.1 < np.mean(logn.toarray() == 0) < 0.5
     unlabeled = np.full(300, -1)
+    labeled = np.full(300, -1)
+    for k in range(4):
+        labeled[np.flatnonzero(sim.classes == k)[:3]] = k
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        orders = [run_method("propagate", X, unlabeled, rng=0).order for X in (logn, logn.toarray())]
-    np.testing.assert_array_equal(orders[0], orders[1])
-    assert sim.recall(orders[1]) == pytest.approx(0.717, abs=0.001)
+        for y in (unlabeled, labeled):
+            sparse_run, dense_run = (run_method("propagate", X, y, rng=0) for X in (logn, logn.toarray()))
+            np.testing.assert_array_equal(sparse_run.result.scores, dense_run.result.scores)
+            if y is unlabeled:
+                assert sim.recall(dense_run.order) == pytest.approx(0.717, abs=0.001)

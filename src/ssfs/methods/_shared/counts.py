@@ -160,11 +160,16 @@ def normalize_log1p(X, target_sum: float = TARGET_SUM) -> sparse.csr_matrix:
 
 def read_counts(X, counts: str = "auto"):
     """X as the methods read it: log1p of the counts normalised to :data:`TARGET_SUM` per sample
-    (CSR) when ``counts`` is "log1p", or "auto" and X holds :func:`raw_counts`; else X itself."""
+    (CSR) when ``counts`` is "log1p", or "auto" and X holds :func:`raw_counts`; other dense
+    :func:`count_like` X without negative values as CSR with "auto" (one table read alike whether
+    it came dense, from a CSV, or sparse, from an h5ad: the same bits); else X itself."""
     if counts not in COUNTS:
         raise MethodError(f"counts must be one of {COUNTS}, got {counts!r}")
-    if counts == "as_is" or (counts == "auto" and not raw_counts(X)):
+    if counts == "as_is":
         return X
+    if counts == "auto" and not raw_counts(X):
+        dense_counts = not sparse.issparse(X) and count_like(X) and np.asarray(X).min() >= 0
+        return sparse.csr_matrix(X) if dense_counts else X
     values = X.data if sparse.issparse(X) else np.asarray(X)
     if values.size and values.min() < 0:
         raise MethodError("counts='log1p' needs non-negative data (counts); these hold negative values")
