@@ -4,9 +4,10 @@ A test that passes on the author's CPU and fails on a user's (the Davies-Bouldin
 the issue: 2.258361330807098 vs 2.2583613518001875) had a tolerance below the rounding
 differences of another kernel: OpenBLAS picks its kernels by CPU, and kernels sum in
 different orders (vector width, blocking). ``OPENBLAS_CORETYPE`` forces another kernel on
-this machine; threadpoolctl confirms which one is loaded. The files rerun are those holding
+this machine; threadpoolctl confirms which one is loaded. The tests rerun are those holding
 the tightest tolerances of the suite (closed forms against loops and reference
-implementations), each listed and derived in ``tests/tolerances.py``.
+implementations), each listed with the bound behind it in ``tests/tolerances.py``, whose list
+:func:`test_tight_tolerance_inventory_is_complete` keeps complete.
 """
 
 from __future__ import annotations
@@ -23,12 +24,9 @@ from tolerances import TIGHT
 REPO = Path(__file__).resolve().parents[1]
 #: Prescott: SSE3 kernels (threadpoolctl may report them as "Katmai"); Haswell: AVX2
 KERNELS = ["Prescott", "Haswell"]
-#: every file holding a tolerance <= 1e-8 (tests/tolerances.py), and the scale/ties properties;
-#: of the registry-wide contract file only its tight tests (its invariance sweep compares runs
-#: to 1e-7, or copies bit for bit through one computation per distinct column: no kernel matters)
-CONTRACT = "tests/methods/test_contract.py"
-NUMERIC = sorted({key.split("::")[0] for key in TIGHT if not key.startswith(CONTRACT)}
-                 | {key for key in TIGHT if key.startswith(CONTRACT)} | {"tests/test_scale_and_ties.py"})
+#: every test holding a tolerance <= 1e-8 (tests/tolerances.py; its parametrised cases all run),
+#: and the scale/ties properties
+NUMERIC = sorted(set(TIGHT) | {"tests/test_scale_and_ties.py"})
 
 
 def _env(**over):
@@ -61,15 +59,31 @@ def test_numeric_tests_pass_with_another_openblas_kernel(kernel):
                                  f"{native['architecture']}):\n{res.stdout[-4000:]}")
 
 
-def test_tight_tolerance_inventory_names_existing_tests():
-    """tests/tolerances.py lists every tolerance <= 1e-8 with its class: keep it true."""
-    import ast
+def test_tight_tolerance_inventory_is_complete():
+    """tests/tolerances.py lists exactly the tests with a tolerance <= 1e-8, each with its class:
+    a new tight test is rerun with the other kernels once it is listed and classed."""
+    from tolerances import CLASSES, tight_tests
 
-    from tolerances import CLASSES
+    found = tight_tests(REPO)
+    assert sorted(found - set(TIGHT)) == [], "tight tolerances not in tests/tolerances.py (add them with a class)"
+    assert sorted(set(TIGHT) - found) == [], "listed in tests/tolerances.py without a tolerance <= 1e-8 (renamed?)"
+    assert {klass for klass in TIGHT.values()} <= set(CLASSES)
 
-    for key, klass in TIGHT.items():
-        path, fn = key.split("::")
-        tree = ast.parse((REPO / path).read_text())
-        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
-        assert fn in names, f"{key}: no such test (renamed? update tests/tolerances.py)"
-        assert klass in CLASSES, key
+
+def test_the_inventory_scan_finds_tolerances_in_tests_and_their_helpers(tmp_path):
+    """The scan reads tolerances of every keyword, literal or named, in a test or a helper it calls,
+    and nothing looser than 1e-8."""
+    from tolerances import tight_tests
+
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    (tmp_path / "tests" / "sub" / "test_x.py").write_text(
+        "import numpy as np, pytest\n"
+        "def _close(a, b):\n    np.testing.assert_allclose(a, b, atol=1e-12)\n"
+        "def test_direct():\n    assert 1.0 == pytest.approx(1.0, rel=1e-10)\n"
+        "def test_through_helper():\n    _close(1.0, 1.0)\n"
+        "def test_loose():\n    np.testing.assert_allclose(1.0, 1.0, rtol=1e-7)\n"
+        "def test_named():\n    tol = 1e-12\n    np.testing.assert_allclose(1.0, 1.0, rtol=tol)\n"
+        "LOOSE = 1e-6\n"
+        "def test_named_loose():\n    np.testing.assert_allclose(1.0, 1.0, rtol=LOOSE, atol=0)\n")
+    assert tight_tests(tmp_path) == {f"tests/sub/test_x.py::{name}"
+                                     for name in ("test_direct", "test_through_helper", "test_named")}
