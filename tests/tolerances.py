@@ -132,6 +132,8 @@ TIGHT = {
     'tests/methods/test_kernels.py::test_pair_distances_match_scipy': 'gram',
     'tests/methods/test_kernels.py::test_pca_embedding_matches_exact_pca': 'lapack',
     'tests/methods/test_kernels.py::test_signal_pca_is_the_exact_pca_where_it_is_cheaper': 'lapack',
+    'tests/methods/test_kmeans.py::test_lloyd_by_hand': 'order',
+    'tests/methods/test_kmeans.py::test_same_partition_and_sum_of_squares_as_scikit_learn': 'reference',
     'tests/methods/test_knn.py::test_duplicated_real_rows_as_brute_force': 'gram',
     'tests/methods/test_label_terms.py::test_balanced_cls_reduces_to_laplacian_and_weighs_labels_by_share': 'order',
     'tests/methods/test_label_terms.py::test_closed_forms_equal_the_pair_sums': 'order',

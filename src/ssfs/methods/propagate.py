@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from scipy import sparse
@@ -64,6 +64,7 @@ from ._shared.class_stats import (
 from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
+from ._shared.kmeans import kmeans
 from ._shared.propagation import (
     graph_agreement,
     held_out_agreement,
@@ -496,7 +497,8 @@ SPACES = ("auto", "residuals", "values")
 #: the least share of a graph's weight between groups :func:`excess_coherence` takes the log of
 CROSSING_FLOOR = 1e-6
 #: label-free scores (the ``label_free`` parameter)
-LABEL_FREE = ("autocorrelation", "residual", "moran", "signal", "span")
+LabelFree = Literal["auto", "clusters", "autocorrelation", "residual", "moran", "signal", "span"]
+LABEL_FREE = get_args(LabelFree)
 #: the autocorrelation scores: the scale X is read on, and the statistic ("residual": :func:`residual_scores`)
 AUTOCORRELATION = {"autocorrelation": (count_scale, poisson_autocorrelation), "moran": (None, moran_i),
                    "residual": (None, moran_i)}
@@ -517,7 +519,7 @@ def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
-def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, graph=None,
+def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
                       embedding=None, space: str = "auto") -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
@@ -531,10 +533,16 @@ def label_free_scores(X, n_pcs: int, how: str = "autocorrelation", batch=None, g
     residuals (``space="values"``: of X's values, session 16-18's graph), or on the given
     ``graph`` / ``embedding``'s (:func:`autocorrelation_scores`); ``"residual"``: the residuals'
     own shared variance there (:func:`residual_scores`); ``"moran"``: Moran's I of the values
-    (session 15's); dense X as ``"signal"``. ``batch``: every variance within batches."""
+    (session 15's); dense X as ``"signal"``. ``"clusters"``: the variance explained by k-means groups
+    of the same components, in turn with the autocorrelation (:func:`cluster_scores`); ``"auto"``:
+    ``"clusters"`` for count-like X, ``"signal"`` for dense X. ``batch``: every variance within batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
+    if how == "auto":
+        how = "clusters" if counts else "signal"
+    if how == "clusters":
+        return cluster_scores(X, n_pcs, batch, graph, embedding, space)
     if how == "residual" and counts and has_count_scale(X):
         return residual_scores(X, n_pcs, batch, graph, embedding)
     if how in AUTOCORRELATION and counts:
@@ -558,18 +566,34 @@ def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None
     however few the cells, where a type too small to own a component has no variance in their
     span. Without a graph, beyond :data:`REFINE_SAMPLES` samples on that many chosen by content
     (:func:`~ssfs.methods._shared.signal.canonical_rows`): the same cost at any n."""
+    if graph is not None:
+        W, d = _start_graph(X, 1, 1, graph, None)
+        return _autocorrelation_on(X, W, batch, how), d
+    X, batch, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals)
+    return _autocorrelation_on(X, _knn(Z, AUTOCORRELATION_K), batch, how), d
+
+
+def _autocorrelation_on(X, W, batch, how: str) -> np.ndarray:
+    """:data:`AUTOCORRELATION` ``[how]`` of every distinct feature of X on the graph W (Moran's I
+    of X's values where X has no count scale)."""
     scale, statistic = AUTOCORRELATION[how]
     if scale is not None and not has_count_scale(X):  # negative values: no count scale
         scale, statistic = None, moran_i
-    if graph is not None:
-        W, d = _start_graph(X, 1, 1, graph, None)
-        on = X if scale is None else scale(X)  # all features: a copied one does not change the scale
-        return per_distinct_column(lambda A: statistic(A, W, batch), on), d
+    on = X if scale is None else scale(X)  # a copied feature does not change the scale
+    return per_distinct_column(lambda A: statistic(A, W, batch), on)
+
+
+def label_free_space(X, n_pcs: int, batch=None, embedding=None, residuals: bool = False):
+    """``(X, batch, Z, d)``: the samples the label-free scores are measured on (beyond
+    :data:`REFINE_SAMPLES`, that many chosen by content, :func:`~ssfs.methods._shared.signal.canonical_rows`:
+    the same cost at any n), their batches, and their signal components Z (d of them) centred in every
+    batch: of the counts' Pearson residuals (``residuals``, X with a count scale;
+    :func:`~ssfs.methods._shared.residuals.residual_embedding`), of X's values, or the given ``embedding``'s
+    rows."""
     rows = slice(None)
     if X.shape[0] > REFINE_SAMPLES:
         rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
         X, batch = X[rows], None if batch is None else batch[rows]
-    on = X if scale is None else scale(X)  # the subsample only (no copy of all of X)
     if embedding is None and residuals and has_count_scale(X):
         Z, d = residual_embedding(CountModel.of(X), n_pcs, batch)
     elif embedding is None:
@@ -577,8 +601,46 @@ def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None
     else:
         Z = np.asarray(embedding, dtype=np.float64)[rows]
         d = Z.shape[1]
-    W = _knn(centred_in_batches(Z, batch), AUTOCORRELATION_K)
-    return per_distinct_column(lambda A: statistic(A, W, batch), on), d
+    return X, batch, centred_in_batches(Z, batch), d
+
+
+def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
+                   space: str = "auto") -> tuple[np.ndarray, int]:
+    """(scores, signal dimensions) without labels from groups the data form, taken in turn with the
+    graph's autocorrelation (:func:`in_turn`). The samples' signal components
+    (:func:`label_free_space`; counts: the Pearson residuals' unless ``space="values"``) are cut into
+    d + 1 groups by k-means (:func:`~ssfs.methods._shared.kmeans.kmeans`; d components separate at
+    most d + 1 groups) and every feature is ranked as with labels (module doc, point 3): the features
+    the groups explain (:func:`explained_features`) by their R^2, the others in turn by R^2 and by the
+    label-free score of the same components ("free": counts, the shared variance over the Poisson
+    variance on their kNN graph, :func:`autocorrelation_scores`; dense X, :func:`signal_variance`).
+    That order and the free score's alone are then taken in turn. A type's markers differ between
+    groups, where a program that moves genes together across every type (cell cycle, stress) is
+    shared by neighbours as much as a marker is; the free score keeps what the groups miss (a
+    group cut along a program's gradient; a type too small for a group of its own). With a given
+    ``graph`` and no ``embedding`` (no components to cut): the graph's autocorrelation scores."""
+    counts = count_like(X)
+    if graph is not None and embedding is None:
+        return label_free_scores(X, n_pcs, "autocorrelation", batch, graph, None, space)
+    X, batch, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals=counts and space != "values")
+    if counts:
+        free = _autocorrelation_on(X, _knn(Z, AUTOCORRELATION_K), batch, "autocorrelation")
+    else:
+        free = per_distinct_column(lambda A: signal_variance(A, Z, batch), X)
+    groups = kmeans(Z, d + 1)
+    weight = np.ones(groups.size)
+    r2 = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch), X)
+    n_batches = np.unique(batch).size if batch is not None else 1
+    by_groups = with_unexplained(r2, free, explained_features(r2, weight, groups, n_batches=n_batches))
+    return in_turn(by_groups, free), d
+
+
+def in_turn(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Scores whose order takes the ``first`` order and the ``second`` in turn: a feature's place
+    is its better rank of the two, ties by ``first``; NaN where ``first`` is NaN."""
+    by_first = _rank(first)
+    key = np.minimum(by_first, _rank(second)) + by_first / (2.0 * max(first.size, 1))
+    return np.where(np.isfinite(first), -key, np.nan)
 
 
 def residual_scores(X, n_pcs: int, batch=None, graph=None, embedding=None) -> tuple[np.ndarray, int]:
@@ -618,6 +680,10 @@ def _residual_autocorrelation(model: CountModel, W, batch) -> np.ndarray:
 def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None), space: str = "auto") -> Propagation:
     """The model without labels: :func:`label_free_scores` (``given``: the graph and embedding)."""
     scores, d = label_free_scores(X, n_pcs, how, batch, *given, space=space)
+    counts = count_like(X)
+    how = ("clusters" if counts else "signal") if how == "auto" else how
+    grouped = how == "clusters" and (given[0] is None or given[1] is not None)  # a graph alone: no groups
+    how = ("autocorrelation" if counts else "signal") if how == "clusters" else how
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
              if given[1] is not None else "the signal components' kNN graph")
     statistic = {"autocorrelation": "shared variance over the Poisson variance", "moran": "Moran's I",
@@ -627,8 +693,12 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
     on_residuals = how == "residual" or (how == "autocorrelation" and space != "values")
     if given[0] is None and given[1] is None and on_residuals:
         where = "the kNN graph of the Pearson residuals' signal components"
-    what = (f"{statistic[how]} on {where}" if how in statistic and count_like(X) else
+    what = (f"{statistic[how]} on {where}" if how in statistic and counts else
             "the variance in the span of the signal components")
+    if grouped:
+        space_of = ("the given embedding" if given[1] is not None else "the Pearson residuals' signal components"
+                    if on_residuals else "the signal components")
+        what = f"the variance explained by k-means groups of {space_of}, in turn with the {what}"
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",
                        float("nan"), float("nan"), float("nan"), d, f"{note} ({what})")
 
@@ -660,7 +730,7 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
                     propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
                     unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
-                    weighting: str = "evidence", label_free: str = "autocorrelation", gene_choice: str = "balanced",
+                    weighting: str = "evidence", label_free: str = "auto", gene_choice: str = "balanced",
                     unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
                     counts: str = "auto", space: str = "auto", per_class: str = "none",
                     graph_free: str = "auto") -> Propagation:
@@ -791,11 +861,8 @@ def with_graph_free(free: np.ndarray, X, rows, batch, model: CountModel | None =
     elif rows is not None:
         model = model.subset(rows)
     C, part = model.part()
-    by_free = _rank(free)
     codes = batch if batch is None or rows is None else batch[rows]
-    by_variance = _rank(residual_variance(C, model.theta, codes, model=part))
-    key = np.minimum(by_free, by_variance) + by_free / (2.0 * max(free.size, 1))
-    return np.where(np.isfinite(free), -key, np.nan)
+    return in_turn(free, residual_variance(C, model.theta, codes, model=part))
 
 
 def held_out_reach(agreement: tuple) -> float:
@@ -1028,8 +1095,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
                     weighting: Literal["evidence", "kept_evidence", "coherence"] = "evidence",
-                    label_free: Literal["autocorrelation", "residual", "moran", "signal", "span"] = "autocorrelation",
-                    gene_choice: Literal["total", "balanced"] = "balanced",
+                    label_free: LabelFree = "auto", gene_choice: Literal["total", "balanced"] = "balanced",
                     unexplained: Literal["interleave", "r2"] = "interleave",
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
                     counts: Literal["auto", "log1p", "as_is"] = "auto",
@@ -1061,8 +1127,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Weight of the propagated samples (labeled: 1): "evidence" (:func:`propagated_weight`),
         "kept_evidence" (the kept graph's evidence only), "coherence" (r shrunk towards the coherence).
     label_free
-        Scores without labels (:func:`label_free_scores`): "autocorrelation" (counts: on the ``space``'s
-        graph), "residual" (:func:`residual_scores`), "moran", "signal" (dense X's default), "span".
+        Without labels (:func:`label_free_scores`): "auto" ("clusters" for counts, :func:`cluster_scores`;
+        "signal" for dense X), "autocorrelation" (the ``space``'s graph), "residual", "moran", "signal", "span".
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
