@@ -68,10 +68,11 @@ def test_markers_before_the_nuisance_programs_genes():
     assert min(gain) >= 0.03, gain
 
 
-def test_a_given_graph_alone_keeps_its_autocorrelation_and_an_embedding_is_cut():
-    """With ``graph=`` and no embedding there are no components to cut: the graph's autocorrelation
-    scores, bit for bit; with ``embedding=`` the groups are that embedding's (two separated blobs:
-    the gene that differs between them ranks first)."""
+def test_a_given_graph_carries_the_autocorrelation_and_an_embedding_is_cut():
+    """With ``graph=`` (scanpy's connectivities, as ``ssfs.tl`` passes them) the groups are still cut
+    from the counts' own components and the free score is the autocorrelation on that graph (every
+    sample); with ``embedding=`` the groups are that embedding's (two separated blobs: the gene that
+    differs between them ranks first)."""
     rng = np.random.default_rng(4)
     n = 200
     X = rng.poisson(1.0, size=(n, 30)).astype(float)
@@ -79,9 +80,17 @@ def test_a_given_graph_alone_keeps_its_autocorrelation_and_an_embedding_is_cut()
     X[:, 7] = rng.poisson(np.where(blob == 1, 6.0, 0.5))
     X = sparse.csr_matrix(X)
     G = sparse.random(n, n, density=0.05, random_state=1, format="csr")
-    on_graph = _quiet(run_method, "propagate", X, None, graph=G).scores
-    former = _quiet(run_method, "propagate", X, None, graph=G, label_free="autocorrelation").scores
-    np.testing.assert_array_equal(on_graph, former)
+    with pytest.warns(UserWarning, match="k-means groups of the Pearson residuals' signal components, in turn "
+                                         "with the shared variance over the Poisson variance on the given graph"):
+        on_graph = run_method("propagate", X, None, graph=G).scores
+    read = read_counts(X)
+    _, _, Z, d = P.label_free_space(read, 50, residuals=True)
+    groups = kmeans(Z, d + 1)
+    weight = np.ones(n)
+    r2 = variance_explained(read, groups, weight)
+    free = P.autocorrelation_scores(read, 50, graph=G)[0]
+    by_groups = P.with_unexplained(r2, free, P.explained_features(r2, weight, groups))
+    np.testing.assert_array_equal(on_graph, P.in_turn(by_groups, free))
     E = np.c_[blob * 10.0 + rng.normal(size=n), rng.normal(size=n)]
     with pytest.warns(UserWarning, match="k-means groups of the given embedding"):
         ranked = run_method("propagate", X, None, embedding=E)

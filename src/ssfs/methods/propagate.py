@@ -608,29 +608,29 @@ def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
                    space: str = "auto") -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels from groups the data form, taken in turn with the
     graph's autocorrelation (:func:`in_turn`). The samples' signal components
-    (:func:`label_free_space`; counts: the Pearson residuals' unless ``space="values"``) are cut into
-    d + 1 groups by k-means (:func:`~ssfs.methods._shared.kmeans.kmeans`; d components separate at
-    most d + 1 groups) and every feature is ranked as with labels (module doc, point 3): the features
-    the groups explain (:func:`explained_features`) by their R^2, the others in turn by R^2 and by the
-    label-free score of the same components ("free": counts, the shared variance over the Poisson
-    variance on their kNN graph, :func:`autocorrelation_scores`; dense X, :func:`signal_variance`).
-    That order and the free score's alone are then taken in turn. A type's markers differ between
-    groups, where a program that moves genes together across every type (cell cycle, stress) is
-    shared by neighbours as much as a marker is; the free score keeps what the groups miss (a
-    group cut along a program's gradient; a type too small for a group of its own). With a given
-    ``graph`` and no ``embedding`` (no components to cut): the graph's autocorrelation scores."""
+    (:func:`label_free_space`; counts: the Pearson residuals' unless ``space="values"``; or the given
+    ``embedding``) are cut into d + 1 groups by k-means (:func:`~ssfs.methods._shared.kmeans.kmeans`;
+    d components separate at most d + 1 groups) and every feature is ranked as with labels (module
+    doc, point 3): the features the groups explain (:func:`explained_features`) by their R^2, the others
+    in turn by R^2 and by the label-free score ("free": counts, the shared variance over the Poisson
+    variance on the components' kNN graph or on the given ``graph``, :func:`autocorrelation_scores`;
+    dense X, :func:`signal_variance`, as ``"signal"``). That order and the free
+    score's alone are then taken in turn. A type's markers differ between groups, where a program that
+    moves genes together across every type (cell cycle, stress) is shared by neighbours as much as a
+    marker is; the free score keeps what the groups miss (a group cut along a program's gradient; a
+    type too small for a group of its own)."""
     counts = count_like(X)
-    if graph is not None and embedding is None:
-        return label_free_scores(X, n_pcs, "autocorrelation", batch, graph, None, space)
-    X, batch, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals=counts and space != "values")
-    if counts:
-        free = _autocorrelation_on(X, _knn(Z, AUTOCORRELATION_K), batch, "autocorrelation")
+    X_rows, batch_rows, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals=counts and space != "values")
+    if counts and graph is not None:  # every sample, on the given graph
+        free = _autocorrelation_on(X, _start_graph(X, 1, 1, graph, None)[0], batch, "autocorrelation")
+    elif counts:
+        free = _autocorrelation_on(X_rows, _knn(Z, AUTOCORRELATION_K), batch_rows, "autocorrelation")
     else:
-        free = per_distinct_column(lambda A: signal_variance(A, Z, batch), X)
+        free = per_distinct_column(lambda A: signal_variance(A, Z, batch_rows), X_rows)
     groups = kmeans(Z, d + 1)
     weight = np.ones(groups.size)
-    r2 = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch), X)
-    n_batches = np.unique(batch).size if batch is not None else 1
+    r2 = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch_rows), X_rows)
+    n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
     by_groups = with_unexplained(r2, free, explained_features(r2, weight, groups, n_batches=n_batches))
     return in_turn(by_groups, free), d
 
@@ -682,7 +682,7 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
     scores, d = label_free_scores(X, n_pcs, how, batch, *given, space=space)
     counts = count_like(X)
     how = ("clusters" if counts else "signal") if how == "auto" else how
-    grouped = how == "clusters" and (given[0] is None or given[1] is not None)  # a graph alone: no groups
+    grouped = how == "clusters"
     how = ("autocorrelation" if counts else "signal") if how == "clusters" else how
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
              if given[1] is not None else "the signal components' kNN graph")
