@@ -17,7 +17,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    claimed by different classes, are joined by their shared markers (``joined_unreached``).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
-   On counts the features the groups explain (:func:`explained_features`) come first, the others
+   On counts the features the groups explain (:func:`explained_features`) come first, with those
+   the data's own k-means groups explain (:func:`cluster_parts`: a type nobody labeled), the others
    in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``). With
    ``per_class="interleave"`` that order and every group's up-markers (Welch's t, read group by
    group as scanpy's ``rank_genes_groups``) are taken in turn (:func:`with_class_turns`).
@@ -519,6 +520,16 @@ def signal_variance(X, Z: np.ndarray, batch=None) -> np.ndarray:
     return np.sqrt(share) * np.einsum("ij,ij->j", Xc, Xc) / X.shape[0]
 
 
+def resolved_label_free(how: str, counts: bool, space: str = "auto") -> str:
+    """``label_free="auto"``: ``"clusters"`` for count-like X (``counts``) on the Pearson residuals'
+    components (session 26), ``"autocorrelation"`` on the log values' (``space="values"``: there the
+    components follow the noise of highly expressed genes, and so do their k-means groups), ``"signal"``
+    for dense X; any other choice as given."""
+    if how != "auto":
+        return how
+    return ("clusters" if space != "values" else "autocorrelation") if counts else "signal"
+
+
 def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
                       embedding=None, space: str = "auto") -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
@@ -535,12 +546,11 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     own shared variance there (:func:`residual_scores`); ``"moran"``: Moran's I of the values
     (session 15's); dense X as ``"signal"``. ``"clusters"``: the variance explained by k-means groups
     of the same components, in turn with the autocorrelation (:func:`cluster_scores`); ``"auto"``:
-    ``"clusters"`` for count-like X, ``"signal"`` for dense X. ``batch``: every variance within batches."""
+    :func:`resolved_label_free`. ``batch``: every variance within batches."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
-    if how == "auto":
-        how = "clusters" if counts else "signal"
+    how = resolved_label_free(how, counts, space)
     if how == "clusters":
         return cluster_scores(X, n_pcs, batch, graph, embedding, space)
     if how == "residual" and counts and has_count_scale(X):
@@ -606,8 +616,14 @@ def label_free_space(X, n_pcs: int, batch=None, embedding=None, residuals: bool 
 
 def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
                    space: str = "auto") -> tuple[np.ndarray, int]:
-    """(scores, signal dimensions) without labels from groups the data form, taken in turn with the
-    graph's autocorrelation (:func:`in_turn`). The samples' signal components
+    """(scores, signal dimensions) of ``label_free="clusters"``: those of :func:`cluster_parts`."""
+    return cluster_parts(X, n_pcs, batch, graph, embedding, space)[:2]
+
+
+def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None,
+                  space: str = "auto") -> tuple[np.ndarray, int, np.ndarray]:
+    """(scores, signal dimensions, the features the groups explain) without labels from groups the
+    data form, taken in turn with the graph's autocorrelation (:func:`in_turn`). The samples' signal components
     (:func:`label_free_space`; counts: the Pearson residuals' unless ``space="values"``; or the given
     ``embedding``) are cut into d + 1 groups by k-means (:func:`~ssfs.methods._shared.kmeans.kmeans`;
     d components separate at most d + 1 groups) and every feature is ranked as with labels (module
@@ -618,7 +634,8 @@ def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
     score's alone are then taken in turn. A type's markers differ between groups, where a program that
     moves genes together across every type (cell cycle, stress) is shared by neighbours as much as a
     marker is; the free score keeps what the groups miss (a group cut along a program's gradient; a
-    type too small for a group of its own)."""
+    type too small for a group of its own). With labels, the features these groups explain come first
+    with those the labels' groups explain (:func:`fit_propagation`)."""
     counts = count_like(X)
     X_rows, batch_rows, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals=counts and space != "values")
     if counts and graph is not None:  # every sample, on the given graph
@@ -631,8 +648,8 @@ def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
     weight = np.ones(groups.size)
     r2 = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch_rows), X_rows)
     n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
-    by_groups = with_unexplained(r2, free, explained_features(r2, weight, groups, n_batches=n_batches))
-    return in_turn(by_groups, free), d
+    explained = explained_features(r2, weight, groups, n_batches=n_batches)
+    return in_turn(with_unexplained(r2, free, explained), free), d, explained
 
 
 def in_turn(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -681,7 +698,7 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
     """The model without labels: :func:`label_free_scores` (``given``: the graph and embedding)."""
     scores, d = label_free_scores(X, n_pcs, how, batch, *given, space=space)
     counts = count_like(X)
-    how = ("clusters" if counts else "signal") if how == "auto" else how
+    how = resolved_label_free(how, counts, space)
     grouped = how == "clusters"
     how = ("autocorrelation" if counts else "signal") if how == "clusters" else how
     where = ("the given graph" if given[0] is not None else "the given embedding's kNN graph"
@@ -795,11 +812,12 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
 
         how = "same" if explained == "auto" and rows is not None else explained  # cost: 2 graphs of all samples
         model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (opts, grouping))
-        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
-                                  start_space.get("Z") if opts["counts"] is None else None, space)
+        free, by_data = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
+                                           start_space.get("Z") if opts["counts"] is None else None, space)
         if graph_free == "always" or (graph_free == "auto" and w_propagated < GRAPH_FREE_BELOW):
             free, model.graph_free = with_graph_free(free, X, rows, batch, opts["counts"]), has_count_scale(X)
-        model.scores = with_unexplained(model.scores, free, model.explained)
+        first = model.explained if by_data is None else model.explained | by_data  # a type nobody labeled too
+        model.scores = with_unexplained(model.scores, free, first)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
@@ -835,8 +853,10 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
     return crossed
 
 
-def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z, space="auto") -> np.ndarray:
-    """The label-free scores a fit with labels interleaves (:func:`with_unexplained`), on the
+def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z,
+                       space="auto") -> tuple[np.ndarray, np.ndarray | None]:
+    """The label-free scores a fit with labels interleaves (:func:`with_unexplained`) and the
+    features the data's own groups explain (``"clusters"``, :func:`cluster_parts`; else None), on the
     samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
     signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here;
     "residual": the residuals' own components)."""
@@ -845,7 +865,10 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
         embedding = None if embedding is None else np.asarray(embedding)[rows]
     if graph is None and embedding is None and sparse.issparse(X) and start_z is not None and how != "residual":
         embedding = start_z
-    return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0]
+    if resolved_label_free(how, count_like(X), space) == "clusters":
+        free, _, explained = cluster_parts(X, n_pcs, batch, graph, embedding, space)
+        return free, explained
+    return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0], None
 
 
 def with_graph_free(free: np.ndarray, X, rows, batch, model: CountModel | None = None) -> np.ndarray:
@@ -1127,8 +1150,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Weight of the propagated samples (labeled: 1): "evidence" (:func:`propagated_weight`),
         "kept_evidence" (the kept graph's evidence only), "coherence" (r shrunk towards the coherence).
     label_free
-        Without labels (:func:`label_free_scores`): "auto" ("clusters" for counts, :func:`cluster_scores`;
-        "signal" for dense X), "autocorrelation" (the ``space``'s graph), "residual", "moran", "signal", "span".
+        Without labels (:func:`label_free_scores`): "auto" (:func:`resolved_label_free`: "clusters",
+        :func:`cluster_scores`, on counts), "clusters", "autocorrelation", "residual", "moran", "signal", "span".
     gene_choice
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
