@@ -1,12 +1,15 @@
-"""k-means of ``propagate``'s label-free groups (``ssfs.methods._shared.kmeans``): Lloyd's
-iterations by hand, the k-means++ start, and scikit-learn's KMeans as the reference."""
+"""k-means of ``propagate``'s label-free groups (``ssfs.methods._shared.kmeans``: COP-KMeans without
+constraints from the k-means++ start): Lloyd's iterations by hand, the k-means++ start, and
+scikit-learn's KMeans as the reference."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ssfs.methods._shared.kmeans import kmeans, lloyd, plus_plus_start
+from ssfs.constraints import Constraints
+from ssfs.methods._shared.clustering import cop_kmeans, plus_plus_centres
+from ssfs.methods._shared.kmeans import kmeans
 
 
 def _blobs(rng, sizes, centres, sd=0.3):
@@ -14,12 +17,18 @@ def _blobs(rng, sizes, centres, sd=0.3):
 
 
 def test_lloyd_by_hand():
-    """Four points on a line, centres started at 0 and 1: one step moves them to the two pairs'
-    means (0.5 and 10.5), the next repeats the assignment; the sum of squares is 4 x 0.25."""
+    """Four points on a line: whatever two centres k-means++ starts from, Lloyd's steps end at the
+    two pairs' means (0.5 and 10.5); the sum of squares is 4 x 0.25. Without constraints COP-KMeans
+    is plain k-means, and its random start (Wagstaff et al.) is kept as the default."""
     Z = np.array([[0.0], [1.0], [10.0], [11.0]])
-    labels, inertia = lloyd(Z, np.array([[0.0], [1.0]]))
-    np.testing.assert_array_equal(labels, [0, 0, 1, 1])
-    assert inertia == pytest.approx(1.0, rel=1e-12)
+    for seed in range(5):
+        labels = kmeans(Z, 2, seed=seed)
+        np.testing.assert_array_equal(labels, [0, 0, 1, 1])
+        centres = np.array([Z[labels == g].mean(axis=0) for g in range(2)])
+        assert float(((Z - centres[labels]) ** 2).sum()) == pytest.approx(1.0, rel=1e-12)
+    rng = np.random.default_rng(0)
+    plain = cop_kmeans(Z, 2, Constraints.empty(), rng, n_init=3)
+    assert len(set(plain[:2])) == 1 and len(set(plain[2:])) == 1 and plain[0] != plain[2]
 
 
 def test_plus_plus_start_draws_by_squared_distance_and_stops_at_the_distinct_rows():
@@ -27,7 +36,7 @@ def test_plus_plus_start_draws_by_squared_distance_and_stops_at_the_distinct_row
     draw from (all squared distances 0): two centres, and kmeans numbers its two groups by
     their first row."""
     Z = np.array([[0.0, 0.0]] * 5 + [[3.0, 4.0]] * 5)
-    C = plus_plus_start(Z, 3, np.random.default_rng(0))
+    C = plus_plus_centres(Z, 3, np.random.default_rng(0))
     assert C.shape == (2, 2)
     assert {tuple(c) for c in C} == {(0.0, 0.0), (3.0, 4.0)}
     np.testing.assert_array_equal(kmeans(Z, 3), [0] * 5 + [1] * 5)

@@ -112,6 +112,27 @@ def initial_centres(X, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
     return np.asarray(C.toarray() if sparse.issparse(C) else C, dtype=np.float64)
 
 
+def plus_plus_centres(X, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ centres (Arthur & Vassilvitskii 2007, section 2.2) of dense X: the first a uniformly
+    drawn sample, each next one drawn with probability proportional to its squared distance to the
+    nearest centre so far. Fewer than ``n_clusters`` when X has fewer distinct rows."""
+    n = X.shape[0]
+    centres = [X[int(rng.integers(n))]]
+    nearest = weighted_sq_dists(X, centres[0][None, :])[:, 0]
+    for _ in range(1, n_clusters):
+        total = float(nearest.sum())
+        if total <= 0.0:
+            break
+        pick = min(int(np.searchsorted(np.cumsum(nearest), rng.random() * total, side="right")), n - 1)
+        centres.append(X[pick])
+        nearest = np.minimum(nearest, weighted_sq_dists(X, X[pick][None, :])[:, 0])
+    return np.array(centres, dtype=np.float64)
+
+
+#: how the centres of a restart are drawn (the ``start`` of :func:`cop_kmeans`)
+STARTS = {"random": initial_centres, "plus_plus": plus_plus_centres}
+
+
 def _check(X, n_clusters: int):
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=np.float64)
@@ -125,10 +146,12 @@ def _check(X, n_clusters: int):
 
 
 def cop_kmeans(X, n_clusters: int, constraints: Constraints, rng: np.random.Generator, *, n_init: int = 10,
-               max_iter: int = 100) -> np.ndarray:
+               max_iter: int = 100, start: str = "random") -> np.ndarray:
     """COP-KMeans labels (length n, 0..n_clusters-1) of the best of ``n_init`` feasible
     restarts (lowest within-cluster sum of squares). Every returned labelling satisfies
-    all constraints; raises :class:`SupervisionError` when no restart found one."""
+    all constraints; raises :class:`SupervisionError` when no restart found one. ``start``:
+    the restarts' centres, distinct samples at random (Wagstaff et al.) or k-means++
+    ("plus_plus", dense X; without constraints this is plain k-means, Lloyd's iterations)."""
     X = _check(X, n_clusters)
     n = X.shape[0]
     if n_init < 1 or max_iter < 1:
@@ -136,7 +159,7 @@ def cop_kmeans(X, n_clusters: int, constraints: Constraints, rng: np.random.Gene
     index = ConstraintIndex(constraints, n)
     best, best_obj, last_bad = None, np.inf, -1
     for _ in range(int(n_init)):
-        C = initial_centres(X, int(n_clusters), rng)
+        C = STARTS[start](X, int(n_clusters), rng)
         order = rng.permutation(index.constrained)
         try:
             labels = None
