@@ -140,6 +140,10 @@ TIGHT = {
     'tests/methods/test_label_terms.py::test_cs1_is_a_function_of_fisher_for_balanced_classes': 'order',
     'tests/methods/test_label_terms.py::test_negative_binomial_counts_are_overdispersed_and_normalised': 'elementwise',
     'tests/methods/test_label_terms.py::test_pca_graph_space_for_single_cell_like_input_only': 'lapack',
+    'tests/methods/test_populations.py::test_best_overlap_by_hand': 'elementwise',
+    ('tests/methods/test_populations.py::'
+     'test_separation_allows_for_groups_smaller_than_the_neighbourhood'): 'elementwise',
+    'tests/methods/test_populations.py::test_separation_by_hand': 'elementwise',
     'tests/methods/test_propagate.py::test_explained_features_are_the_anova_f_tests_bh_discoveries': 'reference',
     'tests/methods/test_propagate.py::test_signal_variance_by_hand': 'order',
     'tests/methods/test_propagate.py::test_the_refined_graphs_genes_do_not_follow_the_column_order': 'order',

@@ -17,8 +17,9 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    claimed by different classes, are joined by their shared markers (``joined_unreached``).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
-   On counts the features the groups explain (:func:`explained_features`) come first, with those
-   the data's own k-means groups explain (:func:`cluster_parts`: a type nobody labeled), the others
+   On counts the features the groups explain (:func:`explained_features`) come first, then those of
+   a population the data separate that the groups miss (:func:`unseen_populations`: a type nobody
+   labeled), those the data's own k-means groups explain (:func:`cluster_parts`), and the others
    in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``). With
    ``per_class="interleave"`` that order and every group's up-markers (Welch's t, read group by
    group as scanpy's ``rank_genes_groups``) are taken in turn (:func:`with_class_turns`).
@@ -40,10 +41,11 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 from scipy import sparse
@@ -66,6 +68,7 @@ from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
+from ._shared.populations import smallest_population, unmatched_populations
 from ._shared.propagation import (
     graph_agreement,
     held_out_agreement,
@@ -124,11 +127,15 @@ class Propagation:
     explained: np.ndarray | None = None
     #: whether the label-free scores beside the R^2 took the graph-free one in turn (:func:`with_graph_free`)
     graph_free: bool = False
+    #: the features of the populations the groups miss (:func:`unseen_populations`; None: not looked for)
+    unseen: np.ndarray | None = None
+    #: those populations' sizes (samples of the rows the data's groups were cut on)
+    unseen_sizes: list = dataclasses.field(default_factory=list)
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
-                "explained": self.explained,
+                "explained": self.explained, "unseen": self.unseen, "unseen_sizes": list(self.unseen_sizes),
                 "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
                           "start_agreement": self.start_agreement, "signal_dims": self.dims,
                           "propagated_weight": self.propagated_weight, "graph_free": self.graph_free},
@@ -593,25 +600,55 @@ def _autocorrelation_on(X, W, batch, how: str) -> np.ndarray:
     return per_distinct_column(lambda A: statistic(A, W, batch), on)
 
 
+def label_free_rows(X) -> np.ndarray | None:
+    """The samples the label-free scores are measured on: beyond :data:`REFINE_SAMPLES`, that many chosen
+    by content (:func:`~ssfs.methods._shared.signal.canonical_rows`), sorted; None: all."""
+    if X.shape[0] <= REFINE_SAMPLES:
+        return None
+    return np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
+
+
 def label_free_space(X, n_pcs: int, batch=None, embedding=None, residuals: bool = False):
-    """``(X, batch, Z, d)``: the samples the label-free scores are measured on (beyond
-    :data:`REFINE_SAMPLES`, that many chosen by content, :func:`~ssfs.methods._shared.signal.canonical_rows`:
-    the same cost at any n), their batches, and their signal components Z (d of them) centred in every
-    batch: of the counts' Pearson residuals (``residuals``, X with a count scale;
+    """``(X, batch, Z, d)``: the samples the label-free scores are measured on
+    (:func:`label_free_rows`: the same cost at any n), their batches, and their signal components Z
+    (d of them) centred in every batch: of the counts' Pearson residuals (``residuals``, X with a count scale;
     :func:`~ssfs.methods._shared.residuals.residual_embedding`), of X's values, or the given ``embedding``'s
     rows."""
-    rows = slice(None)
-    if X.shape[0] > REFINE_SAMPLES:
-        rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
+    rows = label_free_rows(X)
+    if rows is not None:
         X, batch = X[rows], None if batch is None else batch[rows]
     if embedding is None and residuals and has_count_scale(X):
         Z, d = residual_embedding(CountModel.of(X), n_pcs, batch)
     elif embedding is None:
         Z, d = signal_embedding(X, n_pcs, standardize=False)
     else:
-        Z = np.asarray(embedding, dtype=np.float64)[rows]
+        Z = np.asarray(embedding, dtype=np.float64)
+        Z = Z if rows is None else Z[rows]
         d = Z.shape[1]
     return X, batch, centred_in_batches(Z, batch), d
+
+
+class DataGroups(NamedTuple):
+    """What :func:`cluster_parts` finds without labels."""
+
+    #: label-free scores: the groups' order taken in turn with the free score's
+    scores: np.ndarray
+    #: signal dimensions of the space the groups were cut in
+    dims: int
+    #: the features the groups explain (:func:`explained_features`)
+    explained: np.ndarray
+    #: k-means group of every sample in ``rows``
+    groups: np.ndarray
+    #: the samples the groups are of (indices into X; None: all)
+    rows: np.ndarray | None
+    #: those samples' signal components (centred in every batch)
+    space: np.ndarray
+    #: their kNN graph (:data:`AUTOCORRELATION_K`), when the scores built it (:meth:`graph`)
+    knn: Any = None
+
+    def graph(self):
+        """The kNN graph of the samples' signal components (built here when the scores did not)."""
+        return self.knn if self.knn is not None else _knn(self.space, AUTOCORRELATION_K)
 
 
 def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
@@ -620,10 +657,9 @@ def cluster_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
     return cluster_parts(X, n_pcs, batch, graph, embedding, space)[:2]
 
 
-def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None,
-                  space: str = "auto") -> tuple[np.ndarray, int, np.ndarray]:
-    """(scores, signal dimensions, the features the groups explain) without labels from groups the
-    data form, taken in turn with the graph's autocorrelation (:func:`in_turn`). The samples' signal components
+def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None, space: str = "auto") -> DataGroups:
+    """Scores without labels from groups the data form, taken in turn with the graph's
+    autocorrelation (:func:`in_turn`), and the groups themselves (:class:`DataGroups`). The samples' signal components
     (:func:`label_free_space`; counts: the Pearson residuals' unless ``space="values"``; or the given
     ``embedding``) are cut into d + 1 groups by k-means (:func:`~ssfs.methods._shared.kmeans.kmeans`;
     d components separate at most d + 1 groups) and every feature is ranked as with labels (module
@@ -634,14 +670,16 @@ def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None,
     score's alone are then taken in turn. A type's markers differ between groups, where a program that
     moves genes together across every type (cell cycle, stress) is shared by neighbours as much as a
     marker is; the free score keeps what the groups miss (a group cut along a program's gradient; a
-    type too small for a group of its own). With labels, the features these groups explain come first
-    with those the labels' groups explain (:func:`fit_propagation`)."""
+    type too small for a group of its own). With labels, the features these groups explain follow those
+    the labels' groups explain, and a population they miss before them (:func:`unseen_populations`)."""
     counts = count_like(X)
     X_rows, batch_rows, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals=counts and space != "values")
+    knn = None
     if counts and graph is not None:  # every sample, on the given graph
         free = _autocorrelation_on(X, _start_graph(X, 1, 1, graph, None)[0], batch, "autocorrelation")
     elif counts:
-        free = _autocorrelation_on(X_rows, _knn(Z, AUTOCORRELATION_K), batch_rows, "autocorrelation")
+        knn = _knn(Z, AUTOCORRELATION_K)
+        free = _autocorrelation_on(X_rows, knn, batch_rows, "autocorrelation")
     else:
         free = per_distinct_column(lambda A: signal_variance(A, Z, batch_rows), X_rows)
     groups = kmeans(Z, d + 1)
@@ -649,7 +687,8 @@ def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None,
     r2 = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch_rows), X_rows)
     n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
     explained = explained_features(r2, weight, groups, n_batches=n_batches)
-    return in_turn(with_unexplained(r2, free, explained), free), d, explained
+    scores = in_turn(with_unexplained(r2, free, explained), free)
+    return DataGroups(scores, d, explained, groups, label_free_rows(X), Z, knn)
 
 
 def in_turn(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -812,12 +851,12 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
 
         how = "same" if explained == "auto" and rows is not None else explained  # cost: 2 graphs of all samples
         model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (opts, grouping))
-        free, by_data = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
-                                           start_space.get("Z") if opts["counts"] is None else None, space)
+        free, data = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
+                                        start_space.get("Z") if opts["counts"] is None else None, space)
         if graph_free == "always" or (graph_free == "auto" and w_propagated < GRAPH_FREE_BELOW):
             free, model.graph_free = with_graph_free(free, X, rows, batch, opts["counts"]), has_count_scale(X)
-        first = model.explained if by_data is None else model.explained | by_data  # a type nobody labeled too
-        model.scores = with_unexplained(model.scores, free, first)
+        ahead = () if data is None else _data_tiers(model, X, data, groups, y, batch)
+        model.scores = with_unexplained(model.scores, free, model.explained, ahead)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
@@ -854,9 +893,9 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
 
 
 def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z,
-                       space="auto") -> tuple[np.ndarray, np.ndarray | None]:
-    """The label-free scores a fit with labels interleaves (:func:`with_unexplained`) and the
-    features the data's own groups explain (``"clusters"``, :func:`cluster_parts`; else None), on the
+                       space="auto") -> tuple[np.ndarray, DataGroups | None]:
+    """The label-free scores a fit with labels interleaves (:func:`with_unexplained`) and the data's
+    own groups (``"clusters"``, :func:`cluster_parts`, their rows of all samples; else None), on the
     samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
     signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here;
     "residual": the residuals' own components)."""
@@ -866,9 +905,45 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
     if graph is None and embedding is None and sparse.issparse(X) and start_z is not None and how != "residual":
         embedding = start_z
     if resolved_label_free(how, count_like(X), space) == "clusters":
-        free, _, explained = cluster_parts(X, n_pcs, batch, graph, embedding, space)
-        return free, explained
+        data = cluster_parts(X, n_pcs, batch, graph, embedding, space)
+        if rows is not None and graph is None:  # the groups' rows, of all samples
+            data = data._replace(rows=rows if data.rows is None else rows[data.rows])
+        return data.scores, data
     return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0], None
+
+
+def _data_tiers(model: Propagation, X, data: DataGroups, groups, y, batch) -> tuple:
+    """The (features, key) tiers :func:`with_unexplained` puts after the labels' explained features: a
+    population the groups miss (:func:`unseen_populations`, recorded in ``model``: a type nobody
+    labeled), then the features the data's own groups explain, by the labels' R^2."""
+    model.unseen, unseen_r2, model.unseen_sizes = unseen_populations(X, data, groups, y, model.explained, batch)
+    return (model.unseen, unseen_r2), (data.explained, model.scores)
+
+
+def unseen_populations(X, data: DataGroups, groups: np.ndarray, y: np.ndarray, explained: np.ndarray,
+                       batch=None) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """(features, their R^2, sizes) of the populations the data separate that the fit's ``groups``
+    miss: the k-means groups of ``data`` (:func:`cluster_parts`) that are separated on their kNN
+    graph, that no group of the fit matches and that hold no label (``y``) of the group holding most
+    of their samples (:func:`~ssfs.methods._shared.populations.unmatched_populations`; at least as many samples as a
+    group of its own, :func:`~ssfs.methods._shared.populations.smallest_population`): a type nobody
+    labeled that the labels' graph spread over the labeled classes or held inside one. The features
+    are those these populations explain against all other samples together (R^2 on ``data``'s rows,
+    within batches; :func:`explained_features`) that ``explained`` (the fit's) does not hold."""
+    rows = slice(None) if data.rows is None else data.rows
+    n = data.groups.size
+    found = unmatched_populations(data.graph(), data.groups, np.asarray(groups)[rows], np.asarray(y)[rows],
+                                  smallest_population(n))
+    none = np.zeros(X.shape[1], dtype=bool)
+    if not found.any():
+        return none, np.full(X.shape[1], np.nan), []
+    part = np.unique(np.where(found[data.groups], data.groups, -1), return_inverse=True)[1].ravel()
+    weight = np.ones(n)
+    batch_rows = None if batch is None else batch[rows]
+    r2 = per_distinct_column(lambda A: variance_explained(A, part, weight, batch_rows), X[rows])
+    n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
+    features = explained_features(r2, weight, part, n_batches=n_batches) & ~explained
+    return features, r2, np.bincount(data.groups)[found].tolist()
 
 
 def with_graph_free(free: np.ndarray, X, rows, batch, model: CountModel | None = None) -> np.ndarray:
@@ -1082,23 +1157,32 @@ def with_class_turns(scores: np.ndarray, class_t: np.ndarray) -> np.ndarray:
     return out
 
 
-def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray) -> np.ndarray:
+def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray, ahead=()) -> np.ndarray:
     """Scores whose order is: the ``explained`` features by R^2, then the others taken in turn
     from their R^2 order and their ``label_free`` order (a feature's place is its better rank of
     the two; ties: R^2), as :func:`top_genes` interleaves ("balanced"). Explained features keep
     their R^2; the others get t (m - i) / (m + 1) for the i-th of m, below t = the smallest
     explained R^2 (or the largest R^2 when none is): structure the labels do not explain (a type
     nobody labeled, too rare to form a group of its own) ranks before noise the groups happen
-    to separate a little. NaN stays NaN."""
-    rest = np.flatnonzero(~explained & np.isfinite(r2))
+    to separate a little. ``ahead``: (features, key) pairs, each a tier placed in that order after
+    the explained features and before the others, ordered by its key (ties: index; a feature in
+    two tiers is in the first). NaN stays NaN."""
+    finite = np.isfinite(r2)
     out = np.where(explained, r2, np.nan)
-    if rest.size == 0:
+    placed = explained.copy()
+    tiers = []
+    for features, key in ahead:
+        tier = np.flatnonzero(features & ~placed & finite)
+        tiers.append(tier[np.argsort(-np.nan_to_num(key[tier], nan=-np.inf), kind="stable")])
+        placed |= features
+    rest = np.flatnonzero(~placed & finite)
+    by_r2, by_free = _rank(r2[rest]), _rank(label_free[rest])
+    order = np.concatenate([*tiers, rest[np.lexsort((by_r2, np.minimum(by_r2, by_free)))]])
+    if order.size == 0:
         return out
     t = float(np.min(r2[explained])) if explained.any() else float(np.nanmax(r2))
-    by_r2, by_free = _rank(r2[rest]), _rank(label_free[rest])
-    order = np.lexsort((by_r2, np.minimum(by_r2, by_free)))
-    m = rest.size
-    out[rest[order]] = t * (m - np.arange(m)) / (m + 1)
+    m = order.size
+    out[order] = t * (m - np.arange(m)) / (m + 1)
     return out
 
 
@@ -1156,8 +1240,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
         up-markers (one label per class: "total"); "total", all by R^2 (the former default).
     unexplained, graph_free
-        Counts only: "interleave", the features the groups explain (:func:`explained_features`) first,
-        then the others in turn by R^2 and by ``label_free`` (:func:`with_unexplained`); "r2": all by R^2.
+        Counts only: "interleave", the features the groups explain (:func:`explained_features`), a population's
+        they miss (:func:`unseen_populations`), the label-free groups', then the others in turn by R^2 and by
+        ``label_free`` (:func:`with_unexplained`); "r2": all by R^2.
         ``label_free`` taken in turn with the genes' Pearson residual variance (:func:`with_graph_free`)
         "always", "never", or "auto": when the propagated samples weigh < :data:`GRAPH_FREE_BELOW`.
     explained
@@ -1179,7 +1264,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     SelectionResult
         ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the graph's
         reliability; ``unexplained``, ``per_class``); ``extra``: per-group statistics (``class_statistics``,
-        scanpy's layout via :meth:`ssfs.ClassStatistics.to_rank_genes_groups`), groups, ``explained``.
+        scanpy's layout), groups, ``explained``, ``unseen`` and ``unseen_sizes`` (a population the groups miss).
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
@@ -1195,7 +1280,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
 
 def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
     """What the user is warned about: the model's note, batches confounded with the classes, the graph-free
-    score taken in turn (:func:`with_graph_free`)."""
+    score taken in turn (:func:`with_graph_free`), populations the groups miss (:func:`unseen_populations`)."""
     notes = [model.note] if model.note else []
     if model.graph_free:
         weight = model.propagated_weight
@@ -1204,6 +1289,13 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                "little, so" if weight < GRAPH_FREE_BELOW else "graph_free='always':")
         notes.append(f"{why} the genes' Pearson residual variance was taken in turn with the graph's label-free scores "
                      "(graph_free='never' keeps the graph's alone)")
+    if model.unseen_sizes:
+        sizes = ", ".join(str(v) for v in model.unseen_sizes)
+        many = len(model.unseen_sizes) > 1
+        what = "populations" if many else "a population"
+        notes.append(f"the data separate {what} of {sizes} samples that no labeled class's group matches (a type "
+                     f"nobody labeled?): {'their' if many else 'its'} {int(model.unseen.sum())} features rank right "
+                     "after those the labels explain (extra['unseen'])")
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "

@@ -117,7 +117,8 @@ def var_positions(adata, names) -> np.ndarray:
 
 def store(adata, key: str, ranked, names=None) -> None:
     """``var[f"{key}_score"]`` and ``var[f"{key}_rank"]`` (1 = best) of a :class:`ssfs.runner.Ranked`
-    (and ``var[f"{key}_explained"]`` when its result marks the features the groups explain).
+    (and ``var[f"{key}_explained"]`` / ``var[f"{key}_unseen"]`` when its result marks the features the
+    groups explain / those of the populations the data separate and the groups miss: ``propagate``).
 
     ``names``: the ranked features' names (default: ``adata.var_names``, in order); each is
     written to the ``var`` row of that name, features not in ``var`` are left out (their
@@ -134,8 +135,10 @@ def store(adata, key: str, ranked, names=None) -> None:
     ranks[pos[hit]] = ranks_from_order(ranked.order, q)[hit]
     adata.var[f"{key}_score"] = scores
     adata.var[f"{key}_rank"] = ranks.astype(np.int64) if not np.isnan(ranks).any() else ranks
-    explained = getattr(ranked.result, "extra", {}).get("explained")
-    if explained is not None:  # propagate on counts: the features the labels' groups explain
-        column = np.zeros(p, dtype=bool)
-        column[pos[hit]] = np.asarray(explained, dtype=bool)[hit]
-        adata.var[f"{key}_explained"] = column
+    extra = getattr(ranked.result, "extra", {})
+    # propagate on counts: the features the labels' groups explain, and those of populations they miss
+    for name in ("explained", "unseen"):
+        if extra.get(name) is not None:
+            column = np.zeros(p, dtype=bool)
+            column[pos[hit]] = np.asarray(extra[name], dtype=bool)[hit]
+            adata.var[f"{key}_{name}"] = column

@@ -26,6 +26,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from ...errors import MethodError
+from .populations import smallest_population
 
 PROPAGATIONS = ("spread", "harmonic")
 CLASS_MASS = ("uniform", "labeled", "none")
@@ -299,8 +300,8 @@ def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int 
     a new group K, K+1, ... for the unlabeled samples of a class whose log reach (their largest
     score) falls in the low mode of a bimodal reach (Otsu eta >= :data:`UNREACHED_ETA`) that holds
     fewer than :data:`LABELED_TAIL` of the class's labeled samples (none with up to 20 of them), at
-    least ``min_size`` unlabeled samples (default max(10, 0.5 % of n)) and, when ``floor`` (per
-    class: the low end of its labeled samples' reach when held out, :func:`reach_floor` of
+    least ``min_size`` unlabeled samples (default: :func:`.populations.smallest_population` of n) and,
+    when ``floor`` (per class: the low end of its labeled samples' reach when held out, :func:`reach_floor` of
     :func:`held_out_agreement`'s) is given, a median reach below the class's floor: the low mode is
     reached less than the labeled members of the class were."""
     n, K = F.shape
@@ -309,7 +310,7 @@ def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int 
     g[lab] = y[lab]
     with np.errstate(divide="ignore"):
         reach = np.log(np.maximum(F.max(axis=1), 1e-300))
-    min_size = max(10, int(0.005 * n)) if min_size is None else int(min_size)
+    min_size = smallest_population(n) if min_size is None else int(min_size)
     out = g.copy()
     nxt = K
     for c in range(K):  # one test per class

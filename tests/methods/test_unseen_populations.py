@@ -1,0 +1,71 @@
+"""A population the labels' groups miss (a type nobody labeled, too rare for the labels' graph), through
+the doors an analyst uses: ``run_method``, ``ssfs.tl.rank_features`` (AnnData) and ``ssfs rank`` (CLI).
+``ssfs.simulate``'s rare type: 40 of 2,000 cells, 20 markers, no label on it at 1 % (seed 0)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ssfs
+from ssfs import run_method
+from ssfs.simulate import get_scenario
+
+
+@pytest.fixture(scope="module")
+def rare():
+    scen = get_scenario("rare")
+    sim = scen.simulate(0, True)
+    y = scen.labels(sim, "1%", seed=0)
+    assert not np.any(y == sim.n_classes - 1)
+    return sim, y
+
+
+def test_run_method_marks_the_population_and_warns(rare):
+    sim, y = rare
+    with pytest.warns(UserWarning, match=r"separate a population of 40 samples that no labeled class's group matches"):
+        ranked = run_method("propagate", sim.X, y, rng=0)
+    unseen = ranked.result.extra["unseen"]
+    hidden = sim.markers_of(sim.n_classes - 1)
+    assert np.isin(hidden, np.flatnonzero(unseen)).sum() >= 15 and unseen.sum() <= 25
+    assert np.isin(hidden, ranked.order[: sim.markers.size]).sum() >= 16  # 17 measured; 14 in session 26
+
+
+def test_labels_on_the_rare_type_leave_nothing_unseen(rare):
+    """3 labels per class, the rare type's too: its cells have a group of their own, nothing is unseen."""
+    sim, _ = rare
+    y = get_scenario("rare").labels(sim, "3/class", seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranked = run_method("propagate", sim.X, y, rng=0)
+    assert ranked.result.extra["unseen_sizes"] == [] and not ranked.result.extra["unseen"].any()
+    assert not any("separate a population" in str(w.message) for w in caught)
+
+
+def test_anndata_door_writes_the_unseen_column(rare):
+    ad = pytest.importorskip("anndata")
+    sim, y = rare
+    a = ad.AnnData(X=sim.X.copy())
+    a.obs["type"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.rank_features(a, "propagate", groupby="type")
+    unseen = a.var["propagate_unseen"].to_numpy()
+    assert unseen.dtype == bool and np.isin(sim.markers_of(sim.n_classes - 1), np.flatnonzero(unseen)).sum() >= 15
+    assert not (unseen & a.var["propagate_explained"].to_numpy()).any()
+
+
+def test_cli_says_it_in_one_line(rare, tmp_path, capsys):
+    from ssfs.cli import main
+
+    sim, y = rare
+    d = pd.DataFrame(sim.X.toarray(), columns=[f"g{j}" for j in range(sim.X.shape[1])])
+    d.insert(0, "type", np.where(y >= 0, y.astype(str), ""))
+    d.to_csv(tmp_path / "cells.csv", index=False)
+    assert main(["rank", str(tmp_path / "cells.csv"), "--label-column", "type", "--index-column", "none",
+                 "--method", "propagate", "-o", str(tmp_path / "r.tsv")]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if "separate a population" in line]
+    assert len(err) == 1 and err[0].startswith("ssfs: warning: propagate: the data separate a population of 40")
