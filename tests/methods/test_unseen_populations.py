@@ -69,3 +69,33 @@ def test_cli_says_it_in_one_line(rare, tmp_path, capsys):
                  "--method", "propagate", "-o", str(tmp_path / "r.tsv")]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "separate a population" in line]
     assert len(err) == 1 and err[0].startswith("ssfs: warning: propagate: the data separate a population of 40")
+
+
+def test_beyond_refine_samples_the_populations_are_those_of_the_subsample(rare, monkeypatch):
+    """Beyond ``refine_samples`` cells the label-free groups are cut on the refinement's subsample: the
+    population is found there, its size counted in those cells, and its features are the rare type's
+    markers."""
+    from ssfs.methods import propagate as P
+
+    sim, y = rare
+    monkeypatch.setattr(P, "REFINE_SAMPLES", 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = run_method("propagate", sim.X, y, rng=0, refine_samples=1000)
+    sizes, unseen = ranked.result.extra["unseen_sizes"], ranked.result.extra["unseen"]
+    assert len(sizes) == 1 and 10 <= sizes[0] <= 30, sizes  # 21 of the rare type's 40 cells
+    assert np.isin(sim.markers_of(sim.n_classes - 1), np.flatnonzero(unseen)).sum() >= 12
+
+
+def test_a_group_of_its_own_leaves_nothing_unseen(rare):
+    """Without refinement (``refine=0``) the start graph's labels give the rare type's cells a group of
+    their own ("unlabeled 1", 39 of its 40 cells): that group matches the k-means population, nothing
+    is unseen, and the type's markers are the labels' explained ones (0.975 of all markers)."""
+    sim, y = rare
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = run_method("propagate", sim.X, y, rng=0, refine=0)
+    extra = ranked.result.extra
+    assert extra["group_names"][-1] == "unlabeled 1" and extra["unseen_sizes"] == []
+    assert np.isin(sim.markers_of(sim.n_classes - 1), np.flatnonzero(extra["explained"])).sum() >= 17
+    assert sim.recall(ranked.order) >= 0.95
