@@ -297,6 +297,7 @@ def cmd_rank(args) -> int:
             "n_unlabeled": int((y < 0).sum()), "output": args.output,
             **({"batch_key": args.batch_key, "n_batches": int(np.unique(batch).size)} if batch is not None else {})}
     if args.output.endswith(".h5ad"):
+        info.update(_populations(ranked, adata.var_names))
         _write_h5ad(args, adata, ranked, info, params)
     else:
         table = ranking_table(adata.var_names, ranked.scores, ranked.order,
@@ -328,7 +329,19 @@ def _write_markers(ranked, var_names, output: str, write_tsv) -> dict:
     write_tsv(frame, path)
     groups = ranked.result.extra["groups"]
     sizes = np.bincount(groups, minlength=len(ranked.result.extra["group_names"]))
-    return {"markers": str(path), "groups": dict(zip(ranked.result.extra["group_names"], map(int, sizes), strict=True))}
+    info = {"markers": str(path), "groups": dict(zip(ranked.result.extra["group_names"], map(int, sizes), strict=True))}
+    return info | _populations(ranked, var_names)
+
+
+def _populations(ranked, var_names, shown: int = 10) -> dict:
+    """{"populations": ...}: each population the data separate that no labeled class's group matches
+    (``propagate``), its samples and its best ``shown`` features in ranking order; {} when none."""
+    extra = ranked.result.extra
+    if not extra.get("unseen_sizes"):
+        return {}
+    features = [str(var_names[j]) for j in ranked.order if extra["unseen"][j]][:shown]
+    sizes = {f"population {j + 1}": int(v) for j, v in enumerate(extra["unseen_sizes"])}
+    return {"populations": {"samples": sizes, "features": features}}
 
 
 def _select_settings(args) -> tuple[dict, dict]:

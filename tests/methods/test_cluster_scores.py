@@ -150,7 +150,7 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     for ahead, behind in zip(tiers, tiers[1:], strict=False):
         assert place[ahead].max() < place[behind].min()
     monkeypatch.setattr(P, "unseen_populations", lambda X, *a, **kw: (np.zeros(X.shape[1], dtype=bool),
-                                                                        np.zeros(X.shape[1]), []))
+                                                                        np.zeros(X.shape[1]), [], None))
     one_tier = _quiet(run_method, "propagate", sim.X, y, rng=0).order
     monkeypatch.setattr(P, "_label_free_beside", lambda *a, **kw: (original(*a, **kw)[0], None))
     former = _quiet(run_method, "propagate", sim.X, y, rng=0).order

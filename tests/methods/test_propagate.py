@@ -538,7 +538,7 @@ def test_a_rare_type_nobody_labeled_keeps_its_markers_with_one_percent_labels():
     explained = extra["explained"]
     assert explained.sum() == 100 and runs["r2"].result.extra["explained"] is None
     data = cluster_parts(X, 50)
-    unseen, unseen_r2, sizes = unseen_populations(X, data, extra["groups"], y, explained)
+    unseen, unseen_r2, sizes, _ = unseen_populations(X, data, extra["groups"], y, explained)
     assert sizes == [40] and np.array_equal(unseen, extra["unseen"])
     expected = with_unexplained(runs["r2"].scores, data.scores, explained,
                                 ((unseen, unseen_r2), (data.explained, runs["r2"].scores)))

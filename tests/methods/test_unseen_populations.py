@@ -4,6 +4,7 @@ the doors an analyst uses: ``run_method``, ``ssfs.tl.rank_features`` (AnnData) a
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -28,7 +29,9 @@ def test_run_method_marks_the_population_and_warns(rare):
     sim, y = rare
     with pytest.warns(UserWarning, match=r"separate a population of 40 samples that no labeled class's group matches"):
         ranked = run_method("propagate", sim.X, y, rng=0)
-    unseen = ranked.result.extra["unseen"]
+    unseen, cells = ranked.result.extra["unseen"], ranked.result.extra["unseen_cells"]
+    np.testing.assert_array_equal(np.flatnonzero(cells == 0), np.flatnonzero(sim.classes == sim.n_classes - 1))
+    assert cells.max() == 0  # one population: the rare type's 40 cells, every other cell -1
     hidden = sim.markers_of(sim.n_classes - 1)
     assert np.isin(hidden, np.flatnonzero(unseen)).sum() >= 15 and unseen.sum() <= 25
     assert np.isin(hidden, ranked.order[: sim.markers.size]).sum() >= 16  # 17 measured; 14 in session 26
@@ -42,6 +45,7 @@ def test_labels_on_the_rare_type_leave_nothing_unseen(rare):
         warnings.simplefilter("always")
         ranked = run_method("propagate", sim.X, y, rng=0)
     assert ranked.result.extra["unseen_sizes"] == [] and not ranked.result.extra["unseen"].any()
+    assert (ranked.result.extra["unseen_cells"] == -1).all()
     assert not any("separate a population" in str(w.message) for w in caught)
 
 
@@ -56,6 +60,9 @@ def test_anndata_door_writes_the_unseen_column(rare):
     unseen = a.var["propagate_unseen"].to_numpy()
     assert unseen.dtype == bool and np.isin(sim.markers_of(sim.n_classes - 1), np.flatnonzero(unseen)).sum() >= 15
     assert not (unseen & a.var["propagate_explained"].to_numpy()).any()
+    population = a.obs["propagate_population"]
+    assert list(population.cat.categories) == ["population 1"]
+    np.testing.assert_array_equal(population.notna().to_numpy(), sim.classes == sim.n_classes - 1)
 
 
 def test_cli_says_it_in_one_line(rare, tmp_path, capsys):
@@ -67,8 +74,13 @@ def test_cli_says_it_in_one_line(rare, tmp_path, capsys):
     d.to_csv(tmp_path / "cells.csv", index=False)
     assert main(["rank", str(tmp_path / "cells.csv"), "--label-column", "type", "--index-column", "none",
                  "--method", "propagate", "-o", str(tmp_path / "r.tsv")]) == 0
-    err = [line for line in capsys.readouterr().err.splitlines() if "separate a population" in line]
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if "separate a population" in line]
     assert len(err) == 1 and err[0].startswith("ssfs: warning: propagate: the data separate a population of 40")
+    info = json.loads(captured.out.strip().splitlines()[-1])
+    assert info["populations"]["samples"] == {"population 1": 40}
+    shown = [int(name[1:]) for name in info["populations"]["features"]]
+    assert len(shown) == 10 and np.isin(shown, sim.markers_of(sim.n_classes - 1)).all()
 
 
 def test_beyond_refine_samples_the_populations_are_those_of_the_subsample(rare, monkeypatch):
@@ -99,3 +111,20 @@ def test_a_group_of_its_own_leaves_nothing_unseen(rare):
     assert extra["group_names"][-1] == "unlabeled 1" and extra["unseen_sizes"] == []
     assert np.isin(sim.markers_of(sim.n_classes - 1), np.flatnonzero(extra["explained"])).sum() >= 17
     assert sim.recall(ranked.order) >= 0.95
+
+
+def test_cli_h5ad_output_keeps_the_population(rare, tmp_path):
+    ad = pytest.importorskip("anndata")
+    from ssfs.cli import main
+
+    sim, y = rare
+    a = ad.AnnData(X=sim.X.copy())
+    a.obs["type"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    a.write_h5ad(tmp_path / "cells.h5ad")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["rank", str(tmp_path / "cells.h5ad"), "--label-key", "type", "--method", "propagate",
+                     "-o", str(tmp_path / "r.h5ad")]) == 0
+    b = ad.read_h5ad(tmp_path / "r.h5ad")
+    np.testing.assert_array_equal(b.obs["propagate_population"].notna().to_numpy(), sim.classes == sim.n_classes - 1)
+    assert int(b.uns["propagate"]["populations"]["samples"]["population 1"]) == 40

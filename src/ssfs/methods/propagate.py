@@ -131,11 +131,14 @@ class Propagation:
     unseen: np.ndarray | None = None
     #: those populations' sizes (samples of the rows the data's groups were cut on)
     unseen_sizes: list = dataclasses.field(default_factory=list)
+    #: every sample's population (0, 1, ...; -1: none, or not among those rows; None: not looked for)
+    unseen_cells: np.ndarray | None = None
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
                 "explained": self.explained, "unseen": self.unseen, "unseen_sizes": list(self.unseen_sizes),
+                "unseen_cells": self.unseen_cells,
                 "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
                           "start_agreement": self.start_agreement, "signal_dims": self.dims,
                           "propagated_weight": self.propagated_weight, "graph_free": self.graph_free},
@@ -916,34 +919,38 @@ def _data_tiers(model: Propagation, X, data: DataGroups, groups, y, batch) -> tu
     """The (features, key) tiers :func:`with_unexplained` puts after the labels' explained features: a
     population the groups miss (:func:`unseen_populations`, recorded in ``model``: a type nobody
     labeled), then the features the data's own groups explain, by the labels' R^2."""
-    model.unseen, unseen_r2, model.unseen_sizes = unseen_populations(X, data, groups, y, model.explained, batch)
+    model.unseen, unseen_r2, model.unseen_sizes, model.unseen_cells = unseen_populations(
+        X, data, groups, y, model.explained, batch)
     return (model.unseen, unseen_r2), (data.explained, model.scores)
 
 
 def unseen_populations(X, data: DataGroups, groups: np.ndarray, y: np.ndarray, explained: np.ndarray,
-                       batch=None) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """(features, their R^2, sizes) of the populations the data separate that the fit's ``groups``
+                       batch=None) -> tuple[np.ndarray, np.ndarray, list[int], np.ndarray]:
+    """(features, their R^2, sizes, cells) of the populations the data separate that the fit's ``groups``
     miss: the k-means groups of ``data`` (:func:`cluster_parts`) that are separated on their kNN
     graph, that no group of the fit matches and that hold no label (``y``) of the group holding most
     of their samples (:func:`~ssfs.methods._shared.populations.unmatched_populations`; at least as many samples as a
     group of its own, :func:`~ssfs.methods._shared.populations.smallest_population`): a type nobody
     labeled that the labels' graph spread over the labeled classes or held inside one. The features
     are those these populations explain against all other samples together (R^2 on ``data``'s rows,
-    within batches; :func:`explained_features`) that ``explained`` (the fit's) does not hold."""
+    within batches; :func:`explained_features`) that ``explained`` (the fit's) does not hold; ``cells``:
+    every sample's population (0, 1, ...; -1 for none, and for the samples outside ``data``'s rows)."""
     rows = slice(None) if data.rows is None else data.rows
     n = data.groups.size
     found = unmatched_populations(data.graph(), data.groups, np.asarray(groups)[rows], np.asarray(y)[rows],
                                   smallest_population(n))
-    none = np.zeros(X.shape[1], dtype=bool)
+    cells = np.full(X.shape[0], -1, dtype=np.int64)
     if not found.any():
-        return none, np.full(X.shape[1], np.nan), []
+        return np.zeros(X.shape[1], dtype=bool), np.full(X.shape[1], np.nan), [], cells
+    number = np.cumsum(found) - 1  # the populations numbered in the groups' order
+    cells[rows] = np.where(found[data.groups], number[data.groups], -1)
     part = np.unique(np.where(found[data.groups], data.groups, -1), return_inverse=True)[1].ravel()
     weight = np.ones(n)
     batch_rows = None if batch is None else batch[rows]
     r2 = per_distinct_column(lambda A: variance_explained(A, part, weight, batch_rows), X[rows])
     n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
     features = explained_features(r2, weight, part, n_batches=n_batches) & ~explained
-    return features, r2, np.bincount(data.groups)[found].tolist()
+    return features, r2, np.bincount(data.groups)[found].tolist(), cells
 
 
 def with_graph_free(free: np.ndarray, X, rows, batch, model: CountModel | None = None) -> np.ndarray:
@@ -1264,7 +1271,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     SelectionResult
         ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the graph's
         reliability; ``unexplained``, ``per_class``); ``extra``: per-group statistics (``class_statistics``,
-        scanpy's layout), groups, ``explained``, ``unseen`` and ``unseen_sizes`` (a population the groups miss).
+        scanpy's layout), groups, ``explained``, ``unseen``, ``unseen_sizes``, ``unseen_cells`` (populations missed).
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
@@ -1295,7 +1302,7 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         what = "populations" if many else "a population"
         notes.append(f"the data separate {what} of {sizes} samples that no labeled class's group matches (a type "
                      f"nobody labeled?): {'their' if many else 'its'} {int(model.unseen.sum())} features rank right "
-                     "after those the labels explain (extra['unseen'])")
+                     "after those the labels explain (extra['unseen'], its samples extra['unseen_cells'])")
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "

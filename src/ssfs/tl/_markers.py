@@ -11,7 +11,9 @@ from ..errors import InputError
 
 def store_markers(adata, key: str, ranked, names=None) -> None:
     """``uns[f"{key}_markers"]`` in scanpy's ``rank_genes_groups`` layout and every sample's
-    group in ``obs[f"{key}_group"]``, for a method that gives per-class markers (``propagate``).
+    group in ``obs[f"{key}_group"]``, for a method that gives per-class markers (``propagate``); with
+    ``propagate`` on counts also ``obs[f"{key}_population"]``: "population 1", ... for the samples of a
+    population the data separate that no labeled class's group matches (NaN elsewhere).
 
     Parameters
     ----------
@@ -42,6 +44,11 @@ def store_markers(adata, key: str, ranked, names=None) -> None:
     group_names = np.asarray(extra["group_names"], dtype=object)
     if len(extra["groups"]) == adata.n_obs:
         adata.obs[f"{key}_group"] = pd.Categorical(group_names[extra["groups"]], categories=list(group_names))
+    cells = extra.get("unseen_cells")
+    if cells is not None and len(cells) == adata.n_obs:  # populations no labeled class's group matches
+        names = [f"population {j + 1}" for j in range(len(extra.get("unseen_sizes", [])))]
+        labels = np.array([names[c] if c >= 0 else None for c in cells], dtype=object)
+        adata.obs[f"{key}_population"] = pd.Categorical(labels, categories=names)
 
 
 def markers_df(adata, group=None, *, key: str = "propagate", **kwargs) -> pd.DataFrame:
