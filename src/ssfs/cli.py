@@ -339,7 +339,8 @@ def _populations(ranked, var_names, shown: int = 10) -> dict:
     extra = ranked.result.extra
     if not extra.get("unseen_sizes"):
         return {}
-    features = [str(var_names[j]) for j in ranked.order if extra["unseen"][j]][:shown]
+    order = np.asarray(ranked.order)
+    features = [str(name) for name in np.asarray(var_names)[order[np.asarray(extra["unseen"])[order]][:shown]]]
     sizes = {f"population {j + 1}": int(v) for j, v in enumerate(extra["unseen_sizes"])}
     return {"populations": {"samples": sizes, "features": features}}
 

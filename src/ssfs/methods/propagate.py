@@ -676,7 +676,11 @@ def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None, space: 
     type too small for a group of its own). With labels, the features these groups explain follow those
     the labels' groups explain, and a population they miss before them (:func:`unseen_populations`)."""
     counts = count_like(X)
-    X_rows, batch_rows, Z, d = label_free_space(X, n_pcs, batch, embedding, residuals=counts and space != "values")
+    rows = label_free_rows(X)  # chosen once: label_free_space then keeps the subsample whole
+    X_rows, batch_rows, embedding_rows = (X, batch, embedding) if rows is None else (
+        X[rows], None if batch is None else batch[rows], None if embedding is None else np.asarray(embedding)[rows])
+    X_rows, batch_rows, Z, d = label_free_space(X_rows, n_pcs, batch_rows, embedding_rows,
+                                                residuals=counts and space != "values")
     knn = None
     if counts and graph is not None:  # every sample, on the given graph
         free = _autocorrelation_on(X, _start_graph(X, 1, 1, graph, None)[0], batch, "autocorrelation")
@@ -691,7 +695,7 @@ def cluster_parts(X, n_pcs: int, batch=None, graph=None, embedding=None, space: 
     n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
     explained = explained_features(r2, weight, groups, n_batches=n_batches)
     scores = in_turn(with_unexplained(r2, free, explained), free)
-    return DataGroups(scores, d, explained, groups, label_free_rows(X), Z, knn)
+    return DataGroups(scores, d, explained, groups, rows, Z, knn)
 
 
 def in_turn(first: np.ndarray, second: np.ndarray) -> np.ndarray:

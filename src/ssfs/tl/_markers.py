@@ -46,9 +46,8 @@ def store_markers(adata, key: str, ranked, names=None) -> None:
         adata.obs[f"{key}_group"] = pd.Categorical(group_names[extra["groups"]], categories=list(group_names))
     cells = extra.get("unseen_cells")
     if cells is not None and len(cells) == adata.n_obs:  # populations no labeled class's group matches
-        names = [f"population {j + 1}" for j in range(len(extra.get("unseen_sizes", [])))]
-        labels = np.array([names[c] if c >= 0 else None for c in cells], dtype=object)
-        adata.obs[f"{key}_population"] = pd.Categorical(labels, categories=names)
+        populations = [f"population {j + 1}" for j in range(len(extra.get("unseen_sizes", [])))]
+        adata.obs[f"{key}_population"] = pd.Categorical.from_codes(np.asarray(cells), categories=populations)
 
 
 def markers_df(adata, group=None, *, key: str = "propagate", **kwargs) -> pd.DataFrame:

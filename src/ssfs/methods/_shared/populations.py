@@ -48,31 +48,34 @@ def separation(W, groups: np.ndarray) -> np.ndarray:
         return np.where(size > 1, np.bincount(g, weights=share, minlength=G) / size, np.nan)
 
 
+def _contingency(groups: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """G x H counts of the samples in group g of ``groups`` and group h of ``other`` (codes >= 0;
+    samples of code < 0 in ``other`` belong to none of its groups; at least one column)."""
+    g = np.asarray(groups, dtype=np.int64)
+    o = np.asarray(other, dtype=np.int64)
+    G, H = int(g.max(initial=-1)) + 1, max(int(o.max(initial=-1)) + 1, 1)
+    ok = o >= 0
+    return sparse.csr_matrix((np.ones(int(ok.sum())), (g[ok], o[ok])), shape=(G, H)).toarray()
+
+
 def best_overlap(groups: np.ndarray, other: np.ndarray) -> np.ndarray:
     """Per group code 0..G-1 of ``groups``: the largest Jaccard index |A ∩ B| / |A ∪ B| between it
     and a group B of ``other`` (codes >= 0; samples of code < 0 belong to none), 0 for an empty one."""
-    g = np.asarray(groups, dtype=np.int64)
-    o = np.asarray(other, dtype=np.int64)
-    G, H = int(g.max(initial=-1)) + 1, int(o.max(initial=-1)) + 1
-    ok = o >= 0
-    common = sparse.csr_matrix((np.ones(int(ok.sum())), (g[ok], o[ok])), shape=(G, max(H, 1))).toarray()
-    union = np.bincount(g, minlength=G)[:, None] + np.bincount(o[ok], minlength=max(H, 1))[None, :] - common
+    common = _contingency(groups, other)
+    sizes = np.bincount(np.asarray(groups, dtype=np.int64), minlength=common.shape[0])[:, None]
+    union = sizes + common.sum(axis=0)[None, :] - common
     jaccard = np.divide(common, union, out=np.zeros_like(common), where=union > 0)
-    return jaccard.max(axis=1) if G else np.zeros(0)
+    return jaccard.max(axis=1) if common.shape[0] else np.zeros(0)
 
 
 def labeled_by_host(groups: np.ndarray, other: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Per group code 0..G-1 of ``groups``: whether it holds a sample labeled (``labels`` >= 0) with
     the code of its host, the group of ``other`` holding most of its samples (ties: the lowest code)."""
     g = np.asarray(groups, dtype=np.int64)
-    o = np.asarray(other, dtype=np.int64)
     lab = np.asarray(labels, dtype=np.int64)
-    G, H = int(g.max(initial=-1)) + 1, int(o.max(initial=-1)) + 1
-    ok = o >= 0
-    counts = sparse.csr_matrix((np.ones(int(ok.sum())), (g[ok], o[ok])), shape=(G, max(H, 1))).toarray()
-    host = counts.argmax(axis=1)
+    host = _contingency(g, other).argmax(axis=1)
     hit = (lab >= 0) & (lab == host[g])
-    return np.bincount(g[hit], minlength=G) > 0
+    return np.bincount(g[hit], minlength=host.size) > 0
 
 
 def unmatched_populations(W, groups: np.ndarray, other: np.ndarray, labels: np.ndarray, min_size: int) -> np.ndarray:
