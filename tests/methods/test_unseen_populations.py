@@ -128,3 +128,32 @@ def test_cli_h5ad_output_keeps_the_population(rare, tmp_path):
     b = ad.read_h5ad(tmp_path / "r.h5ad")
     np.testing.assert_array_equal(b.obs["propagate_population"].notna().to_numpy(), sim.classes == sim.n_classes - 1)
     assert int(b.uns["propagate"]["populations"]["samples"]["population 1"]) == 40
+
+
+def test_the_analysts_answer_names_the_population(rare):
+    """``ssfs.tl.select_stable`` (what ``ssfs select`` and the workflow's selection give): the summary lists
+    the population (its samples, its best features by name) and the verdict says it in a sentence."""
+    ad = pytest.importorskip("anndata")
+    sim, y = rare
+    a = ad.AnnData(X=sim.X.copy())
+    a.var_names = [f"g{j}" for j in range(sim.X.shape[1])]
+    a.obs["type"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.select_stable(a, groupby="type", resamples=4, top=20, threshold=0.5)
+    info = a.uns["ssfs_selection"]
+    found = info["populations"]["propagate"]
+    assert dict(found["samples"]) == {"population 1": 40}
+    shown = [int(name[1:]) for name in found["features"]]
+    assert len(shown) == 10 and np.isin(shown, sim.markers_of(sim.n_classes - 1)).all()
+    assert "propagate found a population of 40 samples that no labeled class's group matches" in info["verdict"]
+
+
+def test_the_workflow_carries_the_population_from_the_ranking_job_to_the_consensus():
+    """The selection job that ranks all samples writes the populations into its rank file; the consensus
+    step reads them back as :func:`ssfs.experiment.stable_selection.populations_of` gave them."""
+    from ssfs.workflow.pipeline import _populations
+
+    assert _populations({"ranks": np.zeros((2, 3))}) is None
+    found = _populations({"population_samples": np.array([40, 12]), "population_features": np.array([7, 3, 9])})
+    assert found == {"samples": [40, 12], "features": [7, 3, 9]}

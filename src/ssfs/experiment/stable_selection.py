@@ -276,6 +276,8 @@ class MethodRuns:
     label_free: int = 0  #: resamples ranked without their labels (:func:`ranked_without_labels`)
     #: per resample, whether it was ranked without its labels (None: not known)
     label_free_rows: np.ndarray | None = None
+    #: populations the full-data result found that no labeled class's group matches (:func:`populations_of`)
+    populations: dict | None = None
 
     def reason(self) -> str:
         """'' when every run succeeded, else why the method is left out."""
@@ -305,7 +307,19 @@ def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
     rows = np.zeros(len(chunk), dtype=bool)
     rows[:len(free)] = free
     return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None)), label_free=sum(free),
-                      label_free_rows=rows), ranked
+                      label_free_rows=rows, populations=populations_of(ranked)), ranked
+
+
+def populations_of(ranked) -> dict | None:
+    """``{"samples": sizes, "features": indices}`` of the populations a full-data result found that no
+    labeled class's group matches (``propagate``'s ``extra["unseen_sizes"]``, ``extra["unseen"]``; the
+    features in ranking order), or None."""
+    extra = getattr(getattr(ranked, "result", None), "extra", None) or {}
+    if not extra.get("unseen_sizes"):
+        return None
+    order = np.asarray(ranked.order)
+    return {"samples": [int(v) for v in extra["unseen_sizes"]],
+            "features": order[np.asarray(extra["unseen"])[order]].tolist()}
 
 
 @dataclass
@@ -362,6 +376,9 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
         s["resamples_without_labels"] = int(silent.sum())
     s["labeled_resampling"] = labeled_resampling(y, sel.get("labeled", "split"), sel.get("labeled_weight"))
     s.update({k: sel[k] for k in ("labeled_weight", "graph_free") if k in sel})
+    populations = {m: _named_populations(r.populations, names) for m, r in ok.items() if r.populations}
+    if populations:
+        s["populations"] = populations
     single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]
@@ -372,6 +389,13 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     s["verdict"] = verdict(s)
     n_path = int(min(p, max(s["n_selected"] + 10, 30)))
     return SelectionResult(table, s, stability_path(cons, names, n_features=n_path))
+
+
+def _named_populations(found: dict, names, shown: int = 10) -> dict:
+    """A method's :func:`populations_of` for the summary: each population's samples by name
+    ("population 1", ...) and its ``shown`` best features by name."""
+    return {"samples": {f"population {j + 1}": int(v) for j, v in enumerate(found["samples"])},
+            "features": [str(f) for f in np.asarray(names)[np.asarray(found["features"][:shown], dtype=np.int64)]]}
 
 
 def without_labels(runs: dict, y) -> np.ndarray | None:

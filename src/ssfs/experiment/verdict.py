@@ -111,8 +111,21 @@ def verdict(s: dict) -> str:
         tail = f"Stability of the list {stab_text} ({word})."
     note = s.get("note")
     return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
-                                _batch_sentence(s), _one_label_sentence(s),
+                                _batch_sentence(s), _one_label_sentence(s), _populations_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
+
+
+def _populations_sentence(s: dict) -> str:
+    """The populations a method found that no labeled class's group matches (``propagate``): a type nobody
+    labeled, whose features its order puts right after the labeled classes' ('' if none)."""
+    parts = []
+    for method, found in (s.get("populations") or {}).items():
+        sizes = ", ".join(str(v) for v in found["samples"].values())
+        many = len(found["samples"]) > 1
+        parts.append(f"{method} found {'populations' if many else 'a population'} of {sizes} samples that no labeled "
+                     f"class's group matches (a type nobody labeled?); {'their' if many else 'its'} features "
+                     f"({', '.join(found['features'][:5])}, ...) rank right after the labeled classes' markers")
+    return (". ".join(parts) + ".") if parts else ""
 
 
 #: share of the resamples ranked without their labels from which the verdict warns

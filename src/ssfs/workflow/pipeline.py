@@ -341,6 +341,9 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
+    if runs.populations is not None:
+        arrays["population_samples"] = np.asarray(runs.populations["samples"], dtype=np.int64)
+        arrays["population_features"] = np.asarray(runs.populations["features"], dtype=np.int64)
     _save_ranks(ranks, arrays)
 
 
@@ -385,6 +388,14 @@ def _decided(parts: list, y: np.ndarray, sel: dict) -> dict:
             **free}
 
 
+def _populations(npz) -> dict | None:
+    """The populations (:func:`ssfs.experiment.stable_selection.populations_of`) of a method's first
+    resample-ranks file, the one that ranked all samples; None when it found none."""
+    if "population_samples" not in npz:
+        return None
+    return {"samples": npz["population_samples"].tolist(), "features": npz["population_features"].tolist()}
+
+
 def _memberships(npz, classes) -> tuple:
     """``(memberships, group names)`` of a method's first resample-ranks file, or ``(None, None)``
     (a file without ``membership_groups``: the classes name the columns)."""
@@ -423,7 +434,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
                                  *_memberships(parts[0], data.classes),
-                                 *_label_free(parts))
+                                 *_label_free(parts), populations=_populations(parts[0]))
         if runs[label].resamples.shape[0] != sel["resamples"]:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
