@@ -14,7 +14,10 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    but its labels barely reach form groups of their own ("none of these":
    :func:`ssfs.methods._shared.propagation.unreached_groups`), weighing the graph's reliability
    (no label informs their mean; :func:`propagated_weight`); the parts of one such population,
-   claimed by different classes, are joined by their shared markers (``joined_unreached``).
+   claimed by different classes, are joined by their shared markers (``joined_unreached``). The
+   propagated samples count 0 where the features the labels pick alone predict the held-out labels
+   better than those the propagated samples' groups explain (a discriminant of the labeled samples:
+   :mod:`ssfs.methods._shared.labels_alone`; co-expressed gene modules otherwise lead the scores).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
    ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
    On counts the features the groups explain (:func:`explained_features`) come first, then those of
@@ -68,6 +71,7 @@ from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
+from ._shared.labels_alone import labels_alone_agreement, labels_lead, propagated_features
 from ._shared.populations import smallest_population, unmatched_populations
 from ._shared.propagation import (
     graph_agreement,
@@ -133,6 +137,9 @@ class Propagation:
     unseen_sizes: list = dataclasses.field(default_factory=list)
     #: every sample's population (0, 1, ...; -1: none, or not among those rows; None: not looked for)
     unseen_cells: np.ndarray | None = None
+    #: (lead, beyond, behind): whether the labels alone predict the held-out labels better than the
+    #: graph (:func:`~ssfs.methods._shared.labels_alone.labels_lead`; the propagated samples then count 0)
+    labels_alone: tuple = (False, 0, 0)
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
@@ -141,7 +148,9 @@ class Propagation:
                 "unseen_cells": self.unseen_cells,
                 "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
                           "start_agreement": self.start_agreement, "signal_dims": self.dims,
-                          "propagated_weight": self.propagated_weight, "graph_free": self.graph_free},
+                          "propagated_weight": self.propagated_weight, "graph_free": self.graph_free,
+                          "labels_lead": bool(self.labels_alone[0]), "labels_alone_beyond": int(self.labels_alone[1]),
+                          "labels_alone_behind": int(self.labels_alone[2])},
                 "note": self.note}
 
 
@@ -827,28 +836,20 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
     else:
         chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, start_space)
-    acc, chance, pred, held_reach = chosen.agreement
-    seed = np.ones(y.size)
-    seed[np.flatnonzero(lab)[(pred >= 0) & (pred != y[lab])]] = 0.5  # contradicted labels count half
-    floor = reach_floor(held_reach, y[lab], K) if unreached else None
-    groups = _groups(chosen.graph, y, K, prop, floor, seed)
-    if unreached:
-        groups = joined_unreached(X, groups, K)  # a type nobody labeled, claimed in parts: one group
-    w_propagated, w_unreached = propagated_weight(chosen.agreement, y, weighting,
-                                                  lambda: coherence(chosen.graph, groups),
-                                                  lambda: graphs_excess(chosen, start, y, K, prop, pos, weighting))
+    floor = reach_floor(chosen.agreement[3], y[lab], K) if unreached else None
+    groups, seed, lead = _judged_groups(X, y, K, chosen, (prop, floor, unreached), pos, batch,
+                                        weighting != "coherence" and not count_like(X))
+    w_propagated, w_unreached = (0.0, 0.0) if lead[0] else propagated_weight(
+        chosen.agreement, y, weighting, lambda: coherence(chosen.graph, groups),
+        lambda: graphs_excess(chosen, start, y, K, prop, pos, weighting))
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
                                                  "nothing; label-free scores", batch, (graph, embedding), space)
     weight = np.where(lab, seed, np.where(groups < K, w_propagated, w_unreached))
-    note = None
-    if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], int(lab.sum())):
-        note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
-                f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
-        note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen.name != "start" else ""
+    note = _graph_note(start, chosen, int(lab.sum()), lead)
     model = _model(X, y, K, groups, weight, classes, chosen, start, note, batch)
-    model.propagated_weight = w_propagated
+    model.propagated_weight, model.labels_alone = w_propagated, lead
     if unexplained == "interleave" and count_like(X):
 
         def grouping(W):  # the groups and weights this fit gives on another graph
@@ -867,6 +868,59 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
+
+
+def _graph_note(start: Candidate, chosen: Candidate, n_labeled: int, lead: tuple) -> str | None:
+    """The fit's warning about its graph: the data's own graph carries no class structure (held-out
+    agreement within two standard errors of chance), and the labels' own features beat those of the
+    propagated samples (:func:`_judged_groups`)."""
+    note = None
+    acc = chosen.agreement[0]
+    if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], n_labeled):
+        note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
+                f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
+        note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen.name != "start" else ""
+    if lead[0]:
+        note = (f"{note}; " if note else "") + (
+            f"the features the labels pick alone predict {lead[1]} held-out labels that those of the propagated "
+            f"samples' groups miss, and miss {lead[2]} they predict: the propagated samples count 0 (the labeled "
+            "samples' own R^2 ranks)")
+    return note
+
+
+def _judged_groups(X, y, K: int, chosen: Candidate, how: tuple, pos, batch, judge: bool = True):
+    """(groups, seed, lead): the final groups of the kept graph, every sample's seed weight and
+    whether the labels lead. Seeds: 1, and 0.5 for a label the graph's held-out prediction
+    contradicts. ``how``: (prop, floor, unreached) of :func:`_groups` (``unreached``: the parts of a
+    type nobody labeled joined, :func:`joined_unreached`). The labels lead when the features their
+    own R^2 picks predict the held-out labels better than those the propagated samples' groups
+    explain (:mod:`ssfs.methods._shared.labels_alone`; same folds); the seeds are then all 1 (a graph
+    whose samples the labels beat does not judge them) and the groups spread again. ``judge`` False
+    (``weighting="coherence"``, the former weighting; counts, whose residual graphs are judged by the
+    tiers of :func:`with_unexplained` and where a discriminant of 2-3 log-count labels per class is
+    noise: counts_varied seed 2 at 3 per class, 0.06 and 0.11 of the held-out labels, where the graph
+    found every marker; rare seed 1 at 10 per class, the labels would have led, 0.975 -> 0.908): the
+    labels never lead."""
+    prop, floor, unreached = how
+    lab = np.flatnonzero(y >= 0)
+    pred = chosen.agreement[2]
+    seed = np.ones(y.size)
+    seed[lab[(pred >= 0) & (pred != y[lab])]] = 0.5
+
+    def grouped(s):
+        g = _groups(chosen.graph, y, K, prop, floor, s)
+        return joined_unreached(X, g, K) if unreached else g  # a type nobody labeled, claimed in parts: one group
+
+    groups = grouped(seed)
+    top = propagated_features(X, y, groups, batch=batch) if judge else None
+    if top is None:
+        return groups, seed, (False, 0, 0)
+    agree = functools.partial(labels_alone_agreement, X, y, K, positions=pos, folds=FOLDS, batch=batch)
+    lead = labels_lead(agree(features=top), agree(), y)
+    if lead[0] and (seed < 1).any():
+        seed = np.ones(y.size)
+        groups = grouped(seed)
+    return groups, seed, lead
 
 
 def _check_choices(**given: str) -> None:

@@ -153,6 +153,11 @@ def _scenarios() -> dict[str, Scenario]:
                  about="microarrays whose shape, effects and nuisance are drawn anew for every seed"),
         Scenario("microarray_unlabeled", simulate_microarray, _ARRAY, {"hidden": "last"}, quick=_QUICK_ARRAY,
                  about="microarray, one class never labeled"),
+        Scenario("microarray_modules", simulate_microarray, dict(
+            n_samples=300, n_genes=2000, n_classes=4, n_markers=10, effect=1.5, down_fraction=0.5,
+            shared_markers=0, module_size=50, module_fraction=0.5, module_corr=0.6, nuisance_factors=0),
+                 about="Gaussian 300 x 2,000 whose strongest structure is 20 modules of 50 genes correlated "
+                       "0.6, 4 classes x 10 markers at 1.5 sd (half down)"),
         Scenario("microarray_plain", simulate_microarray, dict(
             n_samples=300, n_genes=2000, n_classes=4, n_markers=10, effect=1.5, down_fraction=0.0,
             shared_markers=0, module_fraction=0.0, nuisance_factors=0, sd_spread=0.0),

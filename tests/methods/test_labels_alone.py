@@ -1,0 +1,145 @@
+"""The labels-alone yardstick of ``propagate`` (``ssfs.methods._shared.labels_alone``): the diagonal
+discriminant by hand, the paired lead count by hand, and the behaviour it exists for: a microarray whose
+strongest structure is co-expressed gene modules, where the graph's propagated samples used to bury the
+markers the labels' own F test finds (planted markers first) and where they point at the markers keep
+them; counts are not judged (nothing changes)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ssfs import run_method
+from ssfs.methods._shared.labels_alone import (
+    discriminant_predict,
+    labels_alone_agreement,
+    labels_lead,
+    propagated_features,
+    top_by_r2,
+)
+from ssfs.simulate import get_scenario
+
+# two classes of two samples; f0 separates them (means 1 / 7), f1 a little (2 / 3), f2 not at all
+TRAIN = np.array([[0.0, 1.0, 0.0], [2.0, 3.0, 4.0], [6.0, 2.0, 0.0], [8.0, 4.0, 4.0]])
+CLASSES = np.array([0, 0, 1, 1])
+
+
+def test_discriminant_by_hand():
+    """Pooled within-class variances f0 (1 + 1 + 1 + 1) / 2 = 2, f1 2, moderated by their median 2: 4, 4.
+    x = (4, 3.4): class 0 ((4-1)^2 + (3.4-2)^2) / 4 = 2.74, class 1 (9 + 0.16) / 4 = 2.29 -> 1;
+    x = (4, 1): 2.5 against 3.25 -> 0. f0 alone: both at 9 / 4, the tie to the lower class."""
+    test = np.array([[4.0, 3.4, 0.0], [4.0, 1.0, 100.0]])
+    np.testing.assert_array_equal(top_by_r2(TRAIN, CLASSES, 2), [0, 1])  # R^2 0.9 (f0), 0.2 (f1), 0 (f2)
+    np.testing.assert_array_equal(discriminant_predict(TRAIN[:, :2], CLASSES, test[:, :2], 2), [1, 0])
+    np.testing.assert_array_equal(discriminant_predict(TRAIN[:, :1], CLASSES, test[:, :1], 2), [0, 0])
+    assert discriminant_predict(TRAIN[:, :2], CLASSES, np.array([[7.0, 3.0]]), 3)[0] == 1  # class 2: no mean
+
+
+def test_propagated_features_read_the_unlabeled_samples_only():
+    """f1 separates the labeled samples' classes only, f0 the groups of the unlabeled samples: the
+    propagated samples' features are f0 first; one group among the unlabeled samples ranks nothing."""
+    y = np.array([0, 0, 1, 1, -1, -1, -1, -1])
+    groups = np.array([0, 0, 1, 1, 0, 0, 1, 1])
+    X = np.array([[0, 0], [1, 1], [0, 9], [1, 10], [0, 5], [1, 5], [8, 5], [9, 5]], dtype=float)
+    np.testing.assert_array_equal(propagated_features(X, y, groups, genes=2), [0, 1])
+    np.testing.assert_array_equal(top_by_r2(X[:4], groups[:4], 2), [1, 0])  # the labels' own: f1 first
+    assert propagated_features(X, y, np.array([0, 0, 1, 1, 0, 0, 0, 0])) is None
+
+
+def test_lead_counts_the_discordant_held_out_labels():
+    y = np.array([0, 0, 1, 1, -1, 1])
+    propagated = (0.5, 0.5, np.array([0, 1, 0, 1, 1]), None)
+    alone = (1.0, 0.5, np.array([0, 0, 1, 1, 1]), None)
+    assert labels_lead(propagated, alone, y) == (True, 2, 0)
+    assert labels_lead(alone, propagated, y) == (False, 0, 2)
+    one = (0.75, 0.5, np.array([0, 0, 0, 1, 1]), None)  # one label's luck is not a lead
+    assert labels_lead(propagated, one, y) == (False, 1, 0)
+    not_held = (0.5, 0.5, np.array([-1, -1, 1, 1, 1]), None)  # samples not held out are not compared
+    assert labels_lead(propagated, not_held, y) == (False, 1, 0)
+
+
+def test_agreement_holds_out_every_label_once():
+    """Planted: classes 1 and 2 shifted by 6 on features 0-4 and 5-9. The labels' own 10 features
+    predict every held-out label; fixed noise features (20-29) about chance."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 30))
+    y = np.full(40, -1)
+    y[:12] = np.repeat(np.arange(3), 4)  # folds dealt in index order: each holds every class
+    X[np.flatnonzero(y == 1), :5] += 6.0
+    X[np.flatnonzero(y == 2), 5:10] += 6.0
+    acc, chance, pred, _ = labels_alone_agreement(X, y, 3, folds=3, genes=10)
+    assert (pred >= 0).all() and acc == 1.0 and chance == pytest.approx(1 / 3)
+    noise = labels_alone_agreement(X, y, 3, features=np.arange(20, 30), folds=3)
+    assert noise[0] <= 0.5 and labels_lead(noise, (acc, chance, pred, None), y)[0]
+
+
+def modules_microarray(seed: int, n=300, p=1000, classes=4, markers=40, effect=1.5, modules=20, size=40, rho=0.6):
+    """Gaussian arrays whose strongest structure is ``modules`` blocks of co-expressed genes
+    (correlation ``rho``), with ``markers`` genes each shifted by ``effect`` sd in one class."""
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.arange(n) % classes)
+    X = rng.normal(size=(n, p))
+    genes = rng.permutation(p)
+    factors = rng.normal(size=(n, modules))
+    for m in range(modules):
+        g = genes[m * size:(m + 1) * size]
+        X[:, g] = np.sqrt(rho) * factors[:, [m]] + np.sqrt(1 - rho) * X[:, g]
+    marked = rng.choice(p, markers, replace=False)
+    X[:, marked] += effect * (cls[:, None] == np.arange(markers)[None, :] % classes) * rng.choice([-1, 1], markers)
+    return X, cls, marked
+
+
+def ten_per_class(cls: np.ndarray, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(1000 + seed)
+    y = np.full(cls.size, -1)
+    for c in np.unique(cls):
+        y[rng.choice(np.flatnonzero(cls == c), 10, replace=False)] = c
+    return y
+
+
+def test_gene_modules_do_not_bury_the_markers():
+    """Seed 3: the propagated samples' groups follow the modules; the features the labels pick alone
+    predict 9 held-out labels that the groups' features miss (and miss 3): the propagated samples count
+    0 and the markers come first as the labels' F test finds them (30 of 40; 16 with the groups)."""
+    X, cls, marked = modules_microarray(3)
+    y = ten_per_class(cls, 3)
+    with pytest.warns(UserWarning, match="the features the labels pick alone predict 9 held-out labels"):
+        ranked = run_method("propagate", X, y, rng=0)
+    graph = ranked.result.extra["graph"]
+    assert graph["labels_lead"] and graph["propagated_weight"] == 0.0
+    assert (graph["labels_alone_beyond"], graph["labels_alone_behind"]) == (9, 3)
+    fisher = run_method("fisher", X, y, rng=0).order
+    assert np.isin(marked, ranked.order[:40]).sum() == np.isin(marked, fisher[:40]).sum() == 30
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 5])
+def test_propagated_samples_that_point_at_the_markers_keep_their_weight(seed):
+    """Where the propagated samples' groups explain the markers (their features predict 8-16 held-out
+    labels the labels' own miss, none the reverse) they keep their weight and find more markers than
+    the labels' F test: 34-40 of 40 against 25-33."""
+    X, cls, marked = modules_microarray(seed)
+    y = ten_per_class(cls, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = run_method("propagate", X, y, rng=0)
+    fisher = np.isin(marked, run_method("fisher", X, y, rng=0).order[:40]).sum()
+    graph = ranked.result.extra["graph"]
+    assert not graph["labels_lead"] and graph["labels_alone_beyond"] == 0 and graph["labels_alone_behind"] >= 8
+    assert np.isin(marked, ranked.order[:40]).sum() >= max(34, fisher + 4)
+
+
+def test_counts_keep_their_graph():
+    """Counts are not judged (their residual graphs have their own tiers; a discriminant of 2-3
+    log-count labels per class is noise): the project's count scenario at 3 labels per class keeps
+    its propagated samples, bit for bit as before the yardstick."""
+    scen = get_scenario("counts_nuisance")
+    sim = scen.simulate(0, True)
+    y = scen.labels(sim, "3/class", seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = run_method("propagate", sim.expression(), y, rng=0)
+    graph = ranked.result.extra["graph"]
+    assert not graph["labels_lead"] and (graph["labels_alone_beyond"], graph["labels_alone_behind"]) == (0, 0)
+    assert graph["propagated_weight"] > 0.5 and sim.recall(ranked.order) == 1.0
