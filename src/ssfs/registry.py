@@ -79,6 +79,16 @@ class SelectionResult:
     transform: Callable[[Any], np.ndarray] | None = None
     extra: dict = field(default_factory=dict)
 
+    def fit_summary(self) -> dict:
+        """The graph a semi-supervised fit kept and how far its labels were trusted (``extra["graph"]``
+        of ``propagate``: the graph chosen, its held-out agreement and chance, the propagated samples'
+        weight, whether the labels' own features led), scalars only (JSON and h5ad); {} for others."""
+        graph = self.extra.get("graph") if isinstance(self.extra, dict) else None
+        if not isinstance(graph, dict):
+            return {}
+        return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in graph.items()
+                if isinstance(v, (bool, int, float, str, np.generic))}
+
 
 @dataclass(frozen=True)
 class Members:

@@ -143,3 +143,50 @@ def test_counts_keep_their_graph():
     graph = ranked.result.extra["graph"]
     assert not graph["labels_lead"] and (graph["labels_alone_beyond"], graph["labels_alone_behind"]) == (0, 0)
     assert graph["propagated_weight"] > 0.5 and sim.recall(ranked.order) == 1.0
+
+
+def _module_labels():
+    X, cls, _ = modules_microarray(3)
+    return X, ten_per_class(cls, 3)
+
+
+def test_the_lead_through_anndata_and_h5ad(tmp_path):
+    """``ssfs.tl.rank_features`` records the fit (``uns["propagate"]["fit"]``: the labels lead, 9 / 3
+    held-out labels), and it survives an h5ad round trip."""
+    ad = pytest.importorskip("anndata")
+    import pandas as pd
+
+    import ssfs
+
+    X, y = _module_labels()
+    a = ad.AnnData(X=X)
+    a.obs["type"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.rank_features(a, "propagate", groupby="type")
+    fit = a.uns["propagate"]["fit"]
+    assert fit["labels_lead"] and (fit["labels_alone_beyond"], fit["labels_alone_behind"]) == (9, 3)
+    assert fit["propagated_weight"] == 0.0 and fit["chosen"] == "labels"
+    a.write_h5ad(tmp_path / "a.h5ad")
+    assert bool(ad.read_h5ad(tmp_path / "a.h5ad").uns["propagate"]["fit"]["labels_lead"])
+
+
+def test_the_lead_through_the_command_line(tmp_path, capsys):
+    """``ssfs rank`` on a CSV with blank labels: one warning line and the JSON line's ``fit``."""
+    import json
+
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    X, y = _module_labels()
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
+    assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o",
+                 str(tmp_path / "ranking.tsv")]) == 0
+    captured = capsys.readouterr()
+    warned = [line for line in captured.err.splitlines() if "the features the labels pick alone predict" in line]
+    assert len(warned) == 1 and warned[0].startswith("ssfs: warning: propagate:")
+    fit = json.loads(captured.out.strip().splitlines()[-1])["fit"]
+    assert fit["labels_lead"] is True and fit["propagated_weight"] == 0.0 and fit["labels_alone_beyond"] == 9
