@@ -296,7 +296,7 @@ def cmd_rank(args) -> int:
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
             "n_unlabeled": int((y < 0).sum()), "output": args.output,
             **({"batch_key": args.batch_key, "n_batches": int(np.unique(batch).size)} if batch is not None else {}),
-            **({"fit": ranked.result.fit_summary()} if ranked.result.fit_summary() else {})}
+            **({"fit": fit} if (fit := ranked.result.fit_summary()) else {})}
     if args.output.endswith(".h5ad"):
         info.update(_populations(ranked, adata.var_names))
         _write_h5ad(args, adata, ranked, info, params)

@@ -190,3 +190,17 @@ def test_the_lead_through_the_command_line(tmp_path, capsys):
     assert len(warned) == 1 and warned[0].startswith("ssfs: warning: propagate:")
     fit = json.loads(captured.out.strip().splitlines()[-1])["fit"]
     assert fit["labels_lead"] is True and fit["propagated_weight"] == 0.0 and fit["labels_alone_beyond"] == 9
+
+
+def test_the_lead_through_the_selector():
+    """scikit-learn's door: ``SemiSupervisedSelector("propagate")`` keeps the fit in ``result_`` and
+    selects the markers the labels' F test finds (30 of 40)."""
+    from ssfs import SemiSupervisedSelector
+
+    X, y = _module_labels()
+    _, cls, marked = modules_microarray(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        selector = SemiSupervisedSelector("propagate", n_features=40).fit(X, y)
+    assert selector.result_.fit_summary()["labels_lead"] is True
+    assert np.isin(marked, selector.get_support(indices=True)).sum() == 30

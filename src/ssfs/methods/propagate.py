@@ -71,7 +71,7 @@ from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
-from ._shared.labels_alone import labels_alone_agreement, labels_lead, propagated_features
+from ._shared.labels_alone import labels_alone_agreement, labels_lead, propagated_features, top_by_r2
 from ._shared.populations import smallest_population, unmatched_populations
 from ._shared.propagation import (
     graph_agreement,
@@ -260,8 +260,7 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
     if how not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
     if how == "total":
-        return np.sort(np.argsort(-np.nan_to_num(variance_explained(X, groups, batch=batch), nan=-np.inf),
-                                  kind="stable")[:m])
+        return np.sort(top_by_r2(X, groups, m, batch=batch))
     s, R = explained_and_one_vs_rest(X, groups, up_only=True, batch=batch)  # one pass over X
     s, R = np.nan_to_num(s, nan=-np.inf), np.nan_to_num(R, nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]

@@ -105,6 +105,6 @@ def _record(adata, ranked, data, labels, *, groupby, unlabeled_values, params, g
         info["n_unlabeled"] = int((labels.codes < 0).sum())
     if unlabeled_values:
         info["unlabeled_values"] = [str(v) for v in np.atleast_1d(np.asarray(unlabeled_values, dtype=object))]
-    if ranked.result.fit_summary():
-        info["fit"] = ranked.result.fit_summary()
+    if fit := ranked.result.fit_summary():
+        info["fit"] = fit
     return info
