@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
+from ssfs.constraints import Constraints
 from ssfs.methods._shared.labels_alone import (
     discriminant_predict,
     labels_alone_agreement,
@@ -152,7 +153,7 @@ def _module_labels():
 
 def test_the_lead_through_anndata_and_h5ad(tmp_path):
     """``ssfs.tl.rank_features`` records the fit (``uns["propagate"]["fit"]``: the labels lead, 9 / 3
-    held-out labels), and it survives an h5ad round trip."""
+    held-out labels), ``ssfs.tl.select_stable`` the same per method, and both survive an h5ad round trip."""
     ad = pytest.importorskip("anndata")
     import pandas as pd
 
@@ -167,8 +168,14 @@ def test_the_lead_through_anndata_and_h5ad(tmp_path):
     fit = a.uns["propagate"]["fit"]
     assert fit["labels_lead"] and (fit["labels_alone_beyond"], fit["labels_alone_behind"]) == (9, 3)
     assert fit["propagated_weight"] == 0.0 and fit["chosen"] == "labels"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.select_stable(a, groupby="type")
+    assert a.uns["ssfs_selection"]["fit"]["propagate"] == fit
     a.write_h5ad(tmp_path / "a.h5ad")
-    assert bool(ad.read_h5ad(tmp_path / "a.h5ad").uns["propagate"]["fit"]["labels_lead"])
+    back = ad.read_h5ad(tmp_path / "a.h5ad").uns
+    assert bool(back["propagate"]["fit"]["labels_lead"])
+    assert bool(back["ssfs_selection"]["fit"]["propagate"]["labels_lead"])
 
 
 def test_the_lead_through_the_command_line(tmp_path, capsys):
@@ -204,3 +211,64 @@ def test_the_lead_through_the_selector():
         selector = SemiSupervisedSelector("propagate", n_features=40).fit(X, y)
     assert selector.result_.fit_summary()["labels_lead"] is True
     assert np.isin(marked, selector.get_support(indices=True)).sum() == 30
+
+
+def _modules_csv(path) -> None:
+    import pandas as pd
+
+    X, y = _module_labels()
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame.to_csv(path, index_label="sample")
+
+
+def test_the_lead_through_ssfs_select(tmp_path, capsys):
+    """``ssfs select``: summary.json keeps the full-data fit (``fit``, per method) and the verdict says
+    the propagated samples counted 0 and why (9 / 3 held-out labels)."""
+    import json
+
+    from ssfs.cli import main
+
+    _modules_csv(tmp_path / "arrays.csv")
+    assert main(["select", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o", str(tmp_path / "out"),
+                 "--json"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    fit = summary["fit"]["propagate"]
+    assert fit["labels_lead"] is True and (fit["labels_alone_beyond"], fit["labels_alone_behind"]) == (9, 3)
+    assert ("predicted 9 held-out labels that the groups' features missed, and missed 3 they predicted, so the "
+            "propagated samples counted 0") in summary["verdict"]
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["verdict"] == summary["verdict"]
+
+
+def test_the_lead_through_the_workflow_steps(tmp_path):
+    """The workflow's selection job keeps the fit in its ranks file and its consensus job writes the
+    same summary.json ``fit`` and verdict as ``ssfs select``'s one process."""
+    import json
+
+    from ssfs.experiment.stable_selection import selection_options, stable_selection
+    from ssfs.io import write_prepared
+    from ssfs.io.delimited import read_delimited
+    from ssfs.io.h5ad import read_prepared
+    from ssfs.runner import MethodConfig
+    from ssfs.workflow import pipeline
+
+    _modules_csv(tmp_path / "arrays.csv")
+    write_prepared(read_delimited(tmp_path / "arrays.csv", sep=",", where="arrays", label_column="label"),
+                   tmp_path / "p.h5ad")
+    data = read_prepared(tmp_path / "p.h5ad")
+    sel = {**selection_options(resamples=4), "methods": ["propagate"]}
+    sup = {"constraints": {"mode": "all_pairs", "n_ml": 0, "n_cl": 0, "closure": False, "noise": 0.0}}
+    methods = {"propagate": {"method": "propagate", "params": {}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipeline.run_selection_chunk(data, ranks=tmp_path / "k.npz", settings=MethodConfig("propagate", "propagate"),
+                                     sup=sup, sel=sel, seed=0, dataset="d", chunk=[0, 1, 2, 3], full=tmp_path / "f.tsv")
+        pipeline.run_consensus(prepared=tmp_path / "p.h5ad", full=[tmp_path / "f.tsv"], ranks=[tmp_path / "k.npz"],
+                               consensus=tmp_path / "c.tsv", summary=tmp_path / "s.json", sel=sel, methods=methods,
+                               dataset="d", seed=0)
+        one = stable_selection(data.X, data.y, Constraints.empty(), methods, sel, seed=0, dataset="d",
+                               names=data.features, classes=data.classes)
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["fit"]["propagate"]["labels_lead"] is True
+    assert summary["fit"] == one.summary["fit"] and summary["verdict"] == one.summary["verdict"]
+    assert "counted 0" in summary["verdict"]

@@ -278,6 +278,8 @@ class MethodRuns:
     label_free_rows: np.ndarray | None = None
     #: populations the full-data result found that no labeled class's group matches (:func:`populations_of`)
     populations: dict | None = None
+    #: the full-data fit's graph diagnostics (:meth:`ssfs.registry.SelectionResult.fit_summary`; {} for none)
+    fit: dict = field(default_factory=dict)
 
     def reason(self) -> str:
         """'' when every run succeeded, else why the method is left out."""
@@ -306,8 +308,9 @@ def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
                                    label_free=free)
     rows = np.zeros(len(chunk), dtype=bool)
     rows[:len(free)] = free
+    fit = ranked.result.fit_summary() if ranked is not None else {}
     return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None)), label_free=sum(free),
-                      label_free_rows=rows, populations=populations_of(ranked)), ranked
+                      label_free_rows=rows, populations=populations_of(ranked), fit=fit), ranked
 
 
 def populations_of(ranked) -> dict | None:
@@ -379,6 +382,9 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     populations = {m: _named_populations(r.populations, names) for m, r in ok.items() if r.populations}
     if populations:
         s["populations"] = populations
+    fits = {m: r.fit for m, r in ok.items() if r.fit}
+    if fits:
+        s["fit"] = fits
     single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]

@@ -96,7 +96,8 @@ def verdict(s: dict) -> str:
         if _no_list_possible(s):  # the note's frequencies would be the label-free rankings'
             note = "no feature selected"
         return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
-                                    _labels_in_resamples_sentence(s), _one_label_sentence(s)) if t)
+                                    _labels_in_resamples_sentence(s), _one_label_sentence(s),
+                                    _labels_lead_sentence(s)) if t)
     head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
     head = head.replace("; The error bound", ". The error bound")
     bound = s["error_bound"].get("bound")
@@ -112,7 +113,22 @@ def verdict(s: dict) -> str:
     note = s.get("note")
     return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
                                 _batch_sentence(s), _one_label_sentence(s), _populations_sentence(s),
-                                note and note[0].upper() + note[1:] + ".") if t)
+                                _labels_lead_sentence(s), note and note[0].upper() + note[1:] + ".") if t)
+
+
+def _labels_lead_sentence(s: dict) -> str:
+    """The methods whose full-data fit let the labels lead (``fit``'s ``labels_lead``, ``propagate``:
+    :func:`ssfs.methods._shared.labels_alone.labels_lead`): the propagated samples' groups followed
+    structure that is not the classes', so they counted 0 ('' if none)."""
+    led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("labels_lead")}
+    if not led:
+        return ""
+    return " ".join(
+        f"The groups {m} propagated over its graph followed structure that is not the classes' (a module, a batch, "
+        f"a type nobody labeled): the features the labels pick alone predicted {f.get('labels_alone_beyond', 0)} "
+        f"held-out labels that the groups' features missed, and missed {f.get('labels_alone_behind', 0)} they "
+        "predicted, so the propagated samples counted 0 and its order rests on the labeled samples; more labels "
+        "per class make it firmer." for m, f in led.items())
 
 
 def _populations_sentence(s: dict) -> str:

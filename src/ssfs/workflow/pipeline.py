@@ -7,6 +7,8 @@ rep)`` (see :mod:`ssfs.seeding`); no step depends on another job's random state.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -341,6 +343,8 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
     if runs.memberships is not None:
         arrays["memberships"] = runs.memberships
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
+    if runs.fit:
+        arrays["fit"] = np.asarray(json.dumps(runs.fit))
     if runs.populations is not None:
         arrays["population_samples"] = np.asarray(runs.populations["samples"], dtype=np.int64)
         arrays["population_features"] = np.asarray(runs.populations["features"], dtype=np.int64)
@@ -396,6 +400,12 @@ def _populations(npz) -> dict | None:
     return {"samples": npz["population_samples"].tolist(), "features": npz["population_features"].tolist()}
 
 
+def _fit(npz) -> dict:
+    """The full-data fit's graph diagnostics (:meth:`ssfs.registry.SelectionResult.fit_summary`) of a
+    method's first resample-ranks file, {} when it has none (or is of an earlier version)."""
+    return json.loads(str(npz["fit"])) if "fit" in npz else {}
+
+
 def _memberships(npz, classes) -> tuple:
     """``(memberships, group names)`` of a method's first resample-ranks file, or ``(None, None)``
     (a file without ``membership_groups``: the classes name the columns)."""
@@ -434,7 +444,7 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
                                  *_memberships(parts[0], data.classes),
-                                 *_label_free(parts), populations=_populations(parts[0]))
+                                 *_label_free(parts), populations=_populations(parts[0]), fit=_fit(parts[0]))
         if runs[label].resamples.shape[0] != sel["resamples"]:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
