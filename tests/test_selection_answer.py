@@ -319,7 +319,38 @@ def test_resamples_ranked_without_labels_select_nothing():
     """Gaussian arrays with modules at 100 samples, 3 labels per class, split between the halves:
     propagate ranks all 20 halves without labels (1-2 per class). Those select nothing, so there
     is no list (it was 49, 46 of them module genes) and the consensus order is propagate's ranking
-    of all samples: 74 of the 90 markers in the top 90 (0.489 before). The verdict says why."""
+    of all samples: 74 of the 90 markers in the top 90 (0.489 before). The verdict says why. Graphs on
+    standardised genes (session 29's default also reads them in their units: then a list, the next test)."""
+    import anndata as ad
+
+    from ssfs.simulate import get_scenario
+    from ssfs.tl import select_stable
+
+    sc = get_scenario("microarray")
+    sim = sc.generator(rng=0, **{**sc.knobs_for(0, False), "n_samples": 100})
+    y = sc.labels(sim, "3/class", 0)
+    a = ad.AnnData(sim.X.copy())
+    a.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        select_stable(a, groupby="label", random_state=0, params={"propagate": {"gene_scale": "standardized"}})
+    info = a.uns["ssfs_selection"]
+    assert info["methods"] == ["propagate"] and info["labeled_resampling"] == "split"
+    assert info["resamples_without_labels"] == info["label_free_resamples"]["propagate"] >= 16
+    assert info["n_selected"] == 0 and (a.var["ssfs_selection_frequency"] == 0).all()
+    assert sim.recall(np.argsort(a.var["ssfs_selection_rank"].to_numpy(), kind="stable")) >= 0.8
+    assert info["verdict"].startswith("No feature selected. Too few labels in the resamples: propagate ranked 20 of "
+                                      "the 20 resamples without the labels (label-free scores): with so few labels")
+    assert info["labeled_weight"] < 0.5 and (  # labeled auto split them (fewer than 150 samples)
+        f"The labels were split between the halves: the propagated samples weigh {info['labeled_weight']:.2f} on all "
+        "samples, below 0.5, and on fewer than 150 samples few labels kept in the resamples gave lists of their "
+        "chance patterns.") in info["verdict"]
+
+
+def test_a_graph_in_the_genes_units_gives_these_labels_a_list():
+    """The same data with the default ``gene_scale="auto"``: the graph on the genes in their own units
+    predicts 11 of the 12 held-out labels (7 on standardised genes), the propagated samples weigh 0.79,
+    the labels are left out in turn, and the 4 features listed are markers (consensus order 0.844)."""
     import anndata as ad
 
     from ssfs.simulate import get_scenario
@@ -334,16 +365,11 @@ def test_resamples_ranked_without_labels_select_nothing():
         warnings.simplefilter("ignore")
         select_stable(a, groupby="label", random_state=0)
     info = a.uns["ssfs_selection"]
-    assert info["methods"] == ["propagate"] and info["labeled_resampling"] == "split"
-    assert info["resamples_without_labels"] == info["label_free_resamples"]["propagate"] >= 16
-    assert info["n_selected"] == 0 and (a.var["ssfs_selection_frequency"] == 0).all()
-    assert sim.recall(np.argsort(a.var["ssfs_selection_rank"].to_numpy(), kind="stable")) >= 0.8
-    assert info["verdict"].startswith("No feature selected. Too few labels in the resamples: propagate ranked 20 of "
-                                      "the 20 resamples without the labels (label-free scores): with so few labels")
-    assert info["labeled_weight"] < 0.5 and (  # labeled auto split them (fewer than 150 samples)
-        f"The labels were split between the halves: the propagated samples weigh {info['labeled_weight']:.2f} on all "
-        "samples, below 0.5, and on fewer than 150 samples few labels kept in the resamples gave lists of their "
-        "chance patterns.") in info["verdict"]
+    assert info["fit"]["propagate"]["gene_scale"] == "as_is" and info["labeled_resampling"] == "rotated"
+    assert round(info["fit"]["propagate"]["agreement"] * 12) == 11
+    selected = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
+    assert selected.size == 4 and np.isin(selected, sim.markers).all()
+    assert round(sim.recall(np.argsort(a.var["ssfs_selection_rank"].to_numpy(), kind="stable")), 3) == 0.844
 
 
 @pytest.fixture(scope="module")

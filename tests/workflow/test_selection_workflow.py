@@ -325,10 +325,11 @@ def test_selection_methods_auto_follow_each_dataset(tmp_path):
     assert (out / "consensus.tsv").read_bytes() == (runs / "consensus.tsv").read_bytes()
 
 
-def _propagate_through_workflow_and_cli(tmp_path, capsys, name: str, X, y, reps_per_job: int) -> dict:
-    """``X`` (dense) with labels ``y`` (-1 blank) as ``name``.csv, selected by ``propagate`` through the
-    workflow in chunks of ``reps_per_job`` resamples (10 in all) and by ``ssfs select`` with the same
-    settings: the two give the same bytes; returns the workflow's summary."""
+def _propagate_through_workflow_and_cli(tmp_path, capsys, name: str, X, y, reps_per_job: int,
+                                        params: dict | None = None) -> dict:
+    """``X`` (dense) with labels ``y`` (-1 blank) as ``name``.csv, selected by ``propagate`` (with
+    ``params``) through the workflow in chunks of ``reps_per_job`` resamples (10 in all) and by
+    ``ssfs select`` with the same settings: the two give the same bytes; returns the workflow's summary."""
     from ssfs.cli import main
 
     df = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])], index=[f"s{i}" for i in range(X.shape[0])])
@@ -337,13 +338,14 @@ def _propagate_through_workflow_and_cli(tmp_path, capsys, name: str, X, y, reps_
     df.to_csv(tmp_path / f"{name}.csv")
     cfg = sel_config(tmp_path / f"{name}.csv", top=40)
     cfg["datasets"] = {name: {"path": f"{name}.csv", "label_column": "label"}}
-    cfg["methods"] = {"propagate": {}}
+    cfg["methods"] = {"propagate": dict(params or {})}
     cfg["execution"] = {"reps_per_job": reps_per_job}
     snakemake(tmp_path / "run", cfg, cores=2)
     runs = tmp_path / "run" / "results" / name / "selection"
     out = tmp_path / "cli"
     assert main(["select", str(tmp_path / f"{name}.csv"), "--label-column", "label", "--methods", "propagate",
                  "--seed", "3", "--resamples", "10", "--top", "40", "--threshold", "0.8", "--name", name,
+                 *[a for k, v in (params or {}).items() for a in ("--param", f"propagate.{k}={v}")],
                  "-o", str(out), "--no-progress"]) == 0
     capsys.readouterr()
     for f in ("summary.json", "consensus.tsv"):
@@ -353,14 +355,17 @@ def _propagate_through_workflow_and_cli(tmp_path, capsys, name: str, X, y, reps_
 
 @pytest.mark.slow
 def test_resamples_ranked_without_labels_select_nothing_through_the_workflow(tmp_path, capsys):
-    """An array with gene modules, 100 samples, 3 labels per class: ``propagate`` ranks the halves
-    without their labels, so they select nothing (no list). The flags travel per resample through
-    the chunk files (``reps_per_job: 3``: 4 chunks) and the command line gives the same bytes."""
+    """An array with gene modules, 100 samples, 3 labels per class, graphs on standardised genes (the
+    fit before session 29's ``gene_scale="auto"``, whose graph in the genes' units carries these classes):
+    ``propagate`` ranks the halves without their labels, so they select nothing (no list). The flags travel
+    per resample through the chunk files (``reps_per_job: 3``: 4 chunks) and the command line gives the
+    same bytes."""
     from ssfs.simulate import get_scenario
 
     sc = get_scenario("microarray")
     sim = sc.generator(rng=0, **{**sc.knobs_for(0, False), "n_samples": 100})
-    s = _propagate_through_workflow_and_cli(tmp_path, capsys, "modules", sim.X, sc.labels(sim, "3/class", 0), 3)
+    s = _propagate_through_workflow_and_cli(tmp_path, capsys, "modules", sim.X, sc.labels(sim, "3/class", 0), 3,
+                                            {"gene_scale": "standardized"})
     assert s["resamples_without_labels"] >= 8 and s["n_selected"] == 0, s["verdict"]
 
 

@@ -140,6 +140,8 @@ class Propagation:
     #: (lead, beyond, behind): whether the labels alone predict the held-out labels better than the
     #: graph (:func:`~ssfs.methods._shared.labels_alone.labels_lead`; the propagated samples then count 0)
     labels_alone: tuple = (False, 0, 0)
+    #: the scale of the genes the kept graph was built on (:func:`gene_scales`)
+    gene_scale: str = "standardized"
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
@@ -150,7 +152,7 @@ class Propagation:
                           "start_agreement": self.start_agreement, "signal_dims": self.dims,
                           "propagated_weight": self.propagated_weight, "graph_free": self.graph_free,
                           "labels_lead": bool(self.labels_alone[0]), "labels_alone_beyond": int(self.labels_alone[1]),
-                          "labels_alone_behind": int(self.labels_alone[2])},
+                          "labels_alone_behind": int(self.labels_alone[2]), "gene_scale": self.gene_scale},
                 "note": self.note}
 
 
@@ -159,11 +161,12 @@ def _knn(Z: np.ndarray, k: int):
 
 
 def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None, space=None,
-                 counts: CountModel | None = None) -> tuple[Any, int]:
+                 counts: CountModel | None = None, standardize: bool = True) -> tuple[Any, int]:
     """(W, dims): the given graph (symmetrised, no self loops), a kNN graph of the given
-    embedding, or a kNN graph of X's signal components (``counts``: of the Pearson residuals of
-    the counts behind X, :func:`~ssfs.methods._shared.residuals.residual_embedding`; either
-    centred in every ``batch``; the components kept in the dict ``space`` as "Z" when one is given)."""
+    embedding, or a kNN graph of X's signal components (of X standardised, or in its own units
+    without ``standardize``; ``counts``: of the Pearson residuals of the counts behind X,
+    :func:`~ssfs.methods._shared.residuals.residual_embedding`; either centred in every ``batch``;
+    the components kept in the dict ``space`` as "Z" when one is given)."""
     n = X.shape[0]
     if graph is not None:
         G = sparse.csr_matrix(graph, dtype=np.float64)
@@ -177,7 +180,8 @@ def _start_graph(X, k: int, n_pcs: int, graph, embedding, batch=None, space=None
         if E.ndim != 2 or E.shape[0] != n:
             raise MethodError(f"propagate: embedding must have one row per sample ({n}), got shape {E.shape}")
         return _knn(centred_in_batches(E, batch), k), E.shape[1]
-    Z, d = signal_embedding(X, n_pcs) if counts is None else residual_embedding(counts, n_pcs, batch)
+    Z, d = signal_embedding(X, n_pcs, standardize=standardize) if counts is None else residual_embedding(
+        counts, n_pcs, batch)
     if space is not None:
         space["Z"] = Z
     return _knn(centred_in_batches(Z, batch), k), d
@@ -270,16 +274,16 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
 
 
 def _graph_on(X, genes: np.ndarray, opts) -> tuple[Any, int]:
-    """(W, dims): the kNN graph of the signal components of X's columns ``genes`` (of their counts'
-    Pearson residuals with ``opts["counts"]``; ``opts["fit_rows"]``: the components fitted on those
-    samples, every sample projected), built once per gene set in a fit (``opts["graphs"]``): the
-    chains and their held-out refits often pick the same genes, and the graph is a function of them
-    alone."""
+    """(W, dims): the kNN graph of the signal components of X's columns ``genes`` (standardised unless
+    ``opts["standardize"]`` is False; of their counts' Pearson residuals with ``opts["counts"]``;
+    ``opts["fit_rows"]``: the components fitted on those samples, every sample projected), built once
+    per gene set in a fit (``opts["graphs"]``, one per scale): the chains and their held-out refits
+    often pick the same genes, and the graph is a function of them alone."""
     key = genes.tobytes()
     if key not in opts["graphs"]:
         counts = opts.get("counts")
         if counts is None:
-            Z, d = signal_embedding(X[:, genes], opts["n_pcs"])
+            Z, d = signal_embedding(X[:, genes], opts["n_pcs"], standardize=opts.get("standardize", True))
         else:
             Z, d = residual_embedding(counts, opts["n_pcs"], opts.get("batch"), genes.size, genes,
                                       opts.get("fit_rows"))
@@ -804,7 +808,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
                     weighting: str = "evidence", label_free: str = "auto", gene_choice: str = "balanced",
                     unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
                     counts: str = "auto", space: str = "auto", per_class: str = "none",
-                    graph_free: str = "auto") -> Propagation:
+                    graph_free: str = "auto", gene_scale: str = "auto") -> Propagation:
     """The whole model (module doc); ``classes``: names of the label codes (for the groups);
     ``counts``: raw counts read as log1p(normalised counts) (:func:`~ssfs.methods._shared.counts.read_counts`);
     ``space``: the graphs' (:func:`count_model`)."""
@@ -822,19 +826,14 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
                            (graph, embedding), space)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     _check_choices(gene_choice=gene_choice, unexplained=unexplained, explained=explained, per_class=per_class,
-                   graph_free=graph_free)
+                   graph_free=graph_free, gene_scale=gene_scale)
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
     start_space = {}  # the start graph's signal components (sparse X: those of the label-free scores too)
-    if rows is None:
-        W, d = _start_graph(X, k, n_pcs, graph, embedding, batch, start_space, opts["counts"])
-        start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
-        chosen = _best(_candidates(X, y, K, start, opts, prop, pos))
-    else:
-        chosen, start = _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, start_space)
+    chosen, start, opts = _kept_graph(X, y, K, rows, opts, (prop, pos, graph, embedding, start_space), gene_scale)
     floor = reach_floor(chosen.agreement[3], y[lab], K) if unreached else None
     groups, seed, lead = _judged_groups(X, y, K, chosen, (prop, floor, unreached), pos, batch,
                                         weighting != "coherence" and not count_like(X))
@@ -849,6 +848,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     note = _graph_note(start, chosen, int(lab.sum()), lead)
     model = _model(X, y, K, groups, weight, classes, chosen, start, note, batch)
     model.propagated_weight, model.labels_alone = w_propagated, lead
+    model.gene_scale = "standardized" if opts["standardize"] else "as_is"
     if unexplained == "interleave" and count_like(X):
 
         def grouping(W):  # the groups and weights this fit gives on another graph
@@ -926,7 +926,7 @@ def _check_choices(**given: str) -> None:
     """One line when a choice among named options is not one of them (the fit's own calls; the
     registry checks ``propagate``'s parameters first)."""
     options = {"gene_choice": GENE_CHOICES, "unexplained": UNEXPLAINED, "explained": EXPLAINED,
-               "per_class": PER_CLASS, "graph_free": GRAPH_FREE}
+               "per_class": PER_CLASS, "graph_free": GRAPH_FREE, "gene_scale": GENE_SCALES}
     for name, value in given.items():
         if value not in options[name]:
             raise MethodError(f"propagate: {name} must be one of {options[name]}, got {value!r}")
@@ -1059,6 +1059,64 @@ def refinement_rows(y: np.ndarray, pos: np.ndarray, size: int) -> np.ndarray | N
     return np.sort(np.concatenate([lab, unl]))
 
 
+#: the dense graphs' gene scales (the ``gene_scale`` parameter; :func:`gene_scales`)
+GENE_SCALES = ("auto", "standardized", "as_is")
+
+
+def gene_scales(how: str, X, counts: CountModel | None, graph, embedding) -> tuple[str, ...]:
+    """The gene scales whose graphs compete (:func:`fit_propagation`): "standardized" (every gene at
+    unit variance: a gene is as loud as any other), "as_is" (the genes in X's units: a marker's extra
+    variance counts, as in a log-expression array where the classes are the loudest structure), or
+    with "auto" both on dense values that are not counts, the one whose kept graph agrees better with
+    held-out labels (ties: standardised). Only one where the graphs are not built on X's values (the
+    counts' residuals, a given graph or embedding). Measured: docs/labels_that_count.md, "Shapes drawn
+    outside ``ssfs.simulate``" (40 samples x 5,000 genes, 2 classes, 3 labels per class: 0.287 -> 0.675 of
+    the markers; the real arrays within 0.01)."""
+    if how != "auto":
+        return (how,)
+    values = counts is None and graph is None and embedding is None and not count_like(X)
+    return ("standardized", "as_is") if values else ("standardized",)
+
+
+def _kept_graph(X, y, K, rows, opts, given: tuple, gene_scale: str) -> tuple[Candidate, Candidate, dict]:
+    """(chosen, start, opts of its scale): the graph kept in each of the :func:`gene_scales` (``given``:
+    prop, pos, graph, embedding and the dict the start graph's components go to), another scale's
+    only when its graph predicts :data:`SCALE_LEAD_BY` more held-out labels (with 6 labels, one more is
+    often chance: 40 x 2,000 heteroscedastic arrays, a graph in the genes' units right on one more held-out
+    label found 6 of 40 markers where the standardised graph found 34)."""
+    prop, pos, graph, embedding, start_space = given
+    chosen, start, kept = None, None, opts
+    for scale in gene_scales(gene_scale, X, opts["counts"], graph, embedding):
+        on = {**opts, "standardize": scale == "standardized", "graphs": {}}
+        c, s = _chosen_in(X, y, K, rows, on, prop, pos, graph, embedding, start_space if chosen is None else {})
+        if chosen is None or held_out_lead(c.agreement, chosen.agreement) >= SCALE_LEAD_BY:
+            chosen, start, kept = c, s, on
+    return chosen, start, kept
+
+
+#: held-out labels by which another gene scale's graph must out-predict the first one's to be kept
+SCALE_LEAD_BY = 2
+
+
+def held_out_lead(agreement: tuple, than: tuple) -> float:
+    """How many more held-out labels a graph's ``agreement`` predicts right than ``than``'s (same folds;
+    -inf when either held none out)."""
+    held = int((np.asarray(than[2]) >= 0).sum())
+    if not held or not (np.isfinite(agreement[0]) and np.isfinite(than[0])):
+        return -np.inf
+    return round((agreement[0] - than[0]) * held, 6)
+
+
+def _chosen_in(X, y, K, rows, opts, prop, pos, graph, embedding, start_space) -> tuple[Candidate, Candidate]:
+    """(chosen, start): the kept graph among the chains' ends and the start graph, in the scale of ``opts``."""
+    if rows is not None:
+        return _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, start_space)
+    W, d = _start_graph(X, opts["k"], opts["n_pcs"], graph, embedding, opts["batch"], start_space, opts["counts"],
+                        opts["standardize"])
+    start = _agreement(_candidate("start", y, K, W, d, prop), y, K, pos, prop)
+    return _best(_candidates(X, y, K, start, opts, prop, pos)), start
+
+
 def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space=None) -> tuple[Candidate, Candidate]:
     """(chosen, start) for many samples: the chains and their held-out refits on the samples
     ``rows`` (:func:`refinement_rows`), started from those samples' own kNN graph (or the given
@@ -1070,7 +1128,8 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space=None
     on_rows = {**opts, "batch": None if opts["batch"] is None else opts["batch"][rows],
                "counts": None if opts["counts"] is None else opts["counts"].subset(rows)}
     Wr, dr = _start_graph(Xr, opts["k"], opts["n_pcs"], None, None if embedding is None else
-                          np.asarray(embedding)[rows], on_rows["batch"], space, on_rows["counts"])
+                          np.asarray(embedding)[rows], on_rows["batch"], space, on_rows["counts"],
+                          opts.get("standardize", True))
     start = _agreement(_candidate("start", yr, K, Wr, dr, prop), yr, K, pos[rows], prop)
     chosen = _best(_candidates(Xr, yr, K, start, on_rows, prop, pos[rows]))
     if graph is not None:
@@ -1272,7 +1331,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                     counts: Literal["auto", "log1p", "as_is"] = "auto",
                     space: Literal["auto", "residuals", "values"] = "auto",
                     per_class: Literal["none", "interleave"] = "none",
-                    graph_free: Literal["auto", "always", "never"] = "auto"):
+                    graph_free: Literal["auto", "always", "never"] = "auto",
+                    gene_scale: Literal["auto", "standardized", "as_is"] = "auto"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc), higher is better.
 
     Parameters
@@ -1290,8 +1350,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation before the argmax
         (Zhu et al. 2003, section 4): priors q_c uniform, the labeled shares ("labeled"), or none.
     unreached, refine_samples
-        Samples the labels barely reach form groups of their own ("unlabeled 1", ...); most samples the
-        refinement runs on (beyond: a subsample chosen by content, labeled first).
+        Samples the labels barely reach form groups of their own; most samples the refinement runs on.
     graph, embedding
         The start graph's connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
     weighting
@@ -1316,12 +1375,12 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
         Every sample's batch (any values) or None: graphs and R^2 within batches (module doc, 5).
         Raw counts (:func:`~ssfs.methods._shared.counts.raw_counts`) read as log1p(counts per 10,000) ("auto"),
         any non-negative X so ("log1p"), or X as given ("as_is").
-    space
-        The graphs' space (:func:`count_model`): "residuals", the components of the counts' Pearson
-        residuals (Lause et al. 2021); "values", of X's values (the former); "auto": "residuals" for counts.
+    space, gene_scale
+        The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
+        "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),
+        "as_is", or "auto" both, the one agreeing better with held-out labels (:func:`gene_scales`).
     per_class
-        "none": the order above; "interleave": it and the groups' up-markers in turn (:func:`with_class_turns`;
-        measured level with "none" on real arrays, docs/labels_that_count.md "Per-class markers in the ranking").
+        "none": the order above; "interleave": it and the groups' up-markers in turn (:func:`with_class_turns`).
 
     Returns
     -------
@@ -1336,7 +1395,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
                             graph=graph, embedding=embedding, weighting=weighting, label_free=label_free,
                             gene_choice=gene_choice, unexplained=unexplained, explained=explained, batch=codes,
                             classes=current_classes(), counts=counts, space=space, per_class=per_class,
-                            graph_free=graph_free)
+                            graph_free=graph_free, gene_scale=gene_scale)
     for note in _notes(model, codes, np.asarray(y)):
         warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())

@@ -1,0 +1,114 @@
+"""``propagate``'s gene scale (session 29): on dense values the graphs are built on standardised genes and
+on the genes in their own units, and the second is kept only when it predicts ``SCALE_LEAD_BY`` more
+held-out labels (docs/labels_that_count.md, "Shapes drawn outside ``ssfs.simulate``")."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+from scipy import sparse
+from test_labels_alone import modules_microarray, ten_per_class
+
+from ssfs import run_method
+from ssfs.methods.propagate import SCALE_LEAD_BY, gene_scales, held_out_lead
+from ssfs.simulate import get_scenario
+
+
+def _ranked(X, y, **params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_method("propagate", X, y, rng=0, **params)
+
+
+def test_which_scales_compete():
+    """Both scales on dense values; one where the graph is not built on X's values or X holds counts."""
+    dense = np.random.default_rng(0).normal(size=(20, 5))
+    counts = np.random.default_rng(0).poisson(0.5, size=(200, 300)).astype(float)
+    assert gene_scales("auto", dense, None, None, None) == ("standardized", "as_is")
+    assert gene_scales("auto", counts, None, None, None) == ("standardized",)
+    assert gene_scales("auto", dense, None, sparse.eye(20), None) == ("standardized",)
+    assert gene_scales("auto", dense, None, None, dense[:, :2]) == ("standardized",)
+    assert gene_scales("as_is", counts, None, None, None) == ("as_is",)
+
+
+def test_held_out_lead_by_hand():
+    """(0.9 - 0.6) x 10 held-out labels = 3 more right; none held out: -inf."""
+    pred = np.array([0] * 10 + [-1] * 5)
+    assert held_out_lead((0.9, 0.5, pred), (0.6, 0.5, pred)) == 3.0
+    assert held_out_lead((0.6, 0.5, pred), (0.9, 0.5, pred)) == -3.0
+    assert held_out_lead((0.9, 0.5, pred), (np.nan, 0.5, np.full(15, -1))) == -np.inf
+    assert SCALE_LEAD_BY == 2
+
+
+def test_a_loud_class_structure_is_read_in_the_genes_units():
+    """Module arrays whose markers add variance (seed 0, 10 labels per class): the standardised graph
+    finds 34 of the 40 markers, the graph in the genes' units predicts more held-out labels
+    (0.78 against 0.45) and all 40 markers come first."""
+    X, cls, marked = modules_microarray(0)
+    y = ten_per_class(cls, 0)
+    before = _ranked(X, y, gene_scale="standardized")
+    now = _ranked(X, y)
+    assert np.isin(before.order[:40], marked).sum() == 34
+    assert now.result.extra["graph"]["gene_scale"] == "as_is"
+    assert np.isin(now.order[:40], marked).all()
+
+
+def _small_arrays(seed: int, hetero: bool, n=40, p=2000, markers=20, effect=1.5):
+    """n samples of 2 classes, ``markers`` genes up by ``effect`` sd in each; genes' sd exp(N(0, 0.8))
+    with ``hetero``; 3 labels per class."""
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.arange(n) % 2)
+    sd = np.exp(rng.normal(0.0, 0.8, p)) if hetero else np.ones(p)
+    X = rng.normal(size=(n, p)) * sd + rng.normal(6.0, 2.0, p)
+    marked = rng.choice(p, 2 * markers, replace=False)
+    for c in range(2):
+        genes = marked[c * markers:(c + 1) * markers]
+        X[np.ix_(cls == c, genes)] += effect * sd[genes]
+    y = np.full(n, -1)
+    for c in range(2):
+        y[rng.choice(np.flatnonzero(cls == c), 3, replace=False)] = c
+    return X, y, marked
+
+
+def test_one_more_held_out_label_does_not_switch_the_scale():
+    """Heteroscedastic genes, 6 labels (seed 4): the graph in the genes' units predicts one more
+    held-out label and would find 6 of the 40 markers; the standardised graph is kept and finds 34."""
+    X, y, marked = _small_arrays(4, hetero=True)
+    as_is, now = _ranked(X, y, gene_scale="as_is"), _ranked(X, y)
+    assert np.isin(as_is.order[:40], marked).sum() == 6
+    assert now.result.extra["graph"]["gene_scale"] == "standardized"
+    assert np.isin(now.order[:40], marked).sum() == 34
+    assert np.array_equal(now.scores, _ranked(X, y, gene_scale="standardized").scores)
+
+
+def test_counts_are_read_as_before():
+    """Counts build their graphs on the Pearson residuals: "auto" is the standardised fit, bit for bit."""
+    scen = get_scenario("counts")
+    sim = scen.simulate(0, True)
+    y = scen.labels(sim, "3/class", seed=0)
+    X = sim.expression()
+    now, before = _ranked(X, y), _ranked(X, y, gene_scale="standardized")
+    assert now.result.extra["graph"]["gene_scale"] == "standardized"
+    assert np.array_equal(now.scores, before.scores, equal_nan=True)
+
+
+def test_the_scale_through_the_command_line(tmp_path, capsys):
+    """``ssfs rank --param gene_scale=as_is`` reports the scale in its JSON line's fit; a value that is
+    not a scale is refused in one line before the data are read."""
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    X, cls, _ = modules_microarray(0)
+    y = ten_per_class(cls, 0)
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
+    assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", "--param", "gene_scale=as_is",
+                 "-o", str(tmp_path / "ranking.tsv")]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"]["gene_scale"] == "as_is"
+    assert main(["rank", str(tmp_path / "missing.csv"), "--label-column", "label", "--param", "gene_scale=raw"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "gene_scale" in err[0] and "raw" in err[0]
