@@ -315,12 +315,9 @@ def test_few_samples_partly_labeled_take_propagate_alone_and_the_full_ranking_be
     assert committee <= 0.2 and modules.size >= 20 and not np.isin(modules, sim.markers).any()
 
 
-def test_resamples_ranked_without_labels_select_nothing():
-    """Gaussian arrays with modules at 100 samples, 3 labels per class, split between the halves:
-    propagate ranks all 20 halves without labels (1-2 per class). Those select nothing, so there
-    is no list (it was 49, 46 of them module genes) and the consensus order is propagate's ranking
-    of all samples: 74 of the 90 markers in the top 90 (0.489 before). The verdict says why. Graphs on
-    standardised genes (session 29's default also reads them in their units: then a list, the next test)."""
+def _modules_at_100_samples(params=None):
+    """(simulation, AnnData, selection summary): the planted microarray at 100 samples, 3 labels per
+    class, selected by ``ssfs.tl.select_stable`` with its defaults and ``params``."""
     import anndata as ad
 
     from ssfs.simulate import get_scenario
@@ -333,8 +330,17 @@ def test_resamples_ranked_without_labels_select_nothing():
     a.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        select_stable(a, groupby="label", random_state=0, params={"propagate": {"gene_scale": "standardized"}})
-    info = a.uns["ssfs_selection"]
+        select_stable(a, groupby="label", random_state=0, params=params)
+    return sim, a, a.uns["ssfs_selection"]
+
+
+def test_resamples_ranked_without_labels_select_nothing():
+    """Gaussian arrays with modules at 100 samples, 3 labels per class, split between the halves:
+    propagate ranks all 20 halves without labels (1-2 per class). Those select nothing, so there
+    is no list (it was 49, 46 of them module genes) and the consensus order is propagate's ranking
+    of all samples: 74 of the 90 markers in the top 90 (0.489 before). The verdict says why. Graphs on
+    standardised genes (session 29's default also reads them in their units: then a list, the next test)."""
+    sim, a, info = _modules_at_100_samples({"propagate": {"gene_scale": "standardized"}})
     assert info["methods"] == ["propagate"] and info["labeled_resampling"] == "split"
     assert info["resamples_without_labels"] == info["label_free_resamples"]["propagate"] >= 16
     assert info["n_selected"] == 0 and (a.var["ssfs_selection_frequency"] == 0).all()
@@ -351,20 +357,7 @@ def test_a_graph_in_the_genes_units_gives_these_labels_a_list():
     """The same data with the default ``gene_scale="auto"``: the graph on the genes in their own units
     predicts 11 of the 12 held-out labels (7 on standardised genes), the propagated samples weigh 0.79,
     the labels are left out in turn, and the 4 features listed are markers (consensus order 0.844)."""
-    import anndata as ad
-
-    from ssfs.simulate import get_scenario
-    from ssfs.tl import select_stable
-
-    sc = get_scenario("microarray")
-    sim = sc.generator(rng=0, **{**sc.knobs_for(0, False), "n_samples": 100})
-    y = sc.labels(sim, "3/class", 0)
-    a = ad.AnnData(sim.X.copy())
-    a.obs["label"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        select_stable(a, groupby="label", random_state=0)
-    info = a.uns["ssfs_selection"]
+    sim, a, info = _modules_at_100_samples()
     assert info["fit"]["propagate"]["gene_scale"] == "as_is" and info["labeled_resampling"] == "rotated"
     assert round(info["fit"]["propagate"]["agreement"] * 12) == 11
     selected = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
