@@ -1,6 +1,6 @@
 """``propagate``'s gene scale (session 29): on dense values the graphs are built on standardised genes and
-on the genes in their own units, and the second is kept only when it predicts ``SCALE_LEAD_BY`` more
-held-out labels (docs/labels_that_count.md, "Shapes drawn outside ``ssfs.simulate``")."""
+on the genes in their own units, and the second is kept only when it predicts ``LEAD_BY`` (2) more of the
+same held-out labels (``labels_lead``, paired) (docs/labels_that_count.md, "Shapes drawn outside ``ssfs.simulate``")."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from scipy import sparse
 from test_labels_alone import modules_microarray, ten_per_class
 
 from ssfs import run_method
-from ssfs.methods.propagate import SCALE_LEAD_BY, gene_scales, held_out_lead
+from ssfs.methods._shared.labels_alone import LEAD_BY, labels_lead
+from ssfs.methods.propagate import gene_scales
 from ssfs.simulate import get_scenario
 
 
@@ -33,13 +34,23 @@ def test_which_scales_compete():
     assert gene_scales("as_is", counts, None, None, None) == ("as_is",)
 
 
-def test_held_out_lead_by_hand():
-    """(0.9 - 0.6) x 10 held-out labels = 3 more right; none held out: -inf."""
-    pred = np.array([0] * 10 + [-1] * 5)
-    assert held_out_lead((0.9, 0.5, pred), (0.6, 0.5, pred)) == 3.0
-    assert held_out_lead((0.6, 0.5, pred), (0.9, 0.5, pred)) == -3.0
-    assert held_out_lead((0.9, 0.5, pred), (np.nan, 0.5, np.full(15, -1))) == -np.inf
-    assert SCALE_LEAD_BY == 2
+def test_the_scale_lead_by_hand():
+    """10 of 15 labels held out: the standardised graph right on 6, the other on 9 (the same 6 and 3
+    more): 3 more right, it is kept; the other way round it is not; one more (a label each way on top)
+    is not enough; nothing held out: no lead."""
+    y = np.array([0, 1] * 7 + [0])
+    standardised = np.where(np.arange(15) < 10, y, -1)
+    standardised[6:10] = 1 - y[6:10]
+    as_is = standardised.copy()
+    as_is[6:9] = y[6:9]
+    assert labels_lead((0.6, 0.5, standardised), (0.9, 0.5, as_is), y) == (True, 3, 0)
+    assert labels_lead((0.9, 0.5, as_is), (0.6, 0.5, standardised), y) == (False, 0, 3)
+    one_more = standardised.copy()
+    one_more[6:8], one_more[0] = y[6:8], 1 - y[0]
+    assert labels_lead((0.6, 0.5, standardised), (0.7, 0.5, one_more), y) == (False, 2, 1)
+    nothing = np.full(15, -1)
+    assert labels_lead((np.nan, np.nan, nothing), (np.nan, np.nan, nothing), y) == (False, 0, 0)
+    assert LEAD_BY == 2
 
 
 def test_a_loud_class_structure_is_read_in_the_genes_units():

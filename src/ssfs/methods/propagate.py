@@ -1067,11 +1067,10 @@ def gene_scales(how: str, X, counts: CountModel | None, graph, embedding) -> tup
     """The gene scales whose graphs compete (:func:`fit_propagation`): "standardized" (every gene at
     unit variance: a gene is as loud as any other), "as_is" (the genes in X's units: a marker's extra
     variance counts, as in a log-expression array where the classes are the loudest structure), or
-    with "auto" both on dense values that are not counts, the one whose kept graph agrees better with
-    held-out labels (ties: standardised). Only one where the graphs are not built on X's values (the
-    counts' residuals, a given graph or embedding). Measured: docs/labels_that_count.md, "Shapes drawn
-    outside ``ssfs.simulate``" (40 samples x 5,000 genes, 2 classes, 3 labels per class: 0.287 -> 0.675 of
-    the markers; the real arrays within 0.01)."""
+    with "auto" both on dense values that are not counts (:func:`_kept_graph` chooses). Only one where
+    the graphs are not built on X's values (the counts' residuals, a given graph or embedding).
+    Measured: docs/labels_that_count.md, "Shapes drawn outside ``ssfs.simulate``" (40 samples x 5,000
+    genes, 2 classes, 3 labels per class: 0.287 -> 0.456 of the markers; the real arrays within 0.006)."""
     if how != "auto":
         return (how,)
     values = counts is None and graph is None and embedding is None and not count_like(X)
@@ -1081,30 +1080,18 @@ def gene_scales(how: str, X, counts: CountModel | None, graph, embedding) -> tup
 def _kept_graph(X, y, K, rows, opts, given: tuple, gene_scale: str) -> tuple[Candidate, Candidate, dict]:
     """(chosen, start, opts of its scale): the graph kept in each of the :func:`gene_scales` (``given``:
     prop, pos, graph, embedding and the dict the start graph's components go to), another scale's
-    only when its graph predicts :data:`SCALE_LEAD_BY` more held-out labels (with 6 labels, one more is
-    often chance: 40 x 2,000 heteroscedastic arrays, a graph in the genes' units right on one more held-out
-    label found 6 of 40 markers where the standardised graph found 34)."""
+    only when its graph predicts :data:`~ssfs.methods._shared.labels_alone.LEAD_BY` (2) more of the same
+    held-out labels (:func:`~ssfs.methods._shared.labels_alone.labels_lead`, paired; with 6 labels one more
+    is often chance: 40 x 2,000 heteroscedastic arrays, a graph in the genes' units right on one more
+    held-out label found 6 of 40 markers where the standardised graph found 34)."""
     prop, pos, graph, embedding, start_space = given
     chosen, start, kept = None, None, opts
     for scale in gene_scales(gene_scale, X, opts["counts"], graph, embedding):
         on = {**opts, "standardize": scale == "standardized", "graphs": {}}
         c, s = _chosen_in(X, y, K, rows, on, prop, pos, graph, embedding, start_space if chosen is None else {})
-        if chosen is None or held_out_lead(c.agreement, chosen.agreement) >= SCALE_LEAD_BY:
+        if chosen is None or labels_lead(chosen.agreement, c.agreement, y)[0]:
             chosen, start, kept = c, s, on
     return chosen, start, kept
-
-
-#: held-out labels by which another gene scale's graph must out-predict the first one's to be kept
-SCALE_LEAD_BY = 2
-
-
-def held_out_lead(agreement: tuple, than: tuple) -> float:
-    """How many more held-out labels a graph's ``agreement`` predicts right than ``than``'s (same folds;
-    -inf when either held none out)."""
-    held = int((np.asarray(than[2]) >= 0).sum())
-    if not held or not (np.isfinite(agreement[0]) and np.isfinite(than[0])):
-        return -np.inf
-    return round((agreement[0] - than[0]) * held, 6)
 
 
 def _chosen_in(X, y, K, rows, opts, prop, pos, graph, embedding, start_space) -> tuple[Candidate, Candidate]:

@@ -107,7 +107,9 @@ def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, p
 def labels_lead(propagated: tuple, alone: tuple, y: np.ndarray) -> tuple[bool, int, int]:
     """(lead, b, c): b held-out labels the labels' own features predict and the propagated samples'
     features do not, c the reverse (``propagated``, ``alone``: :func:`labels_alone_agreement` results
-    on the same labels ``y``); the labels lead when b - c >= :data:`LEAD_BY`."""
+    on the same labels ``y``); the labels lead when b - c >= :data:`LEAD_BY`. Any two held-out
+    agreements of the same labels and folds compare so (``propagate`` also weighs its graph on genes
+    in their own units against the standardised one's: ``alone`` is then the challenger)."""
     truth = np.asarray(y)[np.asarray(y) >= 0]
     pp, pa = propagated[2], alone[2]
     if len(pp) != truth.size or len(pa) != truth.size:
