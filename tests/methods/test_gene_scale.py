@@ -59,8 +59,8 @@ def test_a_loud_class_structure_is_read_in_the_genes_units():
     (0.78 against 0.45) and all 40 markers come first."""
     X, cls, marked = modules_microarray(0)
     y = ten_per_class(cls, 0)
-    before = _ranked(X, y, gene_scale="standardized")
-    now = _ranked(X, y)
+    before = _ranked(X, y, gene_scale="standardized", sample_scale="as_is")
+    now = _ranked(X, y, sample_scale="as_is")  # the samples as they are (session 29's fit; test_sample_scale.py)
     assert np.isin(before.order[:40], marked).sum() == 34
     assert now.result.extra["graph"]["gene_scale"] == "as_is"
     assert np.isin(now.order[:40], marked).all()
@@ -85,13 +85,14 @@ def _small_arrays(seed: int, hetero: bool, n=40, p=2000, markers=20, effect=1.5)
 
 def test_one_more_held_out_label_does_not_switch_the_scale():
     """Heteroscedastic genes, 6 labels (seed 4): the graph in the genes' units predicts one more
-    held-out label and would find 6 of the 40 markers; the standardised graph is kept and finds 34."""
+    held-out label and would find 4 of the 40 markers (6 before its label-free scores took turns, session
+    30); the standardised graph is kept and finds 34."""
     X, y, marked = _small_arrays(4, hetero=True)
-    as_is, now = _ranked(X, y, gene_scale="as_is"), _ranked(X, y)
-    assert np.isin(as_is.order[:40], marked).sum() == 6
+    as_is, now = _ranked(X, y, gene_scale="as_is", sample_scale="as_is"), _ranked(X, y, sample_scale="as_is")
+    assert np.isin(as_is.order[:40], marked).sum() == 4
     assert now.result.extra["graph"]["gene_scale"] == "standardized"
     assert np.isin(now.order[:40], marked).sum() == 34
-    assert np.array_equal(now.scores, _ranked(X, y, gene_scale="standardized").scores)
+    assert np.array_equal(now.scores, _ranked(X, y, gene_scale="standardized", sample_scale="as_is").scores)
 
 
 def test_counts_are_read_as_before():

@@ -365,7 +365,7 @@ def test_resamples_ranked_without_labels_select_nothing_through_the_workflow(tmp
     sc = get_scenario("microarray")
     sim = sc.generator(rng=0, **{**sc.knobs_for(0, False), "n_samples": 100})
     s = _propagate_through_workflow_and_cli(tmp_path, capsys, "modules", sim.X, sc.labels(sim, "3/class", 0), 3,
-                                            {"gene_scale": "standardized"})
+                                            {"gene_scale": "standardized", "sample_scale": "as_is"})
     assert s["resamples_without_labels"] >= 8 and s["n_selected"] == 0, s["verdict"]
 
 

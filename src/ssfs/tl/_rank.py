@@ -50,9 +50,10 @@ def rank_features(adata, method: str = "propagate", *, groupby: str | None = Non
             ``use_raw``, the ranks are among the genes of ``.raw``; genes of ``var`` that
             are not in ``.raw`` get NaN.
         ``adata.var[f"{key}_explained"]``
-            ``propagate`` on counts: True for the genes the labels' groups explain (an F test
-            of their R^2, Benjamini-Hochberg 5 %), ranked first; the others follow in turn
-            by R^2 and by the label-free score (structure the labels do not explain).
+            ``propagate`` on counts (dense X: where ``label_free_turns``): True for the genes
+            the labels' groups explain (an F test of their R^2, Benjamini-Hochberg 5 %), ranked
+            first; the others follow in turn by R^2 and by the label-free score (structure the
+            labels do not explain).
         ``adata.uns[key]``
             ``method``, ``params``, ``graph`` (which graph was used), ``random_state``,
             ``use_raw``, ``layer`` (when given), ``groupby``, ``n_labeled`` (labeled

@@ -163,11 +163,25 @@ def signal_dims(X, Z: np.ndarray) -> tuple[int, float]:
     return int(min(max(d, MIN_DIMS), Z.shape[1])), top
 
 
-def signal_embedding(X, n_pcs: int = 50, *, standardize: bool = True) -> tuple[np.ndarray, int]:
+def equal_samples(X) -> np.ndarray:
+    """Dense X with its columns centred and every sample's profile scaled to unit mean square (a sample
+    of all column means stays 0): Euclidean distances between samples are then those of their profiles'
+    correlations, and a sample whose values vary more than the others' (a noisy array) weighs as much
+    as any in a PCA. Sparse X unchanged."""
+    if sparse.issparse(X):
+        return X
+    Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
+    rms = np.sqrt(np.einsum("ij,ij->i", Xc, Xc) / max(Xc.shape[1], 1))
+    return Xc / np.where(rms > 0, rms, 1.0)[:, None]
+
+
+def signal_embedding(X, n_pcs: int = 50, *, standardize: bool = True, equal: bool = False) -> tuple[np.ndarray, int]:
     """(Z, d): PCA scores of :func:`standardized` X (of X in its own units with
-    ``standardize=False``; at most ``n_pcs``; exact where that is cheaper,
+    ``standardize=False``; with ``equal`` every sample's profile then scaled alike, :func:`equal_samples`;
+    at most ``n_pcs``; exact where that is cheaper,
     :func:`~ssfs.methods._shared.representation.signal_pca`) cut to their :func:`signal_dims`."""
     Xs = standardized(X) if standardize else X
+    Xs = equal_samples(Xs) if equal else Xs
     Z = signal_pca(Xs, n_pcs)
     d, _ = signal_dims(Xs, Z)
     return Z[:, :d], d

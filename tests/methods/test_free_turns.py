@@ -1,0 +1,88 @@
+"""``propagate`` on dense arrays (session 30): the label-free scores take turns with the R^2 where their
+best features predict at least as many held-out labels as those the R^2 follows (``free_turns``;
+docs/labels_that_count.md, "The label-free scores in turn on dense arrays")."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from test_gene_scale import _ranked, _small_arrays
+
+from ssfs.methods._shared.labels_alone import GENES, labels_alone_agreement
+from ssfs.methods._shared.signal import canonical_rows, standardized
+from ssfs.methods.propagate import free_turns
+
+
+def _two_classes(seed=0, n=30, p=200, strong=50):
+    """n samples of 2 classes, the first ``strong`` features 3 sd apart between them; 6 labels per class."""
+    rng = np.random.default_rng(seed)
+    cls = np.arange(n) % 2
+    X = rng.normal(size=(n, p))
+    X[cls == 1, :strong] += 3.0
+    y = np.full(n, -1)
+    y[:12] = cls[:12]
+    return X, y
+
+
+def test_the_turn_by_hand():
+    """12 labels, 2 classes 3 sd apart on 50 features. The label-free scores pointing at them predict every
+    held-out label; against an R^2 whose features predict 9 of the 12 (the last 3 wrong) that is 3 more and
+    none fewer: (True, 3, 0). Against features right on all 12 it is a tie, the hedge is taken: (True, 0, 0).
+    Label-free scores pointing at noise predict fewer: no turns, c the held-out labels they miss."""
+    X, y = _two_classes()
+    pos = canonical_rows(standardized(X))
+    truth = y[y >= 0]
+    on_markers = np.r_[np.ones(GENES), np.zeros(X.shape[1] - GENES)]
+    assert labels_alone_agreement(X, y, 2, features=np.arange(GENES), positions=pos, folds=3)[0] == 1.0
+    nine = truth.copy()
+    nine[-3:] = 1 - truth[-3:]
+    assert free_turns(X, y, 2, on_markers, (0.75, 0.5, nine), pos) == (True, 3, 0)
+    assert free_turns(X, y, 2, on_markers, (1.0, 0.5, truth.copy()), pos) == (True, 0, 0)
+    on_noise = on_markers[::-1].copy()
+    noise = labels_alone_agreement(X, y, 2, features=np.argsort(-on_noise, kind="stable")[:GENES], positions=pos,
+                                   folds=3)
+    missed = int((noise[2] != truth).sum())
+    assert missed >= 3
+    assert free_turns(X, y, 2, on_noise, (1.0, 0.5, truth.copy()), pos) == (False, 0, missed)
+
+
+def test_small_arrays_take_the_label_free_order_in_turn():
+    """40 samples x 2,000 equal-noise genes, 2 classes x 20 markers, 3 labels per class (seeds 2 and 3):
+    the R^2 alone finds 17 and 26 of the 40 markers, with the label-free scores in turn 27 and 32."""
+    for seed, before, now in ((2, 17, 27), (3, 26, 32)):
+        X, y, marked = _small_arrays(seed, hetero=False)
+        r2, ranked = _ranked(X, y, unexplained="r2"), _ranked(X, y)
+        assert ranked.result.extra["graph"]["label_free_turns"] is True
+        assert not r2.result.extra["graph"]["label_free_turns"]
+        assert np.isin(r2.order[:40], marked).sum() == before
+        assert np.isin(ranked.order[:40], marked).sum() == now
+
+
+def test_heteroscedastic_arrays_keep_the_r2():
+    """Genes of very different noise (the label-free scores then follow the loudest genes, not the classes;
+    seeds 0-2): their features predict fewer held-out labels, the R^2 order is kept bit for bit."""
+    for seed in range(3):
+        X, y, _ = _small_arrays(seed, hetero=True)
+        ranked = _ranked(X, y)
+        assert ranked.result.extra["graph"]["label_free_turns"] is False
+        assert np.array_equal(ranked.scores, _ranked(X, y, unexplained="r2").scores, equal_nan=True)
+
+
+def test_the_turn_through_the_command_line(tmp_path, capsys):
+    """``ssfs rank`` reports ``label_free_turns`` in its JSON line's fit; ``--param unexplained=r2`` keeps
+    the R^2 order."""
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    X, y, _ = _small_arrays(2, hetero=False)
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, np.where(y == 1, "case", "control"), ""))
+    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
+    fits = []
+    for extra in ([], ["--param", "unexplained=r2"]):
+        assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", *extra,
+                     "-o", str(tmp_path / "ranking.tsv")]) == 0
+        fits.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"])
+    assert fits[0]["label_free_turns"] is True and fits[1]["label_free_turns"] is False
