@@ -12,8 +12,8 @@ import pytest
 from scipy import sparse
 from test_gene_scale import _ranked
 
-from ssfs.methods._shared.signal import equal_samples
-from ssfs.methods.propagate import graph_scales
+from ssfs.methods._shared.signal import equal_samples, standardized
+from ssfs.methods.propagate import graph_scales, unequal_samples
 
 
 def test_equal_samples_by_hand():
@@ -29,7 +29,8 @@ def test_equal_samples_by_hand():
 def test_which_scales_compete():
     """Dense values: both gene scales with the samples as they are, then both with the samples scaled
     alike; counts, a given graph or embedding: one pair; a scale given is the only one of its kind."""
-    dense = np.random.default_rng(0).normal(size=(20, 5))
+    dense = np.random.default_rng(0).normal(size=(20, 50))
+    dense[0] *= 4.0  # a noisy array
     counts = np.random.default_rng(0).poisson(0.5, size=(200, 300)).astype(float)
     assert graph_scales("auto", "auto", dense, None, None, None) == [
         ("standardized", "as_is"), ("as_is", "as_is"), ("standardized", "equal"), ("as_is", "equal")]
@@ -37,6 +38,24 @@ def test_which_scales_compete():
     assert graph_scales("standardized", "equal", dense, None, None, None) == [("standardized", "equal")]
     assert graph_scales("auto", "auto", counts, None, None, None) == [("standardized", "as_is")]
     assert graph_scales("auto", "auto", dense, None, sparse.eye(20), None) == [("standardized", "as_is")]
+    assert graph_scales("auto", "auto", dense[1:], None, None, None) == [("standardized", "as_is"), ("as_is", "as_is")]
+
+
+def test_which_samples_are_unequal():
+    """Unit noise on 2,000 genes: every sample's loudness within 1.1 of the median's; one sample's values
+    1.2x as spread: unequal. On 50 genes sampling alone spreads the loudness (the bar is 1 + 4 / sqrt(100)
+    = 1.4): 1.2x is not unequal there, 2x is."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2000))
+    assert not unequal_samples(X)
+    X[0] *= 1.2
+    assert unequal_samples(X)
+    few = rng.normal(size=(200, 50))
+    few[0] = 1.2 * few[0] / np.sqrt(np.mean(standardized(few)[0] ** 2))
+    assert not unequal_samples(few)
+    few[0] *= 2.0
+    assert unequal_samples(few)
+    assert not unequal_samples(sparse.csr_matrix(X))
 
 
 def outlying_arrays(seed: int, n=300, p=2000, k=4, per=10, effect=1.5, share=0.05):
