@@ -116,6 +116,46 @@ def test_select_reps_marks_the_first_call_of_the_process(tmp_path):
     assert t["first_call"].tolist() == [True, False, False] and (t["seconds"] > 0).all()
 
 
+def test_select_reps_record_each_fit(tmp_path):
+    """Benchmark mode: a method that propagates labels records every repetition's graph diagnostics in
+    its timing row (``fit``, JSON; read into runtime.tsv by ``read_timings``), those of its fit on that
+    repetition's training part; a method that propagates none records ''."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from ssfs.io.h5ad import read_prepared
+    from ssfs.report.build import read_timings
+    from ssfs.runner import MethodConfig, run_method
+    from ssfs.workflow.config import load_schema, validate_config
+    from ssfs.workflow.pipeline import _select_rng, _training, run_constraints, run_prepare, run_select_batch, run_split
+
+    repo = Path(__file__).resolve().parents[2]
+    cfg = validate_config(yaml.safe_load((repo / "config/config.yaml").read_text()),
+                          load_schema(repo / "workflow/schemas/config.schema.yaml"))
+    prepared = tmp_path / "wine.h5ad"
+    run_prepare(dataset="wine", entry=cfg["datasets"]["wine"], data_dir=tmp_path, prepared=prepared)
+    reps = [0, 1]
+    f = {k: [tmp_path / f"{k}{r}.{ext}" for r in reps] for k, ext in [("split", "json"), ("cons", "tsv")]}
+    run_split(prepared=prepared, splits=f["split"], sup=cfg["supervision"], seed=0, dataset="wine", reps=reps)
+    run_constraints(prepared=prepared, splits=f["split"], constraints=f["cons"], sup=cfg["supervision"], seed=0,
+                    dataset="wine", reps=reps)
+    methods = {"fisher": cfg["methods"]["fisher"], "propagate": {"method": "propagate", "params": {}}}
+    timing = [tmp_path / f"{m}{r}.time.tsv" for m in methods for r in reps]
+    run_select_batch(prepared=prepared, splits=f["split"], constraints=f["cons"], timing=timing,
+                     rankings=[tmp_path / f"{m}{r}.tsv" for m in methods for r in reps], methods=methods, seed=0,
+                     dataset="wine", variant="base", reps=reps)
+    t = read_timings(timing).set_index(["method", "rep"])
+    assert (t.loc["fisher", "fit"] == "").all()
+    settings = MethodConfig("propagate", "propagate", {})
+    for r in reps:
+        Xtr, ytr, cons, params = _training(read_prepared(prepared), f["split"][r], f["cons"][r], settings)
+        direct = run_method("propagate", Xtr, ytr, cons, rng=_select_rng(0, "wine", settings, r), **params)
+        fit = json.loads(t.loc[("propagate", r), "fit"])
+        assert fit == direct.result.fit_summary() and {"gene_scale", "sample_scale", "agreement"} <= set(fit)
+
+
 def test_default_run_repetitions_let_the_wilcoxon_test_decide():
     from pathlib import Path
 

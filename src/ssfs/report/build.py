@@ -77,7 +77,8 @@ def read_timings(paths) -> pd.DataFrame:
     (``{dataset}/{variant}/timing/{method}/{rep}.tsv``), each carrying its own ``dataset``,
     ``variant`` and ``method`` columns; ``first_call``: the run was the first selection of its
     process (files without the column: the first repetition of each dataset, variant and
-    method). Files of an older ssfs without the key columns are refused with their path."""
+    method); ``fit``: the run's graph diagnostics as JSON ('' when it has none or the file predates
+    them). Files of an older ssfs without the key columns are refused with their path."""
     # one table parsed at once (pandas costs 3 ms a file: 180 files took 0.3 s)
     by_header: dict[str, list[str]] = {}
     for p in paths:
@@ -87,7 +88,7 @@ def read_timings(paths) -> pd.DataFrame:
             raise InputError(f"timing file {p} lacks column(s) {', '.join(missing)} (written by an older ssfs): "
                              "delete the results' timing folders and rerun")
         by_header.setdefault("\t".join(rows[0]), []).extend("\t".join(r) for r in rows[1:])
-    cols = KEYS + ["rep", "seconds", "peak_mb", "first_call"]
+    cols = KEYS + ["rep", "seconds", "peak_mb", "first_call", "fit"]
     if not by_header:
         return pd.DataFrame(columns=cols)
     out = pd.concat([pd.read_csv(io.StringIO("\n".join([h, *body])), sep="\t", dtype={k: str for k in KEYS})
@@ -95,6 +96,7 @@ def read_timings(paths) -> pd.DataFrame:
     first = out["rep"] == out.groupby(KEYS)["rep"].transform("min")
     out["first_call"] = out["first_call"].fillna(first) if "first_call" in out else first
     out["first_call"] = out["first_call"].astype(bool)
+    out["fit"] = out["fit"].fillna("").astype(str) if "fit" in out else ""
     return out[cols]
 
 

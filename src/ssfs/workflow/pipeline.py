@@ -130,13 +130,17 @@ def _timed(fn):
     return out, seconds, pm.mib
 
 
-def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_call: bool = True) -> None:
+def _write_timing(key: dict, rep: int, seconds: float, peak: float, out, first_call: bool = True,
+                  fit: dict | None = None) -> None:
     """One selection run's timing row; ``first_call``: the first selection of its process,
     whose time includes the one-off costs (lazy imports, JIT compilation, BLAS thread
     start-up) that the report shows apart from the median of the other runs. ``key``: the run's
-    ``dataset``, ``variant`` and ``method`` (the file carries its own keys)."""
+    ``dataset``, ``variant`` and ``method`` (the file carries its own keys); ``fit``: the run's graph
+    diagnostics (:meth:`ssfs.registry.SelectionResult.fit_summary`, JSON in the ``fit`` column; ''
+    for a method that propagates no labels)."""
     write_checked_tsv(pd.DataFrame({**{k: [v] for k, v in key.items()}, "rep": [rep], "seconds": [seconds],
-                                    "peak_mb": [peak], "first_call": [bool(first_call)]}), out)
+                                    "peak_mb": [peak], "first_call": [bool(first_call)],
+                                    "fit": [json.dumps(fit, sort_keys=True) if fit else ""]}), out)
 
 
 def by_method(files, methods) -> dict[str, list[str]]:
@@ -186,9 +190,9 @@ def run_select_reps(data: Prepared, *, splits: list, constraints: list, settings
     todo = track(jobs, f"{settings.label} on {dataset}: repetitions", total=len(reps))
     for i, (rep, sp, cp, out, tout) in enumerate(todo):
         call = dict(split=sp, constraints=cp, ranking=out, settings=settings, seed=seed, dataset=dataset, rep=rep)
-        _, seconds, peak = _timed(lambda: run_select(data, **call))  # noqa: B023 - called at once
+        fit, seconds, peak = _timed(lambda: run_select(data, **call))  # noqa: B023 - called at once
         _write_timing({"dataset": dataset, "variant": variant, "method": settings.label}, rep, seconds, peak, tout,
-                      first_call=i == 0)
+                      first_call=i == 0, fit=fit)
 
 
 def _training(data: Prepared, split_path, constraints_path, settings: MethodConfig):
@@ -216,8 +220,9 @@ def _select_rng(seed: int, dataset: str, settings: MethodConfig, rep: int):
 
 
 def run_select(data: Prepared, *, split, constraints, ranking, settings: MethodConfig, seed: int, dataset: str,
-               rep: int) -> None:
-    """One configured method on the training part of one repetition; writes its ranking.
+               rep: int) -> dict:
+    """One configured method on the training part of one repetition; writes its ranking and returns
+    its fit's graph diagnostics ({} for a method that propagates no labels).
 
     The ranking's ``index`` column indexes the dataset's features. Extraction methods
     (PCA, SSDR) also write the components of every sample (fitted on the training
@@ -227,6 +232,8 @@ def run_select(data: Prepared, *, split, constraints, ranking, settings: MethodC
     _check_supervision(settings, ytr, dataset)
     ranked = run_method(settings.method, Xtr, ytr, cons, rng=_select_rng(seed, dataset, settings, rep), **params)
     _write_ranked(ranked, data, ranking)
+    summary = getattr(ranked.result, "fit_summary", None)
+    return summary() if summary is not None else {}
 
 
 def _write_ranked(ranked, data: Prepared, out) -> None:
