@@ -90,6 +90,16 @@ def test_noisy_arrays_do_not_own_the_graph():
         assert np.isin(ranked.order[:40], marked).all()
 
 
+def test_label_free_scores_on_noisy_arrays():
+    """No labels (the label-free scores): on the samples as they are the noisy arrays' components rank
+    3, 1 and 3 of the 40 markers first; on samples scaled alike 40, 40 and 39 (seeds 0-2)."""
+    for seed, before, now in ((0, 3, 40), (1, 1, 40), (2, 3, 39)):
+        X, y, marked = outlying_arrays(seed)
+        none = np.full_like(y, -1)
+        assert np.isin(_ranked(X, none, sample_scale="as_is").order[:40], marked).sum() == before
+        assert np.isin(_ranked(X, none).order[:40], marked).sum() == now
+
+
 def test_samples_of_equal_loudness_keep_one_sample_scale():
     """Unit noise on every sample (a sample's loudness within 1.1 of the median): the graphs on samples
     scaled alike do not compete, and "auto" gives the "as_is" fit bit for bit."""

@@ -564,7 +564,7 @@ def resolved_label_free(how: str, counts: bool, space: str = "auto") -> str:
 
 
 def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
-                      embedding=None, space: str = "auto") -> tuple[np.ndarray, int]:
+                      embedding=None, space: str = "auto", samples: str = "auto") -> tuple[np.ndarray, int]:
     """(scores, signal dimensions) without labels. ``"span"``: every feature's share of variance
     in the span of the signal components of X (columns standardised when dense: the former
     score). ``"signal"``: the signal components of X in its own units (its genes' variances count,
@@ -579,7 +579,11 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     own shared variance there (:func:`residual_scores`); ``"moran"``: Moran's I of the values
     (session 15's); dense X as ``"signal"``. ``"clusters"``: the variance explained by k-means groups
     of the same components, in turn with the autocorrelation (:func:`cluster_scores`); ``"auto"``:
-    :func:`resolved_label_free`. ``batch``: every variance within batches."""
+    :func:`resolved_label_free`. ``batch``: every variance within batches. ``samples`` (dense X,
+    "signal" and "span"): the components of every sample's profile scaled alike ("equal",
+    :func:`~ssfs.methods._shared.signal.equal_samples`), of the samples as they are ("as_is"), or with
+    "auto" scaled alike where :func:`unequal_samples` (5 % outlying samples: 0.044 -> 0.963 of the markers;
+    docs/labels_that_count.md, "Samples scaled alike")."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
@@ -591,7 +595,8 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     if how in AUTOCORRELATION and counts:
         return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how,
                                       residuals=space != "values" and how == "autocorrelation")
-    Z, d = signal_embedding(X, n_pcs, standardize=how == "span")
+    equal = not counts and (samples == "equal" or (samples == "auto" and unequal_samples(X)))
+    Z, d = signal_embedding(X, n_pcs, standardize=how == "span", equal=equal)
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
@@ -763,9 +768,10 @@ def _residual_autocorrelation(model: CountModel, W, batch) -> np.ndarray:
     return residual_autocorrelation(C, W, model.theta, batch, of_part)[group]
 
 
-def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None), space: str = "auto") -> Propagation:
+def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, None), space: str = "auto",
+                samples: str = "auto") -> Propagation:
     """The model without labels: :func:`label_free_scores` (``given``: the graph and embedding)."""
-    scores, d = label_free_scores(X, n_pcs, how, batch, *given, space=space)
+    scores, d = label_free_scores(X, n_pcs, how, batch, *given, space=space, samples=samples)
     counts = count_like(X)
     how = resolved_label_free(how, counts, space)
     grouped = how == "clusters"
@@ -832,12 +838,12 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     batch = batch_codes(batch, y.size, "propagate: batch", MethodError)
     if batch is not None and np.unique(batch).size < 2:
         batch = None  # one batch is no batch, bit for bit
-    if np.unique(y[lab]).size < 2:
-        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
-                           (graph, embedding), space)
-    K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     _check_choices(gene_choice=gene_choice, unexplained=unexplained, explained=explained, per_class=per_class,
                    graph_free=graph_free, gene_scale=gene_scale, sample_scale=sample_scale)
+    if np.unique(y[lab]).size < 2:
+        return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
+                           (graph, embedding), space, sample_scale)
+    K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
@@ -855,7 +861,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     if w_propagated <= 0.0 and unchecked(y):
         return _label_free(X, n_pcs, label_free, "one label per class and nothing says the graph carries the "
                                                  "classes (the propagated samples count 0): the labels alone rank "
-                                                 "nothing; label-free scores", batch, (graph, embedding), space)
+                                                 "nothing; label-free scores", batch, (graph, embedding), space,
+                           sample_scale)
     weight = np.where(lab, seed, np.where(groups < K, w_propagated, w_unreached))
     note = _graph_note(start, chosen, int(lab.sum()), lead)
     model = _model(X, y, K, groups, weight, classes, chosen, start, note, batch)
@@ -874,7 +881,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         ahead = () if data is None else _data_tiers(model, X, data, groups, y, batch)
         model.scores = with_unexplained(model.scores, free, model.explained, ahead)
     elif unexplained == "interleave" and ranked_by is not None:
-        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space)[0]
+        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space, sample_scale)[0]
         model.free_turns = free_turns(X, y, K, free, ranked_by, pos, batch)
         if model.free_turns[0]:
             model.explained = _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping))
@@ -997,7 +1004,7 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
 
 
 def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z,
-                       space="auto") -> tuple[np.ndarray, DataGroups | None]:
+                       space="auto", samples="auto") -> tuple[np.ndarray, DataGroups | None]:
     """The label-free scores a fit with labels interleaves (:func:`with_unexplained`) and the data's
     own groups (``"clusters"``, :func:`cluster_parts`, their rows of all samples; else None), on the
     samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
@@ -1013,7 +1020,7 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
         if rows is not None and graph is None:  # the groups' rows, of all samples
             data = data._replace(rows=rows if data.rows is None else rows[data.rows])
         return data.scores, data
-    return label_free_scores(X, n_pcs, how, batch, graph, embedding, space)[0], None
+    return label_free_scores(X, n_pcs, how, batch, graph, embedding, space, samples)[0], None
 
 
 def _data_tiers(model: Propagation, X, data: DataGroups, groups, y, batch) -> tuple:
