@@ -12,6 +12,7 @@ import pytest
 from scipy import sparse
 from test_gene_scale import _ranked
 
+from ssfs import run_method
 from ssfs.methods._shared.signal import equal_samples, standardized
 from ssfs.methods.propagate import graph_scales, unequal_samples
 
@@ -90,6 +91,21 @@ def test_noisy_arrays_do_not_own_the_graph():
         assert np.isin(ranked.order[:40], marked).all()
 
 
+def test_the_noisy_arrays_are_named():
+    """Seed 0's 10 noisy arrays (4x the noise): the fit keeps the graph on samples scaled alike, names
+    exactly those rows (``extra["outlying_samples"]``, their count in the fit) and warns in one line."""
+    X, y, _ = outlying_arrays(0)
+    rng = np.random.default_rng(0)  # outlying_arrays' draws, in its order: classes, noise, the noisy rows
+    rng.permutation(300), rng.normal(size=(300, 2000))
+    noisy = np.flatnonzero(rng.random(300) < 0.05)
+    with pytest.warns(UserWarning, match=r"10 samples are much louder or quieter than the median one \(noisy or "
+                                         r"failed arrays\? extra\['outlying_samples'\] names them\)"):
+        ranked = run_method("propagate", X, y, rng=0)
+    assert np.array_equal(ranked.result.extra["outlying_samples"], noisy) and noisy.size == 10
+    assert ranked.result.fit_summary()["outlying_samples"] == 10
+    assert _ranked(X, y, sample_scale="as_is").result.extra["outlying_samples"].size == 0
+
+
 def test_label_free_scores_on_noisy_arrays():
     """No labels (the label-free scores): on the samples as they are the noisy arrays' components rank
     3, 1 and 3 of the 40 markers first; on samples scaled alike 40, 40 and 39 (seeds 0-2)."""
@@ -110,8 +126,8 @@ def test_samples_of_equal_loudness_keep_one_sample_scale():
 
 
 def test_the_sample_scale_through_the_command_line(tmp_path, capsys):
-    """``ssfs rank`` reports the sample scale in its JSON line's fit; a value that is not a scale is
-    refused in one line before the data are read."""
+    """``ssfs rank`` reports the sample scale and the noisy arrays' count in its JSON line's fit, and warns
+    in one line; a value that is not a scale is refused in one line before the data are read."""
     import pandas as pd
 
     from ssfs.cli import main
@@ -122,7 +138,11 @@ def test_the_sample_scale_through_the_command_line(tmp_path, capsys):
     frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
     assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label",
                  "-o", str(tmp_path / "ranking.tsv")]) == 0
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"]["sample_scale"] == "equal"
+    captured = capsys.readouterr()
+    fit = json.loads(captured.out.strip().splitlines()[-1])["fit"]
+    assert fit["sample_scale"] == "equal" and fit["outlying_samples"] == 10
+    named = [line for line in captured.err.splitlines() if "much louder or quieter" in line]
+    assert len(named) == 1 and named[0].startswith("ssfs: warning: propagate: 10 samples")
     assert main(["rank", str(tmp_path / "missing.csv"), "--label-column", "label", "--param", "sample_scale=rows"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "sample_scale" in err[0] and "rows" in err[0]
@@ -131,7 +151,6 @@ def test_the_sample_scale_through_the_command_line(tmp_path, capsys):
 @pytest.mark.parametrize("bad", ["rows", 1])
 def test_a_bad_sample_scale_is_refused(bad):
     """The registry refuses a sample scale that is not one of its options, in one line."""
-    from ssfs import run_method
     from ssfs.errors import SSFSError
 
     X, y, _ = outlying_arrays(0, n=40, p=50)

@@ -147,6 +147,9 @@ class Propagation:
     gene_scale: str = "standardized"
     #: the scale of the samples the kept graph was built on (:func:`graph_scales`)
     sample_scale: str = "as_is"
+    #: the samples much louder or quieter than the others, when the kept graph scaled them alike
+    #: (:func:`outlying_samples`)
+    outlying: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: (turns, b, c) of dense X: whether the label-free scores were taken in turn with the R^2 (:func:`free_turns`)
     free_turns: tuple = (False, 0, 0)
 
@@ -154,13 +157,13 @@ class Propagation:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
                 "explained": self.explained, "unseen": self.unseen, "unseen_sizes": list(self.unseen_sizes),
-                "unseen_cells": self.unseen_cells,
+                "unseen_cells": self.unseen_cells, "outlying_samples": self.outlying,
                 "graph": {"chosen": self.chosen, "agreement": self.agreement, "chance": self.chance,
                           "start_agreement": self.start_agreement, "signal_dims": self.dims,
                           "propagated_weight": self.propagated_weight, "graph_free": self.graph_free,
                           "labels_lead": bool(self.labels_alone[0]), "labels_alone_beyond": int(self.labels_alone[1]),
                           "labels_alone_behind": int(self.labels_alone[2]), "gene_scale": self.gene_scale,
-                          "sample_scale": self.sample_scale,
+                          "sample_scale": self.sample_scale, "outlying_samples": int(self.outlying.size),
                           "label_free_turns": bool(self.free_turns[0])},
                 "note": self.note}
 
@@ -869,6 +872,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     model.propagated_weight, model.labels_alone = w_propagated, lead
     model.gene_scale = "standardized" if opts["standardize"] else "as_is"
     model.sample_scale = "equal" if opts.get("equal") else "as_is"
+    model.outlying = outlying_samples(X) if opts.get("equal") else np.zeros(0, dtype=np.int64)
     grouping = functools.partial(_weighted_groups, y, K, prop, floor, seed, (w_propagated, w_unreached),
                                  X if unreached else None)  # the groups and weights this fit gives on another graph
     if unexplained == "interleave" and count_like(X):
@@ -937,13 +941,15 @@ def _graph_note(start: Candidate, chosen: Candidate, n_labeled: int, lead: tuple
 
 
 def _judged_groups(X, y, K: int, chosen: Candidate, how: tuple, pos, batch, judge: bool = True):
-    """(groups, seed, lead): the final groups of the kept graph, every sample's seed weight and
-    whether the labels lead. Seeds: 1, and 0.5 for a label the graph's held-out prediction
-    contradicts. ``how``: (prop, floor, unreached) of :func:`_groups` (``unreached``: the parts of a
-    type nobody labeled joined, :func:`joined_unreached`). The labels lead when the features their
-    own R^2 picks predict the held-out labels better than those the propagated samples' groups
-    explain (:mod:`ssfs.methods._shared.labels_alone`; same folds); the seeds are then all 1 (a graph
-    whose samples the labels beat does not judge them) and the groups spread again. ``judge`` False
+    """(groups, seed, lead, ranked_by): the final groups of the kept graph, every sample's seed weight,
+    whether the labels lead and the held-out agreement of the features the R^2 then follows (the labels'
+    own when they lead, else the propagated samples'; None without ``judge``: :func:`free_turns`).
+    Seeds: 1, and 0.5 for a label the graph's held-out prediction contradicts. ``how``: (prop, floor,
+    unreached) of :func:`_groups` (``unreached``: the parts of a type nobody labeled joined,
+    :func:`joined_unreached`). The labels lead when the features their own R^2 picks predict the
+    held-out labels better than those the propagated samples' groups explain
+    (:mod:`ssfs.methods._shared.labels_alone`; same folds); the seeds are then all 1 (a graph whose
+    samples the labels beat does not judge them) and the groups spread again. ``judge`` False
     (``weighting="coherence"``, the former weighting; counts, whose residual graphs are judged by the
     tiers of :func:`with_unexplained` and where a discriminant of 2-3 log-count labels per class is
     noise: counts_varied seed 2 at 3 per class, 0.06 and 0.11 of the held-out labels, where the graph
@@ -1153,6 +1159,15 @@ def graph_scales(gene_scale: str, sample_scale: str, X, counts: CountModel | Non
 EQUAL_SPREAD = 1.1
 
 
+def loudness(X) -> np.ndarray:
+    """Every sample's loudness: the root mean square of its standardised profile over the median
+    sample's (1 = as loud; dense X)."""
+    Xs = standardized(X)
+    rms = np.sqrt(np.einsum("ij,ij->i", Xs, Xs) / max(Xs.shape[1], 1))
+    mid = float(np.median(rms))
+    return rms / mid if mid > 0 else np.ones(rms.size)
+
+
 def unequal_samples(X) -> bool:
     """Whether a sample of dense X is louder or quieter than the median one (the root mean square of
     its standardised profile) by a factor beyond :data:`EQUAL_SPREAD` and beyond 4 standard errors of
@@ -1160,13 +1175,15 @@ def unequal_samples(X) -> bool:
     it). Pure noise on 2,000 genes spreads 1.03-1.04, the real arrays of ../shared 1.13-3.5 (lung_small's
     325 genes: 1.23 against 1.16), an array with 4x the noise 3.9. Below that, scaling the samples
     alike changes the graph little, and its chains are not worth their cost."""
-    if sparse.issparse(X):
-        return False
-    Xs = standardized(X)
-    rms = np.sqrt(np.einsum("ij,ij->i", Xs, Xs) / max(Xs.shape[1], 1))
-    mid = float(np.median(rms))
-    factor = max(EQUAL_SPREAD, 1.0 + 4.0 / np.sqrt(2.0 * max(Xs.shape[1], 1)))
-    return mid > 0 and bool(rms.max() > factor * mid or rms.min() * factor < mid)
+    return not sparse.issparse(X) and outlying_samples(X).size > 0
+
+
+def outlying_samples(X) -> np.ndarray:
+    """The samples of dense X louder or quieter than the median one beyond :func:`unequal_samples`'s bar
+    (:func:`loudness`), in order."""
+    loud = loudness(X)
+    factor = max(EQUAL_SPREAD, 1.0 + 4.0 / np.sqrt(2.0 * max(X.shape[1], 1)))
+    return np.flatnonzero((loud > factor) | (loud * factor < 1.0))
 
 
 def _kept_graph(X, y, K, rows, opts, given: tuple, gene_scale: str) -> tuple[Candidate, Candidate, dict]:
@@ -1502,6 +1519,11 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append(f"the data separate {what} of {sizes} samples that no labeled class's group matches (a type "
                      f"nobody labeled?): {'their' if many else 'its'} {int(model.unseen.sum())} features rank right "
                      "after those the labels explain (extra['unseen'], its samples extra['unseen_cells'])")
+    if model.outlying.size:  # no row numbers: a resample's rows are not the data's (selection mode)
+        many = model.outlying.size > 1
+        notes.append(f"{model.outlying.size} sample{'s are' if many else ' is'} much louder or quieter than the median "
+                     "one (noisy or failed arrays? extra['outlying_samples'] names them): the graph kept compares "
+                     "samples by their profiles' correlation (sample_scale='equal')")
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "
