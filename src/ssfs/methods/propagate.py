@@ -85,7 +85,7 @@ from ._shared.propagation import (
     unreached_groups,
 )
 from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding, residual_variance
-from ._shared.signal import canonical_rows, signal_embedding, standardized
+from ._shared.signal import canonical_rows, loudness, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
 FOLDS = 3
@@ -1157,15 +1157,6 @@ def graph_scales(gene_scale: str, sample_scale: str, X, counts: CountModel | Non
 #: how much louder or quieter than the median sample (root mean square of its standardised profile) a
 #: sample must be for the graphs on samples scaled alike to compete (:func:`unequal_samples`)
 EQUAL_SPREAD = 1.1
-
-
-def loudness(X) -> np.ndarray:
-    """Every sample's loudness: the root mean square of its standardised profile over the median
-    sample's (1 = as loud; dense X)."""
-    Xs = standardized(X)
-    rms = np.sqrt(np.einsum("ij,ij->i", Xs, Xs) / max(Xs.shape[1], 1))
-    mid = float(np.median(rms))
-    return rms / mid if mid > 0 else np.ones(rms.size)
 
 
 def unequal_samples(X) -> bool:

@@ -171,8 +171,21 @@ def equal_samples(X) -> np.ndarray:
     if sparse.issparse(X):
         return X
     Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
-    rms = np.sqrt(np.einsum("ij,ij->i", Xc, Xc) / max(Xc.shape[1], 1))
+    rms = row_rms(Xc)
     return Xc / np.where(rms > 0, rms, 1.0)[:, None]
+
+
+def row_rms(X: np.ndarray) -> np.ndarray:
+    """Every row's root mean square (dense X)."""
+    return np.sqrt(np.einsum("ij,ij->i", X, X) / max(X.shape[1], 1))
+
+
+def loudness(X) -> np.ndarray:
+    """Every sample's loudness: the root mean square of its :func:`standardized` profile over the
+    median sample's (1 = as loud; dense X)."""
+    rms = row_rms(standardized(X))
+    mid = float(np.median(rms))
+    return rms / mid if mid > 0 else np.ones(rms.size)
 
 
 def signal_embedding(X, n_pcs: int = 50, *, standardize: bool = True, equal: bool = False) -> tuple[np.ndarray, int]:
