@@ -83,8 +83,9 @@ def _dense(M) -> np.ndarray:
 def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, positions=None, folds: int = 5,
                            batch=None, genes: int = GENES) -> tuple[float, float, np.ndarray, np.ndarray]:
     """:func:`~ssfs.methods._shared.propagation.held_out_agreement` of :func:`discriminant_predict`
-    trained, in each fold, on the remaining labels of ``y``, reading ``features`` (fixed), or, when
-    None, the ``genes`` best by the training labels' R^2 (within batches with ``batch``). With
+    trained, in each fold, on the remaining labels of ``y``, reading ``features`` (fixed, or a function
+    of the fold's labels ``yy``, its held-out ones -1: features chosen without them), or, when None,
+    the ``genes`` best by the training labels' R^2 (within batches with ``batch``). With
     ``batch`` the values are the residuals about the labeled samples' batch means."""
     lab = np.flatnonzero(y >= 0)
     Xl = X[lab]
@@ -95,8 +96,10 @@ def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, p
         g = yy[lab][train]
         F = np.zeros((y.size, n_classes))
         if (~train).any():
-            cols = features if features is not None else top_by_r2(
-                Xl[train], g, genes, batch=None if codes is None else codes[train])
+            if features is None:
+                cols = top_by_r2(Xl[train], g, genes, batch=None if codes is None else codes[train])
+            else:
+                cols = features(yy) if callable(features) else features
             A = centred_in_batches(_dense(Xl[:, cols]), codes)
             F[lab[~train], discriminant_predict(A[train], g, A[~train], n_classes)] = 1.0
         return F
