@@ -296,7 +296,8 @@ def cmd_rank(args) -> int:
     info = {"method": args.method, "n_features": int(X.shape[1]), "n_labeled": class_counts(y, classes),
             "n_unlabeled": int((y < 0).sum()), "output": args.output,
             **({"batch_key": args.batch_key, "n_batches": int(np.unique(batch).size)} if batch is not None else {}),
-            **({"fit": fit} if (fit := ranked.result.fit_summary()) else {})}
+            **({"fit": fit} if (fit := ranked.result.fit_summary()) else {}),
+            **({"outlying_samples": named} if (named := ranked.result.outlying(adata.obs_names)) else {})}
     if args.output.endswith(".h5ad"):
         info.update(_populations(ranked, adata.var_names))
         _write_h5ad(args, adata, ranked, info, params)
@@ -389,7 +390,7 @@ def cmd_select(args) -> int:
     methods, rule = methods_for(sel["methods"], adata.X, params, y)
     res = stable_selection(adata.X, y, cons, methods, sel, seed=args.seed, dataset=args.name or Path(args.input).name,
                            names=np.asarray(adata.var_names), classes=classes, symbols=gene_symbols(adata),
-                           batch=batch, rule=rule)
+                           batch=batch, rule=rule, samples=np.asarray(adata.obs_names))
     out = Path(args.output)
     files = {k: out / f for k, f in SELECT_FILES.items()}
     inputs = {k: files[k] for k in ("summary", "path", "consensus")}

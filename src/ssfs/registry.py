@@ -79,6 +79,14 @@ class SelectionResult:
     transform: Callable[[Any], np.ndarray] | None = None
     extra: dict = field(default_factory=dict)
 
+    def outlying(self, sample_names=None) -> list:
+        """The samples the fit found much louder or quieter than the median one (``propagate``'s
+        ``extra["outlying_samples"]``: noisy or failed arrays): their names (``sample_names``), or their
+        row numbers without them; [] for none."""
+        rows = np.asarray(self.extra.get("outlying_samples", []) if isinstance(self.extra, dict) else [],
+                          dtype=np.int64)
+        return rows.tolist() if sample_names is None else [str(v) for v in np.asarray(sample_names)[rows]]
+
     def fit_summary(self) -> dict:
         """The graph a semi-supervised fit kept and how far its labels were trusted (``extra["graph"]``
         of ``propagate``: the graph chosen, its held-out agreement and chance, the propagated samples'

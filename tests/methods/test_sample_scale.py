@@ -6,6 +6,7 @@ scaled alike")."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -91,17 +92,24 @@ def test_noisy_arrays_do_not_own_the_graph():
         assert np.isin(ranked.order[:40], marked).all()
 
 
+def _noisy_rows(seed: int, n=300, p=2000) -> np.ndarray:
+    """The rows :func:`outlying_arrays` gives 4x the noise (its draws, in its order: classes, noise, the rows)."""
+    rng = np.random.default_rng(seed)
+    rng.permutation(n), rng.normal(size=(n, p))
+    return np.flatnonzero(rng.random(n) < 0.05)
+
+
 def test_the_noisy_arrays_are_named():
     """Seed 0's 10 noisy arrays (4x the noise): the fit keeps the graph on samples scaled alike, names
     exactly those rows (``extra["outlying_samples"]``, their count in the fit) and warns in one line."""
     X, y, _ = outlying_arrays(0)
-    rng = np.random.default_rng(0)  # outlying_arrays' draws, in its order: classes, noise, the noisy rows
-    rng.permutation(300), rng.normal(size=(300, 2000))
-    noisy = np.flatnonzero(rng.random(300) < 0.05)
+    noisy = _noisy_rows(0)
     with pytest.warns(UserWarning, match=r"10 samples are much louder or quieter than the median one \(noisy or "
-                                         r"failed arrays\? extra\['outlying_samples'\] names them\)"):
+                                         r"failed arrays\? 'outlying_samples' in the output names them\)"):
         ranked = run_method("propagate", X, y, rng=0)
     assert np.array_equal(ranked.result.extra["outlying_samples"], noisy) and noisy.size == 10
+    assert ranked.result.outlying() == noisy.tolist()
+    assert ranked.result.outlying([f"a{i}" for i in range(300)]) == [f"a{i}" for i in noisy]
     assert ranked.result.fit_summary()["outlying_samples"] == 10
     assert _ranked(X, y, sample_scale="as_is").result.extra["outlying_samples"].size == 0
 
@@ -133,14 +141,16 @@ def test_the_sample_scale_through_the_command_line(tmp_path, capsys):
     from ssfs.cli import main
 
     X, y, _ = outlying_arrays(0)
-    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])], index=[f"a{i}" for i in range(300)])
     frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
     frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
     assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label",
                  "-o", str(tmp_path / "ranking.tsv")]) == 0
     captured = capsys.readouterr()
-    fit = json.loads(captured.out.strip().splitlines()[-1])["fit"]
+    line = json.loads(captured.out.strip().splitlines()[-1])
+    fit = line["fit"]
     assert fit["sample_scale"] == "equal" and fit["outlying_samples"] == 10
+    assert line["outlying_samples"] == [f"a{i}" for i in _noisy_rows(0)]
     named = [line for line in captured.err.splitlines() if "much louder or quieter" in line]
     assert len(named) == 1 and named[0].startswith("ssfs: warning: propagate: 10 samples")
     assert main(["rank", str(tmp_path / "missing.csv"), "--label-column", "label", "--param", "sample_scale=rows"]) != 0
@@ -156,3 +166,46 @@ def test_a_bad_sample_scale_is_refused(bad):
     X, y, _ = outlying_arrays(0, n=40, p=50)
     with pytest.raises(SSFSError, match="sample_scale"):
         run_method("propagate", X, y, rng=0, sample_scale=bad)
+
+
+def test_the_analysts_answer_names_the_noisy_arrays():
+    """``ssfs.tl.select_stable`` (what ``ssfs select`` and the workflow's consensus give): 150 arrays of which
+    4 are noisy; the summary lists them by name under the method and the verdict says so in a sentence."""
+    ad = pytest.importorskip("anndata")
+    import pandas as pd
+
+    import ssfs
+
+    X, y, _ = outlying_arrays(0, n=150, p=1000)
+    a = ad.AnnData(X=X)
+    a.obs_names = [f"a{i}" for i in range(150)]
+    a.obs["dx"] = pd.Categorical(np.where(y >= 0, y.astype(str), None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.select_stable(a, groupby="dx", resamples=4, top=20, threshold=0.5)
+    info = a.uns["ssfs_selection"]
+    named = [f"a{i}" for i in _noisy_rows(0, 150, 1000)]
+    assert list(info["outlying_samples"]["propagate"]) == named and len(named) == 4
+    assert (f"propagate found 4 samples much louder or quieter than the median one ({', '.join(named)}: noisy or "
+            "failed arrays?) and compared samples by the correlation of their profiles; the summary's "
+            "outlying_samples lists them.") in info["verdict"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.rank_features(a, groupby="dx")
+    assert list(a.uns["propagate"]["outlying_samples"]) == named
+
+
+def test_the_workflow_carries_the_noisy_arrays_to_the_consensus():
+    """The selection job that ranks all samples writes the noisy arrays' rows into its rank file; the
+    consensus step reads them back and names them (a file of an earlier version has none)."""
+    from ssfs.experiment.verdict import _outlying_sentence
+    from ssfs.workflow.pipeline import _outlying
+
+    assert _outlying({"ranks": np.zeros((2, 3))}) == []
+    assert _outlying({"outlying_samples": np.array([7, 3])}) == [7, 3]
+    many = [f"s{i}" for i in range(7)]
+    assert _outlying_sentence({"outlying_samples": {"propagate": many}}) == (
+        "propagate found 7 samples much louder or quieter than the median one (s0, s1, s2, s3, s4, ...: noisy or "
+        "failed arrays?) and compared samples by the correlation of their profiles; the summary's outlying_samples "
+        "lists them.")
+    assert _outlying_sentence({}) == ""

@@ -280,6 +280,9 @@ class MethodRuns:
     populations: dict | None = None
     #: the full-data fit's graph diagnostics (:meth:`ssfs.registry.SelectionResult.fit_summary`; {} for none)
     fit: dict = field(default_factory=dict)
+    #: rows of the samples the full-data fit found much louder or quieter than the median one
+    #: (:meth:`ssfs.registry.SelectionResult.outlying`)
+    outlying: list = field(default_factory=list)
 
     def reason(self) -> str:
         """'' when every run succeeded, else why the method is left out."""
@@ -310,7 +313,8 @@ def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
     rows[:len(free)] = free
     fit = ranked.result.fit_summary() if ranked is not None else {}
     return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None)), label_free=sum(free),
-                      label_free_rows=rows, populations=populations_of(ranked), fit=fit), ranked
+                      label_free_rows=rows, populations=populations_of(ranked), fit=fit,
+                      outlying=ranked.result.outlying() if ranked is not None else []), ranked
 
 
 def populations_of(ranked) -> dict | None:
@@ -347,14 +351,15 @@ def _usable(runs: dict) -> tuple[dict, dict]:
 
 
 def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: str, symbols=None,
-                     given=None, batches: dict | None = None, rule: str = "") -> SelectionResult:
+                     given=None, batches: dict | None = None, rule: str = "", samples=None) -> SelectionResult:
     """Consensus table, summary and stability path from each method's :class:`MethodRuns`
     (label -> runs, methods in the order given), with the per-class attribution of every
     feature (:mod:`ssfs.experiment.attribution`) and the verdict (:mod:`ssfs.experiment.verdict`).
     ``y``: the labels the selection used; ``given``: the data's labels when some were hidden
     (:func:`selection_labels`), counted in the summary's ``labels_given``; ``batches``: the
     summary's record of them (:func:`batch_summary`), or None; ``rule``: how the methods were
-    chosen (:func:`methods_for`), the summary's ``methods_rule`` when not empty."""
+    chosen (:func:`methods_for`), the summary's ``methods_rule`` when not empty; ``samples``: the
+    samples' names (the summary's ``outlying_samples``; row numbers without them)."""
     ok, left = _usable(runs)
     p = X.shape[1]
     silent = without_labels(ok, y)
@@ -385,6 +390,10 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     fits = {m: r.fit for m, r in ok.items() if r.fit}
     if fits:
         s["fit"] = fits
+    outlying = {m: [str(v) for v in (r.outlying if samples is None else np.asarray(samples)[r.outlying])]
+                for m, r in ok.items() if r.outlying}
+    if outlying:
+        s["outlying_samples"] = outlying
     single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []
     if single:
         s["one_label_classes"] = [str(classes[c]) for c in single]
@@ -431,11 +440,12 @@ def _attributed(table: pd.DataFrame, X, y, classes, runs: dict) -> tuple[pd.Data
 
 
 def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset: str, names, classes,
-                     symbols=None, batch=None, rule: str = "") -> SelectionResult:
+                     symbols=None, batch=None, rule: str = "", samples=None) -> SelectionResult:
     """The whole selection mode in one process: ``methods`` maps labels to ``{"method", "params"}``,
     ``sel`` is a validated ``selection:`` config entry, ``batch`` every sample's batch (or None:
     samples compared within batches, :func:`ssfs.runner.within_batches`), ``rule`` how the methods
-    were chosen (:func:`methods_for`; kept in the summary as ``methods_rule``); returns what the
+    were chosen (:func:`methods_for`; kept in the summary as ``methods_rule``), ``samples`` the samples'
+    names (the summary's ``outlying_samples``); returns what the
     workflow writes to ``consensus.tsv``, ``summary.json`` and ``stability_path.tsv``."""
     sel = {**sel, "labeled": labeled_for(sel.get("labeled", "split"), [e["method"] for e in methods.values()])}
     labels, configs = Labels(y, classes), method_configs(methods)
@@ -446,7 +456,7 @@ def stable_selection(X, y, cons, methods: dict, sel: dict, *, seed: int, dataset
                                            classes=classes, batch=batch, ranked=first if i == 0 else None)[0]
             for i, settings in enumerate(configs)}
     return consensus_result(runs, X=X, names=names, y=y, classes=classes, sel=sel, dataset=dataset, symbols=symbols,
-                            batches=batch_summary(batch, methods, X), rule=rule)
+                            batches=batch_summary(batch, methods, X), rule=rule, samples=samples)
 
 
 def batch_summary(batch, methods: dict, X) -> dict | None:

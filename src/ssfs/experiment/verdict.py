@@ -113,7 +113,8 @@ def verdict(s: dict) -> str:
     note = s.get("note")
     return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
                                 _batch_sentence(s), _one_label_sentence(s), _populations_sentence(s),
-                                _labels_lead_sentence(s), note and note[0].upper() + note[1:] + ".") if t)
+                                _labels_lead_sentence(s), _outlying_sentence(s),
+                                note and note[0].upper() + note[1:] + ".") if t)
 
 
 def _labels_lead_sentence(s: dict) -> str:
@@ -129,6 +130,19 @@ def _labels_lead_sentence(s: dict) -> str:
         f"held-out labels that the groups' features missed, and missed {f.get('labels_alone_behind', 0)} they "
         "predicted, so the propagated samples counted 0 and its order rests on the labeled samples; more labels "
         "per class make it firmer." for m, f in led.items())
+
+
+def _outlying_sentence(s: dict, shown: int = 5) -> str:
+    """The samples a method found much louder or quieter than the median one (``propagate``'s graph on samples
+    scaled alike; ``outlying_samples``): noisy or failed arrays to look at ('' if none)."""
+    parts = []
+    for method, names in (s.get("outlying_samples") or {}).items():
+        many = len(names) > 1
+        listed = ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
+        parts.append(f"{method} found {_n(len(names), 'sample')} much louder or quieter than the median one "
+                     f"({listed}: noisy or failed arrays?) and compared samples by the correlation of their profiles; "
+                     f"the summary's outlying_samples lists {'them' if many else 'it'}")
+    return (". ".join(parts) + ".") if parts else ""
 
 
 def _populations_sentence(s: dict) -> str:

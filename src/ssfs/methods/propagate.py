@@ -1536,8 +1536,8 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
     if model.outlying.size:  # no row numbers: a resample's rows are not the data's (selection mode)
         many = model.outlying.size > 1
         notes.append(f"{model.outlying.size} sample{'s are' if many else ' is'} much louder or quieter than the median "
-                     "one (noisy or failed arrays? extra['outlying_samples'] names them): the graph kept compares "
-                     "samples by their profiles' correlation (sample_scale='equal')")
+                     "one (noisy or failed arrays? 'outlying_samples' in the output names them): the graph kept "
+                     "compares samples by their profiles' correlation (sample_scale='equal')")
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "

@@ -108,4 +108,6 @@ def _record(adata, ranked, data, labels, *, groupby, unlabeled_values, params, g
         info["unlabeled_values"] = [str(v) for v in np.atleast_1d(np.asarray(unlabeled_values, dtype=object))]
     if fit := ranked.result.fit_summary():
         info["fit"] = fit
+    if named := ranked.result.outlying(adata.obs_names):
+        info["outlying_samples"] = named
     return info

@@ -352,6 +352,8 @@ def run_selection_chunk(data: Prepared, *, ranks, settings: MethodConfig, sup: d
         arrays["membership_groups"] = np.asarray(runs.groups, dtype=str)
     if runs.fit:
         arrays["fit"] = np.asarray(json.dumps(runs.fit))
+    if runs.outlying:
+        arrays["outlying_samples"] = np.asarray(runs.outlying, dtype=np.int64)
     if runs.populations is not None:
         arrays["population_samples"] = np.asarray(runs.populations["samples"], dtype=np.int64)
         arrays["population_features"] = np.asarray(runs.populations["features"], dtype=np.int64)
@@ -407,6 +409,12 @@ def _populations(npz) -> dict | None:
     return {"samples": npz["population_samples"].tolist(), "features": npz["population_features"].tolist()}
 
 
+def _outlying(npz) -> list:
+    """The rows of the samples the full-data fit found much louder or quieter than the median one
+    (:meth:`ssfs.registry.SelectionResult.outlying`) of a method's first resample-ranks file; [] for none."""
+    return np.asarray(npz["outlying_samples"]).tolist() if "outlying_samples" in npz else []
+
+
 def _fit(npz) -> dict:
     """The full-data fit's graph diagnostics (:meth:`ssfs.registry.SelectionResult.fit_summary`) of a
     method's first resample-ranks file, {} when it has none (or is of an earlier version)."""
@@ -451,7 +459,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
         runs[label] = MethodRuns(r, np.concatenate([z["ranks"] for z in parts]),
                                  [str(f) for z in parts for f in z["failed"]], str(parts[0]["full_failed"]),
                                  *_memberships(parts[0], data.classes),
-                                 *_label_free(parts), populations=_populations(parts[0]), fit=_fit(parts[0]))
+                                 *_label_free(parts), populations=_populations(parts[0]), fit=_fit(parts[0]),
+                                 outlying=_outlying(parts[0]))
         if runs[label].resamples.shape[0] != sel["resamples"]:
             raise incomplete(ranks[label][0], f"the resample ranks of {label} hold "
                                               f"{runs[label].resamples.shape[0]} rows in all, expected "
@@ -460,7 +469,8 @@ def run_consensus(*, prepared, full: list, ranks: list, consensus, summary, sel:
     res = consensus_result(runs, X=data.X, names=data.features, y=y, classes=data.classes, sel=sel,
                            dataset=dataset, symbols=gene_symbols(data.adata), given=data.y,
                            batches=batch_summary(data.batch, used, data.X),
-                           rule=methods_for("auto", data.X, y=y)[1] if sel.get("auto") else "")
+                           rule=methods_for("auto", data.X, y=y)[1] if sel.get("auto") else "",
+                           samples=np.asarray(data.adata.obs_names))
     write_tsv(res.table, consensus)
     write_json(res.summary, summary)
     if path is not None:
