@@ -123,6 +123,15 @@ class Ranked:
 
     #: per feature, how many features share its score (1 = untied; empty without scores)
     ties: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: the order a resample's top list reads in selection mode when the method gives one
+    #: (``SelectionResult.extra["resample_scores"]``: its order without what the labels did not decide,
+    #: ``propagate``'s label-free turns); None: :attr:`order`
+    by_labels: np.ndarray | None = None
+
+    @property
+    def resample_order(self) -> np.ndarray:
+        """What selection mode ranks a resample by (:attr:`by_labels`, else :attr:`order`)."""
+        return self.order if self.by_labels is None else self.by_labels
 
     @property
     def scores(self):
@@ -366,7 +375,7 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
     # the method saw, whatever round-off residue its formula gives): the worst value,
     # so it ranks last and no ranking ever holds NaN.
     worst = -np.inf if spec.higher_is_better else np.inf
-    by_size = {}
+    by_size, by_labels = {}, None
     ties = np.zeros(0, dtype=np.int64)
     if res.scores is not None and res.scores.shape == (p,):
         const = prep.constant
@@ -384,14 +393,18 @@ def _ranked(spec: MethodSpec, out, X, ctx: dict) -> Ranked:
 
         if res.selected is None and spec.kind == "score":
             order = order_of(res.scores, bool((ties > 1).any()))
-        for t, sc in (res.extra.get("scores_by_size") or {}).items():
-            sc = np.asarray(sc, dtype=float)
-            sc = np.where(np.isnan(sc) | const, worst, sc)
+        def other_order(sc):  # another score vector of the method (EFSIS's sizes, the labels' own order)
+            nonlocal var
+            sc = np.where(np.isnan(sc) | const, worst, np.asarray(sc, dtype=float))
             tied = bool((tie_sizes(sc) > 1).any())
             if tied:  # ties elsewhere than in the main scores: all variances
                 var = tie_variance_key(X, prep.exponents, np.ones(p, dtype=bool))
-            by_size[int(t)] = order_of(sc, tied)
-    return Ranked(name, res, order, spec.higher_is_better, spec.kind, by_size, ties)
+            return order_of(sc, tied)
+
+        by_size = {int(t): other_order(sc) for t, sc in (res.extra.get("scores_by_size") or {}).items()}
+        if "resample_scores" in res.extra:
+            by_labels = other_order(res.extra["resample_scores"])
+    return Ranked(name, res, order, spec.higher_is_better, spec.kind, by_size, ties, by_labels)
 
 
 def _check_finite(spec: MethodSpec, scores, const, y) -> None:

@@ -5,6 +5,7 @@ docs/labels_that_count.md, "The label-free scores in turn on dense arrays")."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 from test_gene_scale import _ranked, _small_arrays
@@ -136,3 +137,28 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     assert model.free_turns == (True, 5, 1)
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 14
     assert fit_propagation(*_many_classes(0)[:2]).free_turns == (False, 3, 3)
+
+
+def test_a_resample_reads_the_labels_own_order():
+    """Where the label-free scores take turns (40-sample arrays, seed 2) the result keeps the R^2 scores
+    before them (``extra["resample_scores"]``), and selection mode ranks a resample by those
+    (``Ranked.resample_order``: the order of ``unexplained="r2"``): label-free features are stable from
+    resample to resample without the labels deciding them. Without turns there are none: the order itself."""
+    from ssfs.constraints import Constraints
+    from ssfs.experiment.stable_selection import resample_ranks
+    from ssfs.ranking import ranks_from_order
+    from ssfs.runner import method_configs
+
+    X, y, _ = _small_arrays(2, hetero=False)
+    ranked, r2 = _ranked(X, y), _ranked(X, y, unexplained="r2")
+    assert ranked.result.extra["graph"]["label_free_turns"] is True
+    assert np.array_equal(ranked.result.extra["resample_scores"], r2.scores, equal_nan=True)
+    assert np.array_equal(ranked.resample_order, r2.order) and not np.array_equal(ranked.order, r2.order)
+    settings = method_configs({"propagate": {"method": "propagate", "params": {}}})[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranks, failed = resample_ranks(X, y, Constraints.empty(), settings, [np.arange(y.size)], [0], seed=0,
+                                       dataset="d")
+    assert failed == [""] and np.array_equal(ranks[0], ranks_from_order(r2.order, X.shape[1]))
+    plain = _ranked(*_small_arrays(0, hetero=True)[:2])
+    assert "resample_scores" not in plain.result.extra and plain.resample_order is plain.order

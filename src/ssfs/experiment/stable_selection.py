@@ -235,7 +235,7 @@ def resample_ranks(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
             except SSFSError as e:
                 failed[i:] = [f"resample {b}: {e}"] + [f"not run after resample {b} failed"] * (len(chunk) - i - 1)
                 break
-            out[i] = ranks_from_order(ranked.order, p)
+            out[i] = ranks_from_order(ranked.resample_order, p)
             if label_free is not None:
                 label_free.append(ranked_without_labels(ranked.result, codes[idx]))
     warn_once_per_kind(caught, len(chunk), "resamples")

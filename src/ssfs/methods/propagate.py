@@ -155,6 +155,9 @@ class Propagation:
     #: (turns, b, c) of dense X: whether the label-free scores were taken in turn with the R^2 (:func:`free_turns`)
     free_turns: tuple = (False, 0, 0)
 
+    #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own order
+    labels_scores: np.ndarray | None = None
+
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
@@ -167,7 +170,8 @@ class Propagation:
                           "labels_alone_behind": int(self.labels_alone[2]), "gene_scale": self.gene_scale,
                           "sample_scale": self.sample_scale, "outlying_samples": int(self.outlying.size),
                           "label_free_turns": bool(self.free_turns[0])},
-                "note": self.note}
+                "note": self.note,
+                **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {})}
 
 
 def _knn(Z: np.ndarray, k: int):
@@ -892,6 +896,7 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         model.free_turns = free_turns(X, y, K, free, ranked_by(), pos, batch)
         if model.free_turns[0]:
             model.explained = _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping))
+            model.labels_scores = model.scores
             model.scores = with_unexplained(model.scores, free, model.explained)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
@@ -1501,7 +1506,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     SelectionResult
         ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the graph's
         reliability; ``unexplained``, ``per_class``); ``extra``: per-group statistics (``class_statistics``,
-        scanpy's layout), groups, ``explained``, ``unseen``, ``unseen_sizes``, ``unseen_cells`` (populations missed).
+        scanpy's layout), groups, ``explained``, ``unseen``, ``unseen_sizes``, ``unseen_cells`` (populations missed),
+        ``outlying_samples``, and ``resample_scores`` where the label-free scores took turns (the R^2 before
+        them: what a resample's top list reads in selection mode, :attr:`ssfs.runner.Ranked.resample_order`).
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
