@@ -125,3 +125,45 @@ def test_the_scale_through_the_command_line(tmp_path, capsys):
     assert main(["rank", str(tmp_path / "missing.csv"), "--label-column", "label", "--param", "gene_scale=raw"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "gene_scale" in err[0] and "raw" in err[0]
+
+
+def _loud_noise_arrays(seed: int, n=300, p=2000, k=4, per=10, effect=1.5):
+    """n samples of k classes; every gene's noise sd exp(N(0, 0.8)) (a 2-sd gene 5x as loud), each class's
+    ``per`` markers shifted by +-``effect`` times their own sd: the loudest genes are noise."""
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.arange(n) % k)
+    sd = np.exp(rng.normal(0.0, 0.8, p))
+    X = rng.normal(size=(n, p)) * sd + rng.normal(6.0, 2.0, p)
+    marked = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        genes = marked[c * per:(c + 1) * per]
+        X[np.ix_(cls == c, genes)] += effect * sd[genes] * rng.choice([-1.0, 1.0], per)
+    return X, marked
+
+
+def test_rising_dims_by_hand():
+    """Parallel analysis with one permutation: unit noise has no component above the permuted columns'
+    largest; one direction of 10x the variance on 50 samples' worth of signal has exactly one."""
+    from ssfs.methods._shared.representation import signal_pca
+    from ssfs.methods._shared.signal import rising_dims
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 300))
+    assert rising_dims(X, signal_pca(X, 10))[0] == 0
+    X[:, :30] += 3.0 * rng.normal(size=(200, 1))
+    assert rising_dims(X, signal_pca(X, 10))[0] == 1
+
+
+def test_label_free_scores_leave_loud_noisy_genes_for_the_standardised_span():
+    """No labels, genes of very different noise (seeds 0, 1): no component of the genes in their own units
+    rises above the null (the loudest noisy genes own them), so ``label_free="auto"`` scores every gene's
+    share in the standardised signal components ("span"): 38 and 39 of the 40 markers first, where the
+    signal in the genes' units ("signal", the former auto) found 2 and 0."""
+    from ssfs.methods.propagate import label_free_scores
+
+    for seed, before, now in ((0, 2, 38), (1, 0, 39)):
+        X, marked = _loud_noise_arrays(seed)
+        top = {how: np.argsort(-label_free_scores(X, 50, how)[0], kind="stable")[:40] for how in ("auto", "signal")}
+        assert np.isin(top["signal"], marked).sum() == before
+        assert np.isin(top["auto"], marked).sum() == now
+        assert np.array_equal(top["auto"], np.argsort(-label_free_scores(X, 50, "span")[0], kind="stable")[:40])

@@ -85,7 +85,7 @@ from ._shared.propagation import (
     unreached_groups,
 )
 from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding, residual_variance
-from ._shared.signal import canonical_rows, loudness, signal_embedding, standardized
+from ._shared.signal import canonical_rows, loudness, rising_embedding, signal_embedding, standardized
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
 FOLDS = 3
@@ -567,7 +567,8 @@ def resolved_label_free(how: str, counts: bool, space: str = "auto") -> str:
     """``label_free="auto"``: ``"clusters"`` for count-like X (``counts``) on the Pearson residuals'
     components (session 26), ``"autocorrelation"`` on the log values' (``space="values"``: there the
     components follow the noise of highly expressed genes, and so do their k-means groups), ``"signal"``
-    for dense X; any other choice as given."""
+    for dense X (``"span"`` where no component of the genes in their own units rises above the null:
+    :func:`label_free_scores`); any other choice as given."""
     if how != "auto":
         return how
     return ("clusters" if space != "values" else "autocorrelation") if counts else "signal"
@@ -593,11 +594,15 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     "signal" and "span"): the components of every sample's profile scaled alike ("equal",
     :func:`~ssfs.methods._shared.signal.equal_samples`), of the samples as they are ("as_is"), or with
     "auto" scaled alike where :func:`unequal_samples` (5 % outlying samples: 0.044 -> 0.963 of the markers;
-    docs/labels_that_count.md, "Samples scaled alike")."""
+    docs/labels_that_count.md, "Samples scaled alike"). With ``"auto"`` on dense X, where no component of the
+    genes in their own units rises above the null (:func:`~ssfs.methods._shared.signal.rising_dims`: the
+    loudest genes are noise and own every component), the ``"span"`` scores: genes of very different noise,
+    0.056 -> 0.756 of the markers (docs/labels_that_count.md, "Loud noisy genes"); every real array and
+    ``microarray_*`` draw has such a component (the scores unchanged)."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
-    how = resolved_label_free(how, counts, space)
+    auto, how = how == "auto", resolved_label_free(how, counts, space)
     if how == "clusters":
         return cluster_scores(X, n_pcs, batch, graph, embedding, space)
     if how == "residual" and counts and has_count_scale(X):
@@ -606,7 +611,10 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
         return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how,
                                       residuals=space != "values" and how == "autocorrelation")
     equal = not counts and (samples == "equal" or (samples == "auto" and unequal_samples(X)))
-    Z, d = signal_embedding(X, n_pcs, standardize=how == "span", equal=equal)
+    Z, d, found = rising_embedding(X, n_pcs, standardize=how == "span", equal=equal)
+    if auto and how == "signal" and not counts and found == 0:  # loud noisy genes own every component
+        how = "span"
+        Z, d = signal_embedding(X, n_pcs, standardize=True, equal=equal)
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 

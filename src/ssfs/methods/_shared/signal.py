@@ -155,12 +155,18 @@ def signal_dims(X, Z: np.ndarray) -> tuple[int, float]:
     """(d, null variance): the number of leading columns of the PCA scores ``Z`` of X whose
     variance exceeds the largest component variance of :func:`permuted_columns` (X), at least
     :data:`MIN_DIMS` (and at most Z's columns)."""
+    found, top = rising_dims(X, Z)
+    return int(min(max(found, MIN_DIMS), Z.shape[1])), top
+
+
+def rising_dims(X, Z: np.ndarray) -> tuple[int, float]:
+    """(found, null variance): how many leading columns of the PCA scores ``Z`` of X have a variance
+    above the largest component variance of :func:`permuted_columns` (X) (Horn's parallel analysis,
+    one permutation; 0 when none has)."""
     null = signal_pca(permuted_columns(X), 1)
     top = float(null[:, 0].var()) if null.size else 0.0
-    ev = Z.var(axis=0)
-    above = ev > top
-    d = int(np.argmin(above)) if not above.all() else ev.size
-    return int(min(max(d, MIN_DIMS), Z.shape[1])), top
+    above = Z.var(axis=0) > top
+    return (int(np.argmin(above)) if not above.all() else above.size), top
 
 
 def equal_samples(X) -> np.ndarray:
@@ -193,8 +199,15 @@ def signal_embedding(X, n_pcs: int = 50, *, standardize: bool = True, equal: boo
     ``standardize=False``; with ``equal`` every sample's profile then scaled alike, :func:`equal_samples`;
     at most ``n_pcs``; exact where that is cheaper,
     :func:`~ssfs.methods._shared.representation.signal_pca`) cut to their :func:`signal_dims`."""
+    return rising_embedding(X, n_pcs, standardize=standardize, equal=equal)[:2]
+
+
+def rising_embedding(X, n_pcs: int = 50, *, standardize: bool = True, equal: bool = False) -> tuple:
+    """(Z, d, found): :func:`signal_embedding` and how many of its components rise above the null
+    (:func:`rising_dims`; d is at least :data:`MIN_DIMS` whatever that number)."""
     Xs = standardized(X) if standardize else X
     Xs = equal_samples(Xs) if equal else Xs
     Z = signal_pca(Xs, n_pcs)
-    d, _ = signal_dims(Xs, Z)
-    return Z[:, :d], d
+    found, _ = rising_dims(Xs, Z)
+    d = int(min(max(found, MIN_DIMS), Z.shape[1]))
+    return Z[:, :d], d, found
