@@ -155,11 +155,16 @@ class Propagation:
     #: (turns, b, c) of dense X: whether the label-free scores were taken in turn with the R^2 (:func:`free_turns`)
     free_turns: tuple = (False, 0, 0)
 
-    #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own order
+    #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own
+    #: order (``extra["resample_scores"]``: what a resample's top list reads in selection mode,
+    #: :attr:`ssfs.runner.Ranked.resample_order`)
     labels_scores: np.ndarray | None = None
 
     def extra(self) -> dict:
-        """What :class:`ssfs.registry.SelectionResult` carries besides the scores."""
+        """What :class:`ssfs.registry.SelectionResult` carries besides the scores: per-group statistics
+        (``class_statistics``, scanpy's layout), groups, ``explained``, ``unseen``, ``unseen_sizes``,
+        ``unseen_cells`` (populations missed), ``outlying_samples``, the fit (``graph``), ``note``, and
+        ``resample_scores`` where the label-free scores took turns."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
                 "explained": self.explained, "unseen": self.unseen, "unseen_sizes": list(self.unseen_sizes),
                 "unseen_cells": self.unseen_cells, "outlying_samples": self.outlying,
@@ -1513,10 +1518,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     -------
     SelectionResult
         ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the graph's
-        reliability; ``unexplained``, ``per_class``); ``extra``: per-group statistics (``class_statistics``,
-        scanpy's layout), groups, ``explained``, ``unseen``, ``unseen_sizes``, ``unseen_cells`` (populations missed),
-        ``outlying_samples``, and ``resample_scores`` where the label-free scores took turns (the R^2 before
-        them: what a resample's top list reads in selection mode, :attr:`ssfs.runner.Ranked.resample_order`).
+        reliability; ``unexplained``, ``per_class``); ``extra``: :meth:`Propagation.extra` (per-group statistics,
+        groups, populations missed, ``outlying_samples``, ``resample_scores``: :attr:`Propagation.labels_scores`).
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,

@@ -92,9 +92,8 @@ def select_stable(adata, methods="auto", *, groupby: str | None = None,
     data = expression(adata, use_raw, layer)
     cons = constraints if constraints is not None else Constraints.from_labels(y)
     settings, rule = methods_for(methods, data.X, params, y)
-    res = stable_selection(data.X, y, cons, settings, sel, seed=seed, dataset=key_added, rule=rule,
-                           names=np.asarray(data.var_names), classes=classes, batch=batch_of(adata, batch_key),
-                           samples=np.asarray(adata.obs_names))
+    res = stable_selection(data.X, y, cons, settings, sel, seed=seed, dataset=key_added, rule=rule, classes=classes,
+                           names=np.asarray(data.var_names), batch=batch_of(adata, batch_key), samples=adata.obs_names)
     _store(adata, key_added, res.table, data.var_names, threshold)
     adata.uns[key_added] = {**res.summary, **_uns_frames(res, data.var_names), "groupby": groupby,
                             "random_state": seed, "use_raw": data.use_raw,
