@@ -927,20 +927,19 @@ def _weighted_groups(y, K, prop, floor, seed, weights, joined_in, W) -> tuple[np
 
 
 def free_turns(X, y, K: int, free: np.ndarray, ranked_by: tuple, pos, batch=None) -> tuple[bool, int, int]:
-    """(turns, b, c): whether dense X's label-free scores ``free`` take turns with the R^2
-    (:func:`with_unexplained`), judged by the held-out labels: their :data:`~ssfs.methods._shared.labels_alone.
-    GENES` best features against those the R^2 follows (``ranked_by``: the propagated samples' or, when the
-    labels lead, the labels' own, both refitted in every fold without its labels; :func:`_judged_groups`),
-    paired: b the held-out labels the label-free features predict and those miss, c the reverse. Turns when
-    b > c, or when both predict exactly the same held-out labels (b = c = 0, often every one: the hedge, in
-    turn, costs nothing the labels can see; the R^2 keeps every other place and its explained features stay
-    first). A split tie (b = c > 0) keeps the R^2: there the held-out labels cannot tell the two apart (often
-    both at chance), and turning gained on 8 classes of equal-noise genes but lost 6-10 of 40 markers on
-    40-sample heteroscedastic or factor-laden arrays (session 31). The label-free features are chosen
-    without a label, so the held-out labels judge them fairly. Measured (docs/labels_that_count.md, "The
-    label-free scores in turn on dense arrays", session 30; "A fair yardstick for the label-free turns",
-    session 31): 40-sample arrays 0.456 -> 0.662 of the markers at 3 labels per class, 8 classes 0.106 ->
-    0.175, the real arrays and ``microarray_*`` within -0.013 to +0.010."""
+    """(turns, b, c): whether dense X's label-free scores ``free`` take turns with the R^2 (:func:`with_unexplained`),
+    judged by the held-out labels: their :data:`~ssfs.methods._shared.labels_alone.GENES` best features against
+    those the R^2 follows (``ranked_by``: the propagated samples' or, when the labels lead, the labels' own, both
+    refitted in every fold without its labels; :func:`_judged_groups`), paired: b the held-out labels the label-free
+    features predict and those miss, c the reverse. Turns when b > c, or when both predict exactly the same held-out
+    labels (b = c = 0, often every one: the hedge, in turn, costs nothing the labels can see; the R^2 keeps every
+    other place and its explained features stay first). A split tie (b = c > 0) keeps the R^2: there the held-out
+    labels cannot tell the two apart (often both at chance), and turning gained on 8 classes of equal-noise genes
+    but lost 6-10 of 40 markers on 40-sample heteroscedastic or factor-laden arrays (session 31). The label-free
+    features are chosen without a label, so the held-out labels judge them fairly. Measured
+    (docs/labels_that_count.md, "The label-free scores in turn on dense arrays", session 30; "A fair yardstick for
+    the label-free turns", session 31): 40-sample arrays 0.456 -> 0.662 of the markers at 3 labels per class, 8
+    classes 0.106 -> 0.175, the real arrays and ``microarray_*`` within -0.013 to +0.010."""
     top = np.argsort(-np.nan_to_num(free, nan=-np.inf), kind="stable")[:GENES]
     challenger = labels_alone_agreement(X, y, K, features=top, positions=pos, folds=FOLDS, batch=batch)
     _, b, c = labels_lead(ranked_by, challenger, y)
