@@ -83,9 +83,7 @@ class SelectionResult:
         """The samples the fit found much louder or quieter than the median one (``propagate``'s
         ``extra["outlying_samples"]``: noisy or failed arrays): their names (``sample_names``), or their
         row numbers without them; [] for none."""
-        rows = np.asarray(self.extra.get("outlying_samples", []) if isinstance(self.extra, dict) else [],
-                          dtype=np.int64)
-        return rows.tolist() if sample_names is None else [str(v) for v in np.asarray(sample_names)[rows]]
+        return named_rows(self.extra.get("outlying_samples", []) if isinstance(self.extra, dict) else [], sample_names)
 
     def fit_summary(self) -> dict:
         """The graph a semi-supervised fit kept and how far its labels were trusted (``extra["graph"]``
@@ -96,6 +94,12 @@ class SelectionResult:
             return {}
         return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in graph.items()
                 if isinstance(v, (bool, int, float, str, np.generic))}
+
+
+def named_rows(rows, names=None) -> list:
+    """The names of the samples at ``rows`` (text), or the row numbers themselves without ``names``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    return rows.tolist() if names is None else [str(v) for v in np.asarray(names)[rows]]
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from .._validation import check_labels_named
 from ..errors import ConfigError, SSFSError, SupervisionError
 from ..labels import Labels
 from ..methods._shared.counts import count_like
-from ..registry import check_params, get_method
+from ..registry import check_params, get_method, named_rows
 from ..runner import MethodConfig, batch_handling, method_configs
 from ..seeding import derive_rng
 from .attribution import attribution, memberships_of
@@ -390,8 +390,7 @@ def consensus_result(runs: dict, *, X, names, y, classes, sel: dict, dataset: st
     fits = {m: r.fit for m, r in ok.items() if r.fit}
     if fits:
         s["fit"] = fits
-    outlying = {m: [str(v) for v in (r.outlying if samples is None else np.asarray(samples)[r.outlying])]
-                for m, r in ok.items() if r.outlying}
+    outlying = {m: [str(v) for v in named_rows(r.outlying, samples)] for m, r in ok.items() if r.outlying}
     if outlying:
         s["outlying_samples"] = outlying
     single = one_label_classes(y) if sel["scheme"] == "cpss" and s["labeled_resampling"] == "split" else []

@@ -225,7 +225,12 @@ def confounded(batch: np.ndarray | None, y: np.ndarray) -> bool:
 def _groups(W, y, K, prop: dict, floor=None, seed_weight=None) -> np.ndarray:
     """Group of every sample from the labels spread over W (labels kept); with a per-class
     ``floor`` of held-out reach, groups for the samples the labels barely reach."""
-    F = propagate(W, y, K, seed_weight=seed_weight, **prop)
+    return _spread_groups(propagate(W, y, K, seed_weight=seed_weight, **prop), y, floor)
+
+
+def _spread_groups(F: np.ndarray, y: np.ndarray, floor=None) -> np.ndarray:
+    """:func:`_groups` of class scores F already spread (labels kept; with ``floor``, groups of their own
+    for the samples the labels barely reach)."""
     if floor is not None:
         return unreached_groups(F, y, floor=floor)
     return _labels_kept(F, y)
@@ -994,8 +999,8 @@ def _judged_groups(X, y, K: int, chosen: Candidate, how: tuple, pos, batch, judg
     seed = np.ones(y.size)
     seed[lab[(pred >= 0) & (pred != y[lab])]] = 0.5
 
-    def grouped(s, labels=y, W=chosen.graph):
-        g = _groups(W, labels, K, prop, floor, s)
+    def grouped(s, labels=y, W=chosen.graph, F=None):
+        g = _groups(W, labels, K, prop, floor, s) if F is None else _spread_groups(F, labels, floor)
         return joined_unreached(X, g, K) if unreached else g  # a type nobody labeled, claimed in parts: one group
 
     groups = grouped(seed)
@@ -1011,8 +1016,9 @@ def _judged_groups(X, y, K: int, chosen: Candidate, how: tuple, pos, batch, judg
 
     def refitted(yy):  # the propagated samples' features of a fold: its labels spread on its refitted chain's graph
         fold = chosen.folds.get(yy.tobytes())
-        found = propagated_features(X, yy, grouped(seed, yy, chosen.graph if fold is None else fold.graph),
-                                    batch=batch)
+        spread = fold is not None and bool((seed[yy >= 0] == 1.0).all())  # the refit spread these very seeds
+        g = grouped(seed, yy, chosen.graph if fold is None else fold.graph, fold.spread if spread else None)
+        found = propagated_features(X, yy, g, batch=batch)
         return top if found is None else found
 
     return groups, seed, lead, (lambda: alone) if lead[0] else (lambda: agree(features=refitted))
