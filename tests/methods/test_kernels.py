@@ -141,6 +141,26 @@ def test_signal_pca_is_the_exact_pca_where_it_is_cheaper(n, p, monkeypatch):
     assert calls == [50, 20]
 
 
+@pytest.mark.parametrize("m, d, full", [(100, 50, True), (100, 16, False), (100, 17, True), (60, 2, False)])
+def test_leading_eigenpairs_either_driver(m, d, full, monkeypatch):
+    """``_leading_eigh``: the d largest eigenvalues (ascending) and their vectors, as numpy's full
+    decomposition gives them (vectors up to sign), from every eigenpair (syevd) when d > m / 6, else
+    from the subset (syevr)."""
+    import scipy.linalg
+
+    rng = np.random.default_rng(m + d)
+    Q, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    C = (Q * np.linspace(1.0, 50.0, m)) @ Q.T
+    drivers = []
+    real = scipy.linalg.eigh
+    monkeypatch.setattr(scipy.linalg, "eigh", lambda *a, **kw: drivers.append(kw.get("driver")) or real(*a, **kw))
+    w, V = representation._leading_eigh(C, d)
+    w_ref, V_ref = np.linalg.eigh(C)
+    np.testing.assert_allclose(w, w_ref[m - d:], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(V.T @ V_ref[:, m - d:]), np.eye(d), atol=1e-9)
+    assert drivers == (["evd"] if full else [None])
+
+
 def test_products_same_values_as_scipy(cells, forced):
     X, _ = cells
     M = np.random.default_rng(0).standard_normal((X.shape[1], 7))

@@ -224,3 +224,27 @@ def test_refine_of_candidates_row_by_row_is_the_lexsort_of_all(seed):
     ind_s, d2_s = _exact_refine(X, rows[shuffled], cols[shuffled], queries, k)
     np.testing.assert_array_equal(ind_s, ind)
     np.testing.assert_array_equal(d2_s, d2)
+
+
+def test_subset_step_follows_the_size():
+    """The first bound's columns: about sqrt(2 n k) of them (every column below 4.5 k samples)."""
+    from ssfs.methods._shared.graph import _subset_step
+
+    assert [_subset_step(n, 15) for n in (60, 67, 68, 350, 700, 2000, 20_000)] == [1, 1, 2, 3, 5, 8, 26]
+
+
+@pytest.mark.parametrize("step", [1, 2, 7, 40])
+def test_subset_step_changes_the_cost_not_the_neighbours(step, monkeypatch):
+    """Whatever columns give the first bound on each row's k-th distance, the neighbours and their
+    distances are those of brute force, exact ties to the lower index (quarters: many equal distances,
+    200 duplicated rows; a non-integer grid, so the Gram-trick bound path runs, not the integer one)."""
+    from ssfs.methods._shared import graph
+
+    X = _tied_fractions(n=600, p=5, seed=2)
+    monkeypatch.setattr(graph, "_subset_step", lambda n, k: step)
+    ind, d2 = knn_search(X, 9, precision="float64")
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    ref = np.lexsort((np.broadcast_to(np.arange(len(X)), D.shape), D), axis=1)[:, :9]
+    np.testing.assert_array_equal(ind, ref)
+    np.testing.assert_array_equal(d2, np.take_along_axis(D, ref, axis=1))

@@ -106,11 +106,23 @@ def signal_pca(X, n_pcs: int = 50, *, n_iter: int = 6) -> np.ndarray:
         return _exact_pca(X, d)
 
 
-def _exact_pca(X, d: int) -> np.ndarray:
-    """n x d scores on the first d principal components of X (centred), exactly: from the
-    eigenvectors of the covariance (p <= n) or of the Gram matrix (p > n)."""
+def _leading_eigh(C: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """The d largest eigenvalues (ascending) and their eigenvectors of the symmetric m x m ``C``: every
+    one by divide and conquer (LAPACK's ``syevd``) when d > m / 6, where that is faster than the
+    relatively robust representations' subset (``syevr``), else the subset. One BLAS thread (ms): m = 100,
+    d = 50: 1.9 -> 0.7; m = 200, d = 50: 4.2 -> 2.7; m = 350, d = 50: syevr 8.9, syevd 9.6 (kept)."""
     from scipy.linalg import eigh
 
+    m = C.shape[0]
+    if 6 * d > m:
+        w, V = eigh(C, driver="evd")
+        return w[m - d:], V[:, m - d:]
+    return eigh(C, subset_by_index=(m - d, m - 1))
+
+
+def _exact_pca(X, d: int) -> np.ndarray:
+    """n x d scores on the first d principal components of X (centred), exactly: from the
+    eigenvectors of the covariance (p <= n) or of the Gram matrix (p > n), :func:`_leading_eigh`."""
     n, p = X.shape
     mu = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
     if p <= n:
@@ -120,7 +132,7 @@ def _exact_pca(X, d: int) -> np.ndarray:
         else:
             Xc = np.asarray(X, dtype=np.float64) - mu
             C = Xc.T @ Xc
-        _, V = eigh(C, subset_by_index=(p - d, p - 1))
+        _, V = _leading_eigh(C, d)
         V = V[:, ::-1]
         return np.asarray(X @ V) - mu @ V
     if sparse.issparse(X):  # (X - 1 mu^T)(X - 1 mu^T)^T without a dense copy of X
@@ -130,7 +142,7 @@ def _exact_pca(X, d: int) -> np.ndarray:
     else:
         Xc = np.asarray(X, dtype=np.float64) - mu
         G = Xc @ Xc.T
-    w, U = eigh(G, subset_by_index=(n - d, n - 1))
+    w, U = _leading_eigh(G, d)
     return U[:, ::-1] * np.sqrt(np.maximum(w[::-1], 0.0))
 
 
