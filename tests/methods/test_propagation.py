@@ -67,6 +67,22 @@ def test_row_moments_by_blocks_by_hand_and_unit_free(monkeypatch):
     np.testing.assert_array_equal(canonical_rows(Y * 1024.0), canonical_rows(Y))  # X's unit does not count
 
 
+@pytest.mark.parametrize("block", [1 << 20, 40, 1])
+def test_row_moments_are_sequential_sums_in_sorted_order_whatever_the_block(block, monkeypatch):
+    """Every row's sums of x, x^2, x^3 add its sorted values one after the other (not numpy's pairwise
+    sums along memory), bit for bit, whether a block holds many rows, a few or one (``block`` // 40
+    values: rows of 40)."""
+    from ssfs.methods._shared import signal
+
+    X = np.random.default_rng(5).standard_normal((7, 40)) * np.logspace(-3, 3, 40)
+    monkeypatch.setattr(signal, "MOMENT_BLOCK", block)
+    expected = np.zeros((7, 3))
+    for i, row in enumerate(np.sort(X, axis=1)):
+        for v in row:
+            expected[i] += [v, v * v, v * v * v]
+    assert signal._row_moments(X).tobytes() == expected.tobytes()
+
+
 def test_signal_dims_finds_the_planted_components():
     rng = np.random.default_rng(0)
     n, p = 300, 200

@@ -10,7 +10,10 @@ afterwards); below it the scipy expressions of the callers run.
   integer data and duplicated rows give exact values, so ties stay ties
   (``tests/methods/test_kernels.py``);
 * :func:`cross_sums`: sum_i x_if (S x)_if = f^T S f for every feature f without forming
-  S @ X (whose rows are nearly dense on counts: 7 GB at 300,000 cells).
+  S @ X (whose rows are nearly dense on counts: 7 GB at 300,000 cells);
+* :func:`shifted_cg`: the labels' spread (conjugate gradients, :mod:`.cg_kernel`) from
+  :data:`CG_MIN_SAMPLES` samples, where a process spreads often enough to repay numba's import:
+  the same values as numpy's loop, bit for bit.
 
 Rows are split into :data:`N_CHUNKS` fixed chunks whose partial sums are added in order,
 so the result does not depend on the number of threads; threads: ``$SSFS_THREADS``.
@@ -121,6 +124,34 @@ def _product_kernels(numba):
                         out[f, c] += x * N[i, c]
 
     return {"right": right, "left": left}
+
+
+#: samples from which the labels are spread by the compiled conjugate gradients (:func:`shifted_cg`): a
+#: process that spreads over graphs this large spreads often (``propagate``: about 80 spreads a fit), and
+#: numba's import (0.4 s of CPU, once per process) is repaid within a fit; below, numpy's loop
+CG_MIN_SAMPLES = 256
+
+
+def use_cg_kernel(n: int, n_columns: int) -> bool:
+    """Whether :func:`shifted_cg` solves a system of ``n`` samples and ``n_columns`` right-hand sides: at
+    least :data:`CG_MIN_SAMPLES` samples and 2 columns (numpy sums one column pairwise, several
+    column by column, which the kernel repeats)."""
+    return n >= CG_MIN_SAMPLES and n_columns >= 2
+
+
+def shifted_cg(S: sparse.csr_matrix, diag: np.ndarray, scale: float, B: np.ndarray, tol: float,
+               maxiter: int) -> np.ndarray:
+    """X with (diag(``diag``) - ``scale`` S) X = B, S symmetric, the matrix positive definite: the conjugate
+    gradients of :func:`ssfs.methods._shared.propagation.block_cg` compiled, every operation in its
+    order (S's products row by row in stored order as scipy's, column sums sample by sample as numpy's
+    for 2 columns or more), so the same values bit for bit without numpy's per-iteration calls (PBMC's
+    graphs, 350 cells, 10 classes: 3.7 -> 1.3 ms a spread)."""
+    from . import cg_kernel  # imports numba (compiled or loaded from its cache on first use)
+
+    S = sparse.csr_matrix(S, dtype=np.float64)
+    diag = np.ascontiguousarray(diag, dtype=np.float64)
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    return cg_kernel.shifted_cg(S.indptr, S.indices, S.data, diag, float(scale), B, float(tol) ** 2, int(maxiter))
 
 
 def _threads():

@@ -26,6 +26,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from ...errors import MethodError
+from . import kernels
 from .populations import smallest_population
 
 PROPAGATIONS = ("spread", "harmonic")
@@ -40,7 +41,11 @@ def one_hot_labels(y: np.ndarray, n_classes: int, weight=None) -> np.ndarray:
     return Y
 
 
-def block_cg(matvec, B: np.ndarray, *, tol: float = 1e-6, maxiter: int = 2000) -> np.ndarray:
+#: most conjugate-gradient iterations of a spread
+CG_MAXITER = 2000
+
+
+def block_cg(matvec, B: np.ndarray, *, tol: float = 1e-6, maxiter: int = CG_MAXITER) -> np.ndarray:
     """Solve M X = B for a symmetric positive definite M given as ``matvec`` (n x K -> n x K),
     conjugate gradients on every column at once (one sparse product per iteration); stops
     when every column's residual is below ``tol`` times its right-hand side."""
@@ -97,7 +102,10 @@ def spread(W, Y: np.ndarray, alpha: float = 0.99, *, tol: float = 1e-6) -> np.nd
         SP = S @ P
         return np.subtract(P, np.multiply(SP, alpha, out=SP), out=SP)
 
-    return block_cg(matvec, (1.0 - alpha) * Y, tol=tol)
+    B = (1.0 - alpha) * Y
+    if kernels.use_cg_kernel(*B.shape):  # the same loop compiled: the same values
+        return kernels.shifted_cg(S, np.ones(S.shape[0]), alpha, B, tol, CG_MAXITER)
+    return block_cg(matvec, B, tol=tol)
 
 
 def normalized_affinities(W: sparse.csr_matrix, inv: np.ndarray) -> sparse.csr_matrix:
@@ -145,7 +153,10 @@ def harmonic(W, Y: np.ndarray, labeled: np.ndarray, *, tol: float = 1e-6) -> np.
     Wuu = W[u][:, u]
     rhs = np.asarray(W[u][:, l_] @ Y[l_])
     diag = d[u] + 1e-9 * max(float(d.mean()), 1e-300)
-    F[u] = block_cg(lambda P: diag[:, None] * P - Wuu @ P, rhs, tol=tol)
+    if kernels.use_cg_kernel(*rhs.shape):
+        F[u] = kernels.shifted_cg(Wuu, diag, 1.0, rhs, tol, CG_MAXITER)
+    else:
+        F[u] = block_cg(lambda P: diag[:, None] * P - Wuu @ P, rhs, tol=tol)
     return F
 
 

@@ -92,11 +92,19 @@ def _block_moments(X, factor: float) -> np.ndarray:
             out[nonempty, 2] = np.add.reduceat(square * data, starts)
         return out
     S = np.sort(np.asarray(X, dtype=np.float64) * factor, axis=1)
-    for column in np.ascontiguousarray(S.T):  # sequential sums, column by column: np.sum's pairwise
-        square = column * column              # sums depend on memory alignment (a row-wise cumsum is slow)
-        out[:, 0] += column
-        out[:, 1] += square
-        out[:, 2] += square * column
+    if S.shape[0] < 2:  # one row: its sums along memory would be pairwise (they depend on alignment)
+        for column in S.T:
+            square = column * column
+            out[:, 0] += column
+            out[:, 1] += square
+            out[:, 2] += square * column
+        return out
+    ST = np.ascontiguousarray(S.T)  # a sum over the rows of ST is sequential, row after row (not
+    out[:, 0] = ST.sum(axis=0)      # pairwise as along memory): the loop above, in one call per power
+    power = ST * ST
+    out[:, 1] = power.sum(axis=0)
+    power *= ST
+    out[:, 2] = power.sum(axis=0)
     return out
 
 
