@@ -428,6 +428,11 @@ def test_one_vs_rest_explained_is_the_two_group_r2():
         both = explained_and_one_vs_rest(A, g, up_only=True)
         assert np.array_equal(both[0], variance_explained(A, g), equal_nan=True)
         assert np.array_equal(both[1], one_vs_rest_explained(A, g, up_only=True), equal_nan=True)
+    from ssfs.methods._shared.class_stats import centred_columns
+
+    centred = explained_and_one_vs_rest(X, g, up_only=True, centred=centred_columns(X))  # computed once per fit
+    plain = explained_and_one_vs_rest(X, g, up_only=True)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(centred, plain, strict=True))
 
 
 def test_balanced_genes_bring_a_rare_groups_markers_into_the_graph():

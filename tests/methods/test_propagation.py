@@ -83,6 +83,21 @@ def test_row_moments_are_sequential_sums_in_sorted_order_whatever_the_block(bloc
     assert signal._row_moments(X).tobytes() == expected.tobytes()
 
 
+def test_column_shifts_hash_each_columns_weighted_sum_in_canonical_order():
+    """A column's shift hashes sum_r w_r x_(r) over its values in canonical row order, added row after
+    row (a cumulative sum's last row, bit for bit), with a fixed weight sequence w: X and X * 2^k alike."""
+    from ssfs.methods._shared import signal
+
+    X = np.random.default_rng(6).standard_normal((50, 9)) * np.logspace(-2, 2, 9)
+    pos = canonical_rows(X)
+    w = np.random.default_rng(20261127).standard_normal(50)
+    c = np.cumsum(signal.unit_free(X)[np.argsort(pos)] * w[:, None], axis=0)[-1]
+    expected = (signal._mix(c) % np.uint64(50)).astype(np.int64)
+    np.testing.assert_array_equal(signal._column_shifts(X, pos), expected)
+    np.testing.assert_array_equal(signal._column_shifts(X * 8.0, pos), expected)
+    assert np.unique(expected).size > 5  # the columns move by different amounts
+
+
 def test_signal_dims_finds_the_planted_components():
     rng = np.random.default_rng(0)
     n, p = 300, 200

@@ -65,6 +65,7 @@ from ._shared.batches import batch_codes, centred_in_batches
 from ._shared.class_stats import (
     ClassStatistics,
     benjamini_hochberg,
+    centred_columns,
     class_statistics,
     explained_and_one_vs_rest,
     variance_explained,
@@ -263,9 +264,11 @@ def _chain(name, X, y, K, start_graph, m, opts, prop) -> Candidate | None:
             return None
     cand = None
     batch = opts.get("batch")
+    centred = opts.get("centred")  # (X, its centred columns): only for that very X
     for _ in range(opts["refine"]):
         on = (X, batch) if rows is None else (X[rows], None if batch is None else batch[rows])
-        genes = top_genes(on[0], groups, m, opts["gene_choice"], on[1])
+        genes = top_genes(on[0], groups, m, opts["gene_choice"], on[1],
+                          centred[1:] if centred is not None and centred[0] is on[0] else None)
         cand = _candidate(name, y, K, *_graph_on(X, genes, opts), prop)
         cand.genes = genes
         rows, groups = None, cand.groups
@@ -281,7 +284,7 @@ def _rank(v: np.ndarray) -> np.ndarray:
     return np.argsort(np.argsort(-np.nan_to_num(v, nan=-np.inf), kind="stable"), kind="stable")
 
 
-def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> np.ndarray:
+def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None, centred=None) -> np.ndarray:
     """The ``m`` features the next graph is built on (sorted), from the samples' ``groups``.
     "total": the best by R^2 (:func:`variance_explained`). "balanced": half of them so, the other
     half taken in turn from every group's own ranking of the features higher in it than overall
@@ -289,12 +292,14 @@ def top_genes(X, groups: np.ndarray, m: int, how: str = "total", batch=None) -> 
     any list, a rank r in the R^2 list counting as r / G for G groups (ties: the larger one-vs-rest
     R^2; equal values share a rank, so the choice does not follow the column order). A group of 2 %
     of the samples then gets its markers into the graph as a large group does, where their R^2 on
-    all groups never ranks them. ``batch``: R^2 within batches (:func:`variance_explained`)."""
+    all groups never ranks them. ``batch``: R^2 within batches (:func:`variance_explained`). ``centred``:
+    :func:`~ssfs.methods._shared.class_stats.centred_columns` (X) when already computed (a fit's chains
+    group the same X about 50 times)."""
     if how not in GENE_CHOICES:
         raise MethodError(f"propagate: gene_choice must be one of {GENE_CHOICES}, got {how!r}")
     if how == "total":
         return np.sort(top_by_r2(X, groups, m, batch=batch))
-    s, R = explained_and_one_vs_rest(X, groups, up_only=True, batch=batch)  # one pass over X
+    s, R = explained_and_one_vs_rest(X, groups, up_only=True, batch=batch, centred=centred)  # one pass over X
     s, R = np.nan_to_num(s, nan=-np.inf), np.nan_to_num(R, nan=-np.inf)
     R = R[np.bincount(groups, minlength=R.shape[0]) > 0]
     in_groups = np.min([_places(-r) for r in R], axis=0)  # equal values, e.g. the 0 of every feature not up
@@ -876,6 +881,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
+    if opts["gene_choice"] == "balanced" and batch is None and not sparse.issparse(X):
+        opts["centred"] = (X, *centred_columns(X))
     rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
     start_space = {}  # the start graph's signal components (sparse X: those of the label-free scores too)
     chosen, start, opts = _kept_graph(X, y, K, rows, opts, (prop, pos, graph, embedding, start_space),

@@ -314,10 +314,7 @@ def _grouped_sums(X, g: np.ndarray, w: np.ndarray, batch=None):
     replaced by its residual r = x - m_b about its batch's weighted mean (shift 0): total
     sum_i w_i x_i^2 - sum_b W_b m_b^2 and group sums S_g - sum_b W_gb m_b (W_gb: the weight of
     group g in batch b), so sparse X stays sparse."""
-    n = g.size
-    if X.shape[0] != n or (g < 0).any():
-        raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
-    H = sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
+    H = _group_matrix(g, w, X.shape[0])
     size = np.asarray(H.sum(axis=1)).ravel()
     if batch is not None:
         return (size, *_within_batches(X, H, w, np.asarray(batch, dtype=np.int64)))
@@ -329,6 +326,14 @@ def _grouped_sums(X, g: np.ndarray, w: np.ndarray, batch=None):
     Xc = np.asarray(X, dtype=np.float64)
     Xc = Xc - (w @ Xc) / w.sum()
     return size, w @ (Xc * Xc), np.asarray(H @ Xc), np.zeros(X.shape[1])
+
+
+def _group_matrix(g: np.ndarray, w: np.ndarray, n_samples: int) -> sparse.csr_matrix:
+    """The groups x samples matrix of the weights ``w`` (sample i in row g_i), checked."""
+    n = g.size
+    if n_samples != n or (g < 0).any():
+        raise InputError(f"groups must give a group code >= 0 to each of the {n_samples} samples")
+    return sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
 
 
 def _within_batches(X, H, w: np.ndarray, batch: np.ndarray):
@@ -366,11 +371,27 @@ def one_vs_rest_explained(X, groups, up_only: bool = False, batch=None) -> np.nd
     return _one_vs_rest(*_grouped_sums(X, g, np.ones(g.size), batch), g.size, up_only)
 
 
-def explained_and_one_vs_rest(X, groups, up_only: bool = False, batch=None) -> tuple[np.ndarray, np.ndarray]:
+def centred_columns(X) -> tuple[np.ndarray, np.ndarray]:
+    """(Xc, total): dense X's columns centred on their means and their sums of squares about them, as
+    :func:`_grouped_sums` computes them for unweighted samples (the same values to the bit): a caller
+    that groups the same X many ways computes them once (:func:`explained_and_one_vs_rest`)."""
+    w = np.ones(X.shape[0])
+    Xc = np.asarray(X, dtype=np.float64)
+    Xc = Xc - (w @ Xc) / w.sum()
+    return Xc, w @ (Xc * Xc)
+
+
+def explained_and_one_vs_rest(X, groups, up_only: bool = False, batch=None,
+                              centred: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(:func:`variance_explained`, :func:`one_vs_rest_explained`) of unweighted ``groups`` from one
-    pass over X (the same values to the bit as the two calls)."""
+    pass over X (the same values to the bit as the two calls); ``centred``: :func:`centred_columns` (X)
+    when already computed (dense X, no ``batch``)."""
     g = np.asarray(groups, dtype=np.int64)
-    grouped = _grouped_sums(X, g, np.ones(g.size), batch)
+    if centred is not None and batch is None and not sparse.issparse(X):
+        H = _group_matrix(g, np.ones(g.size), X.shape[0])
+        grouped = (np.asarray(H.sum(axis=1)).ravel(), centred[1], np.asarray(H @ centred[0]), np.zeros(X.shape[1]))
+    else:
+        grouped = _grouped_sums(X, g, np.ones(g.size), batch)
     return _explained(*grouped, float(g.size)), _one_vs_rest(*grouped, g.size, up_only)
 
 

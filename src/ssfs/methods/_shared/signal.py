@@ -133,13 +133,17 @@ def _column_shifts(X, pos: np.ndarray) -> np.ndarray:
     sequence and summed in canonical row order (the same bits whatever the sample or feature
     order; a column's copy gets its shift)."""
     n = X.shape[0]
-    X = unit_free(X)
     order = np.argsort(pos)
     w = np.random.default_rng(20261127).standard_normal(n)
     if sparse.issparse(X):
-        c = np.asarray(sparse.csr_matrix(X)[order].T @ w).ravel()
+        c = np.asarray(sparse.csr_matrix(unit_free(X))[order].T @ w).ravel()
+    elif n and X.shape[1] >= 2:  # sums over the rows of a C-ordered block of 2 columns or more are
+        ordered = np.asarray(X, dtype=np.float64)[order]  # sequential, row after row: cumsum's last row
+        ordered *= unit_factor(X)  # unit_free's exact scaling, in place
+        ordered *= w[:, None]
+        c = ordered.sum(axis=0)  # (350 x 765: 4.6 -> 0.3 ms)
     else:
-        c = np.cumsum(np.asarray(X)[order] * w[:, None], axis=0)[-1] if n else np.zeros(X.shape[1])
+        c = np.cumsum(unit_free(X)[order] * w[:, None], axis=0)[-1] if n else np.zeros(X.shape[1])
     return (_mix(c) % np.uint64(max(n, 1))).astype(np.int64)
 
 
