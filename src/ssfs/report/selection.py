@@ -29,9 +29,9 @@ def draw_selection_figures(*, summary, consensus, path=None, figure=None, dotplo
     list of every label beside the analyst's case has no figures)."""
     if figure is None and dotplot is None:
         return
-    from .figures import dotplot as draw_dots  # lazy: matplotlib (about 0.5 s) only when figures are drawn
-    from .figures import save_as
-    from .figures import stability_path as draw_path
+    from . import figures  # lazy: matplotlib (about 0.5 s) only when figures are drawn
+
+    draw_dots, save_as, draw_path = figures.dotplot, figures.save_as, figures.stability_path
 
     s = read_checked_json(summary)
     if figure is not None:
