@@ -114,6 +114,9 @@ def test_pair_distances_do_not_depend_on_layout_or_block():
             np.testing.assert_array_equal(_sq_dists_of_pairs(A, rows, cols, block=block), ref)
     both, mirror = np.concatenate([rows, cols]), np.concatenate([cols, rows])  # mutual pairs: measured once
     np.testing.assert_array_equal(_sq_dists_of_pairs(X, both, mirror), np.concatenate([ref, ref]))
+    few = X[:, :8]  # below MIRROR_MIN_FEATURES both directions are measured: the same bits
+    ref_few = np.einsum("ij,ij->i", few[rows] - few[cols], few[rows] - few[cols])
+    assert _sq_dists_of_pairs(few, both, mirror).tobytes() == np.concatenate([ref_few, ref_few]).tobytes()
 
 
 @pytest.mark.slow  # numba compiles pynndescent on first use (~20 s idle)
