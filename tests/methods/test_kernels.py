@@ -175,6 +175,9 @@ def test_compiled_spread_same_values_as_numpy(weighted, monkeypatch):
     y = np.full(300, -1)
     y[rng.choice(300, 24, replace=False)] = np.arange(24) % 6
     Y = propagation.one_hot_labels(y, 6)
+    monkeypatch.setattr(kernels, "_spreads", {"large": 0})
+    monkeypatch.setattr(kernels, "CG_WARM_SPREADS", 1)  # the first large system in numpy, then compiled
+    assert not kernels.use_cg_kernel(300, 6)
     assert kernels.use_cg_kernel(300, 6) and kernels.use_cg_kernel(276, 6)  # spread's and harmonic's systems
     assert not kernels.use_cg_kernel(255, 10) and not kernels.use_cg_kernel(900, 1)
     got = propagation.spread(W, Y, 0.99), propagation.harmonic(W, Y, y >= 0)

@@ -1,7 +1,8 @@
 """The conjugate gradients of :func:`ssfs.methods._shared.propagation.block_cg`, compiled (numba).
 
-Imported only by :func:`ssfs.methods._shared.kernels.shifted_cg`, when a system is large enough
-(:data:`~ssfs.methods._shared.kernels.CG_MIN_SAMPLES`): importing this module imports numba. Every
+Imported only by :func:`ssfs.methods._shared.kernels.shifted_cg`, when a system is large enough and the
+process spreads often (:func:`~ssfs.methods._shared.kernels.use_cg_kernel`): importing this module imports
+numba. Every
 operation is numpy's, in numpy's order: the sparse products row by row in the matrix's stored order
 (as scipy's ``csr_matvecs``), the column sums sample by sample (as numpy's sums of 2 columns or more
 over the samples), each step a and b per column; so the result is the same, bit for bit.

@@ -12,8 +12,8 @@ afterwards); below it the scipy expressions of the callers run.
 * :func:`cross_sums`: sum_i x_if (S x)_if = f^T S f for every feature f without forming
   S @ X (whose rows are nearly dense on counts: 7 GB at 300,000 cells);
 * :func:`shifted_cg`: the labels' spread (conjugate gradients, :mod:`.cg_kernel`) from
-  :data:`CG_MIN_SAMPLES` samples, where a process spreads often enough to repay numba's import:
-  the same values as numpy's loop, bit for bit.
+  :data:`CG_MIN_SAMPLES` samples once a process has spread :data:`CG_WARM_SPREADS` times (often
+  enough to repay numba's import): the same values as numpy's loop, bit for bit.
 
 Rows are split into :data:`N_CHUNKS` fixed chunks whose partial sums are added in order,
 so the result does not depend on the number of threads; threads: ``$SSFS_THREADS``.
@@ -126,17 +126,26 @@ def _product_kernels(numba):
     return {"right": right, "left": left}
 
 
-#: samples from which the labels are spread by the compiled conjugate gradients (:func:`shifted_cg`): a
-#: process that spreads over graphs this large spreads often (``propagate``: about 80 spreads a fit), and
-#: numba's import (0.4 s of CPU, once per process) is repaid within a fit; below, numpy's loop
+#: samples from which the labels are spread by the compiled conjugate gradients (:func:`shifted_cg`) ...
 CG_MIN_SAMPLES = 256
+#: ... once a process has spread this many times over graphs that large with numpy's loop: numba's import
+#: and the kernel's load (about 0.5 s) are repaid by about 200 spreads of PBMC's size (2.4 ms saved each),
+#: about 2.5 ``propagate`` fits; a process that fits once (``ssfs rank``) never pays them, the workflow's
+#: jobs (10-42 fits) switch early. The values do not depend on when: the kernel gives numpy's bits.
+CG_WARM_SPREADS = 200
+
+_spreads = {"large": 0}  # this process's spreads of CG_MIN_SAMPLES samples or more
 
 
 def use_cg_kernel(n: int, n_columns: int) -> bool:
-    """Whether :func:`shifted_cg` solves a system of ``n`` samples and ``n_columns`` right-hand sides: at
-    least :data:`CG_MIN_SAMPLES` samples and 2 columns (numpy sums one column pairwise, several
-    column by column, which the kernel repeats)."""
-    return n >= CG_MIN_SAMPLES and n_columns >= 2
+    """Whether :func:`shifted_cg` solves the next system of ``n`` samples and ``n_columns`` right-hand
+    sides (counting it): at least :data:`CG_MIN_SAMPLES` samples, 2 columns (numpy sums one column
+    pairwise, several column by column, which the kernel repeats) and :data:`CG_WARM_SPREADS` such systems
+    solved before in this process."""
+    if n < CG_MIN_SAMPLES or n_columns < 2:
+        return False
+    _spreads["large"] += 1
+    return _spreads["large"] > CG_WARM_SPREADS
 
 
 def shifted_cg(S: sparse.csr_matrix, diag: np.ndarray, scale: float, B: np.ndarray, tol: float,
