@@ -83,6 +83,21 @@ def test_lock_of_a_reused_pid_is_stale(tmp_path, monkeypatch):
     assert "no longer running" in clear_stale_locks(sdir)
 
 
+def test_a_start_time_read_a_second_apart_is_the_same_process():
+    """psutil's start time on Linux adds the boot time in whole seconds, which moves by one when the clock
+    is slewed: a reading one second off (or a bit more) is the same live process, a reading 3 s or 1,000 s
+    off (a reused pid) is not, and a dead pid is not."""
+    from ssfs.workflow.locks import _alive
+
+    me = psutil.Process()
+    for off in (0.0, 1.0, -1.0, 2.0):
+        assert _alive(me.pid, me.create_time() + off)
+    for off in (3.0, -1000.0):
+        assert not _alive(me.pid, me.create_time() + off)
+    pid, ct = _dead_pid()
+    assert not _alive(pid, ct)
+
+
 def test_lock_taken_on_another_host_is_kept(tmp_path, monkeypatch):
     monkeypatch.delenv(PARENT_ENV, raising=False)
     sdir = _locks(tmp_path / ".snakemake", {"host": "elsewhere.invalid", "pid": 1, "create_time": 0.0})

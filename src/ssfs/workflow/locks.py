@@ -42,11 +42,19 @@ def _psutil():
     return psutil
 
 
+#: seconds by which two readings of one process's start time may differ: on Linux psutil adds the boot
+#: time, read in whole seconds from /proc/stat, which moves by one when the clock is slewed (a job that read
+#: it after the move saw its live Snakemake process start a second later, and stopped as an orphan); a
+#: process that reuses the pid starts later than this after the first one (which lived longer)
+START_SLACK = 2.5
+
+
 def _alive(pid: int, create_time: float | None) -> bool:
+    """Whether process ``pid`` runs and started at ``create_time`` (psutil's, within :data:`START_SLACK`)."""
     psutil = _psutil()
     try:
         p = psutil.Process(int(pid))
-        return create_time is None or abs(p.create_time() - float(create_time)) < 1.0
+        return create_time is None or abs(p.create_time() - float(create_time)) < START_SLACK
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
 
