@@ -83,19 +83,27 @@ def test_lock_of_a_reused_pid_is_stale(tmp_path, monkeypatch):
     assert "no longer running" in clear_stale_locks(sdir)
 
 
-def test_a_start_time_read_a_second_apart_is_the_same_process():
-    """psutil's start time on Linux adds the boot time in whole seconds, which moves by one when the clock
-    is slewed: a reading one second off (or a bit more) is the same live process, a reading 3 s or 1,000 s
-    off (a reused pid) is not, and a dead pid is not."""
-    from ssfs.workflow.locks import _alive
+def test_a_process_whose_start_reads_later_as_the_clock_moves_is_the_same_process(monkeypatch):
+    """On Linux psutil's start time adds the boot time in whole seconds, read at every call, which moves
+    as the clock is slewed (a live Snakemake process read 1 s later stopped its job as an orphan): the
+    start since boot identifies the process however far the boot time moved; a start 3 s or 1,000 s off
+    on both clocks (a reused pid) and a dead pid do not."""
+    from ssfs.workflow import locks
 
     me = psutil.Process()
+    start, since_boot = locks.start_times(me)
+    assert abs(since_boot - (start - psutil.boot_time())) < 1e-6
     for off in (0.0, 1.0, -1.0, 2.0):
-        assert _alive(me.pid, me.create_time() + off)
+        assert locks._alive(me.pid, start + off)
     for off in (3.0, -1000.0):
-        assert not _alive(me.pid, me.create_time() + off)
+        assert not locks._alive(me.pid, start + off) and not locks._alive(me.pid, start + off, since_boot + off)
+    real_boot = psutil.boot_time()
+    monkeypatch.setattr(psutil, "boot_time", lambda: real_boot + 60.0)  # the clock moved by a minute
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: start + 60.0)
+    assert not locks._alive(me.pid, start) and locks._alive(me.pid, start, since_boot)
+    monkeypatch.undo()
     pid, ct = _dead_pid()
-    assert not _alive(pid, ct)
+    assert not locks._alive(pid, ct, 0.0)
 
 
 def test_lock_taken_on_another_host_is_kept(tmp_path, monkeypatch):

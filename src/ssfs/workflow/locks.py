@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 OWNER_FILE = "ssfs_owner.json"
-#: environment variable naming the main Snakemake process ("host pid start-time"), set by
+#: environment variable naming the main Snakemake process ("host pid start start-since-boot"), set by
 #: :func:`clear_stale_locks` and inherited by the jobs, so a job started just before its
 #: workflow died still knows whom to watch
 PARENT_ENV = "SSFS_WORKFLOW_PROCESS"
@@ -42,21 +42,33 @@ def _psutil():
     return psutil
 
 
-#: seconds by which two readings of one process's start time may differ: on Linux psutil adds the boot
-#: time, read in whole seconds from /proc/stat, which moves by one when the clock is slewed (a job that read
-#: it after the move saw its live Snakemake process start a second later, and stopped as an orphan); a
-#: process that reuses the pid starts later than this after the first one (which lived longer)
+#: seconds by which two readings of one process's start may differ (a reused pid starts later than this
+#: after the first process, which lived longer)
 START_SLACK = 2.5
 
 
-def _alive(pid: int, create_time: float | None) -> bool:
-    """Whether process ``pid`` runs and started at ``create_time`` (psutil's, within :data:`START_SLACK`)."""
+def start_times(p) -> tuple[float, float]:
+    """(start, start since boot) of the psutil process ``p``, in seconds. On Linux psutil's start is the
+    boot time, read from /proc/stat in whole seconds at every call, plus the start since boot: the boot
+    time moves whenever the clock is slewed (by a second about every 15 minutes on this project's VMs), so
+    only the second number is the same at every reading; on other systems the first is."""
+    start = p.create_time()
+    return start, start - _psutil().boot_time()
+
+
+def _alive(pid: int, create_time: float | None, since_boot: float | None = None) -> bool:
+    """Whether process ``pid`` runs and is the one that started at ``create_time`` (or ``since_boot``
+    seconds after boot; :func:`start_times`), within :data:`START_SLACK`. A job whose live Snakemake
+    process read a second later stopped as an orphan when only the first was compared."""
     psutil = _psutil()
     try:
-        p = psutil.Process(int(pid))
-        return create_time is None or abs(p.create_time() - float(create_time)) < START_SLACK
+        start, rel = start_times(psutil.Process(int(pid)))
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
+    if create_time is None:
+        return True
+    return abs(start - float(create_time)) < START_SLACK or (
+        since_boot is not None and abs(rel - float(since_boot)) < START_SLACK)
 
 
 def _is_snakemake(cmdline) -> bool:
@@ -98,7 +110,8 @@ def clear_stale_locks(snakemake_dir: Path | str = ".snakemake") -> str | None:
         if owner is not None and owner.get("host") != socket.gethostname():
             return (f"the lock in {locks} was taken on host {owner.get('host')!r}; if no run is going on there, "
                     "run the same command once with --unlock")
-        owner_alive = owner is not None and _alive(owner.get("pid", -1), owner.get("create_time"))
+        owner_alive = owner is not None and _alive(owner.get("pid", -1), owner.get("create_time"),
+                                                   owner.get("since_boot"))
         others = other_snakemakes(sdir.parent)
         if owner_alive or others:
             live_lock_message(owner if owner_alive else None, others)
@@ -111,9 +124,11 @@ def clear_stale_locks(snakemake_dir: Path | str = ".snakemake") -> str | None:
     me = psutil.Process()
     sdir.mkdir(parents=True, exist_ok=True)
     tmp = sdir / f".{OWNER_FILE}.{me.pid}.tmp"
-    tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": me.pid, "create_time": me.create_time()}))
+    start, since_boot = start_times(me)
+    tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": me.pid, "create_time": start,
+                               "since_boot": since_boot}))
     os.replace(tmp, owner_path)
-    os.environ[PARENT_ENV] = f"{socket.gethostname()} {me.pid} {me.create_time()!r}"
+    os.environ[PARENT_ENV] = f"{socket.gethostname()} {me.pid} {start!r} {since_boot!r}"
     return note
 
 
@@ -170,17 +185,19 @@ def watch_parent(interval: float = 0.5, on_orphan=None) -> threading.Thread | No
     as soon as the Snakemake process that started it is gone. None outside a workflow."""
     host, _, rest = os.environ.get(PARENT_ENV, "").partition(" ")
     if host == socket.gethostname() and rest:
-        pid, created = int(rest.split()[0]), float(rest.split()[1])
+        fields = rest.split()
+        pid, created = int(fields[0]), float(fields[1])
+        since_boot = float(fields[2]) if len(fields) > 2 else None
     else:  # another host (cluster job) or no record: the Snakemake process above this one
         anc = _snakemake_ancestor()
         if anc is None:
             return None
-        pid, created = anc.pid, anc.create_time()
+        pid, (created, since_boot) = anc.pid, start_times(anc)
 
     def run():
         while True:
             time.sleep(interval)
-            if not _alive(pid, created):
+            if not _alive(pid, created, since_boot):
                 if on_orphan is not None:
                     with contextlib.suppress(Exception):  # never keep an orphan alive
                         on_orphan(pid)
