@@ -881,9 +881,10 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
     opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
-    if opts["gene_choice"] == "balanced" and batch is None and not sparse.issparse(X):
-        opts["centred"] = (X, *centred_columns(X))
-    rows = refinement_rows(y, pos, refine_samples) if opts["refine"] and opts["genes"] < X.shape[1] else None
+    chains = opts["refine"] and opts["genes"] < X.shape[1]
+    rows = refinement_rows(y, pos, refine_samples) if chains else None
+    if chains and rows is None and opts["gene_choice"] == "balanced" and batch is None and not sparse.issparse(X):
+        opts["centred"] = (X, *centred_columns(X))  # the chains group X itself (a subsample: X[rows], not this)
     start_space = {}  # the start graph's signal components (sparse X: those of the label-free scores too)
     chosen, start, opts = _kept_graph(X, y, K, rows, opts, (prop, pos, graph, embedding, start_space),
                                       (gene_scale, sample_scale))

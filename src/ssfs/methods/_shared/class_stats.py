@@ -306,15 +306,19 @@ def _explained(size, total, sums, shift, weight: float) -> np.ndarray:
         return np.where(total > 0, np.clip(between, 0.0, None) / total, np.nan)
 
 
-def _grouped_sums(X, g: np.ndarray, w: np.ndarray, batch=None):
+def _grouped_sums(X, g: np.ndarray, w: np.ndarray, batch=None, centred: tuple | None = None):
     """(W_g, total, sums, shift) of a partition ``g`` of the samples weighted ``w``: the groups'
     weights, every feature's weighted sum of squares about its weighted mean m, and the groups'
     weighted sums of x - shift (dense X is centred first: shift 0; sparse X stays sparse: shift
     m), so the centred group sums are ``sums - W_g shift``. With ``batch`` (codes >= 0) x is
     replaced by its residual r = x - m_b about its batch's weighted mean (shift 0): total
     sum_i w_i x_i^2 - sum_b W_b m_b^2 and group sums S_g - sum_b W_gb m_b (W_gb: the weight of
-    group g in batch b), so sparse X stays sparse."""
-    H = _group_matrix(g, w, X.shape[0])
+    group g in batch b), so sparse X stays sparse. ``centred``: :func:`centred_columns` (X) of dense X when
+    already computed (unit weights ``w``)."""
+    n = g.size
+    if X.shape[0] != n or (g < 0).any():
+        raise InputError(f"groups must give a group code >= 0 to each of the {X.shape[0]} samples")
+    H = sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
     size = np.asarray(H.sum(axis=1)).ravel()
     if batch is not None:
         return (size, *_within_batches(X, H, w, np.asarray(batch, dtype=np.int64)))
@@ -323,17 +327,8 @@ def _grouped_sums(X, g: np.ndarray, w: np.ndarray, batch=None):
         mu = np.asarray(X.T @ w).ravel() / w.sum()
         total = sparse_column_sums(X, w, np.square) - w.sum() * mu**2
         return size, total, np.asarray((H @ X).todense()), mu
-    Xc = np.asarray(X, dtype=np.float64)
-    Xc = Xc - (w @ Xc) / w.sum()
-    return size, w @ (Xc * Xc), np.asarray(H @ Xc), np.zeros(X.shape[1])
-
-
-def _group_matrix(g: np.ndarray, w: np.ndarray, n_samples: int) -> sparse.csr_matrix:
-    """The groups x samples matrix of the weights ``w`` (sample i in row g_i), checked."""
-    n = g.size
-    if n_samples != n or (g < 0).any():
-        raise InputError(f"groups must give a group code >= 0 to each of the {n_samples} samples")
-    return sparse.csr_matrix((w, (g, np.arange(n))), shape=(int(g.max()) + 1 if n else 0, n))
+    Xc, total = centred if centred is not None else centred_columns(X, w)
+    return size, total, np.asarray(H @ Xc), np.zeros(X.shape[1])
 
 
 def _within_batches(X, H, w: np.ndarray, batch: np.ndarray):
@@ -371,11 +366,11 @@ def one_vs_rest_explained(X, groups, up_only: bool = False, batch=None) -> np.nd
     return _one_vs_rest(*_grouped_sums(X, g, np.ones(g.size), batch), g.size, up_only)
 
 
-def centred_columns(X) -> tuple[np.ndarray, np.ndarray]:
-    """(Xc, total): dense X's columns centred on their means and their sums of squares about them, as
-    :func:`_grouped_sums` computes them for unweighted samples (the same values to the bit): a caller
-    that groups the same X many ways computes them once (:func:`explained_and_one_vs_rest`)."""
-    w = np.ones(X.shape[0])
+def centred_columns(X, w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(Xc, total): dense X's columns centred on their ``w``-weighted means (default: unit weights) and
+    their weighted sums of squares about them (:func:`_grouped_sums`'s): a caller that groups the same X
+    many ways computes them once (:func:`explained_and_one_vs_rest`'s ``centred``)."""
+    w = np.ones(X.shape[0]) if w is None else w
     Xc = np.asarray(X, dtype=np.float64)
     Xc = Xc - (w @ Xc) / w.sum()
     return Xc, w @ (Xc * Xc)
@@ -387,11 +382,7 @@ def explained_and_one_vs_rest(X, groups, up_only: bool = False, batch=None,
     pass over X (the same values to the bit as the two calls); ``centred``: :func:`centred_columns` (X)
     when already computed (dense X, no ``batch``)."""
     g = np.asarray(groups, dtype=np.int64)
-    if centred is not None and batch is None and not sparse.issparse(X):
-        H = _group_matrix(g, np.ones(g.size), X.shape[0])
-        grouped = (np.asarray(H.sum(axis=1)).ravel(), centred[1], np.asarray(H @ centred[0]), np.zeros(X.shape[1]))
-    else:
-        grouped = _grouped_sums(X, g, np.ones(g.size), batch)
+    grouped = _grouped_sums(X, g, np.ones(g.size), batch, centred)
     return _explained(*grouped, float(g.size)), _one_vs_rest(*grouped, g.size, up_only)
 
 
