@@ -141,6 +141,11 @@ TIGHT = {
     'tests/methods/test_label_terms.py::test_cs1_is_a_function_of_fisher_for_balanced_classes': 'order',
     'tests/methods/test_label_terms.py::test_negative_binomial_counts_are_overdispersed_and_normalised': 'elementwise',
     'tests/methods/test_label_terms.py::test_pca_graph_space_for_single_cell_like_input_only': 'lapack',
+    ('tests/methods/test_nothing_rises.py::'
+     'test_top_variance_is_the_covariance_s_largest_eigenvalue'): 'lapack',
+    'tests/methods/test_nothing_rises.py::test_gene_dispersion_by_hand': 'order',
+    ('tests/methods/test_nothing_rises.py::'
+     'test_without_labels_nothing_rises_every_gene_its_dispersion'): 'order',
     'tests/methods/test_populations.py::test_best_overlap_by_hand': 'elementwise',
     ('tests/methods/test_populations.py::'
      'test_separation_allows_for_groups_smaller_than_the_neighbourhood'): 'elementwise',

@@ -55,14 +55,15 @@ def test_the_scale_lead_by_hand():
 
 def test_a_loud_class_structure_is_read_in_the_genes_units():
     """Module arrays whose markers add variance (seed 0, 10 labels per class): the standardised graph
-    finds 36 of the 40 markers (34 before session 31: its label-free turns judged against refitted
-    features), the graph in the genes' units predicts more held-out labels (0.78 against 0.45) and all
-    40 markers come first."""
+    finds 30 of the 40 markers (34 before session 31: its label-free turns judged against refitted
+    features; 36 before session 33, where its label-free features, which predict 19 held-out labels its R^2's
+    miss and miss 1, came to lead: :func:`~ssfs.methods.propagate.free_leads`), the graph in the genes' units
+    predicts more held-out labels (0.78 against 0.45) and all 40 markers come first."""
     X, cls, marked = modules_microarray(0)
     y = ten_per_class(cls, 0)
     before = _ranked(X, y, gene_scale="standardized", sample_scale="as_is")
     now = _ranked(X, y, sample_scale="as_is")  # the samples as they are (session 29's fit; test_sample_scale.py)
-    assert np.isin(before.order[:40], marked).sum() == 36
+    assert np.isin(before.order[:40], marked).sum() == 30
     assert now.result.extra["graph"]["gene_scale"] == "as_is"
     assert np.isin(now.order[:40], marked).all()
 
@@ -86,13 +87,15 @@ def _small_arrays(seed: int, hetero: bool, n=40, p=2000, markers=20, effect=1.5)
 
 def test_one_more_held_out_label_does_not_switch_the_scale():
     """Heteroscedastic genes, 6 labels (seed 4): the graph in the genes' units predicts one more
-    held-out label and would find 4 of the 40 markers (6 before its label-free scores took turns, session
-    30); the standardised graph is kept and finds 34."""
+    held-out label and would find 22 of the 40 markers (6 before its label-free scores took turns, session
+    30; 4 before session 33, when those scores followed the loudest genes: nothing rises clearly in the genes'
+    units, they are now the standardised span's); the standardised graph is kept and finds 33 (34 before
+    session 33: the span's features in turn)."""
     X, y, marked = _small_arrays(4, hetero=True)
     as_is, now = _ranked(X, y, gene_scale="as_is", sample_scale="as_is"), _ranked(X, y, sample_scale="as_is")
-    assert np.isin(as_is.order[:40], marked).sum() == 4
+    assert np.isin(as_is.order[:40], marked).sum() == 22
     assert now.result.extra["graph"]["gene_scale"] == "standardized"
-    assert np.isin(now.order[:40], marked).sum() == 34
+    assert np.isin(now.order[:40], marked).sum() == 33
     assert np.array_equal(now.scores, _ranked(X, y, gene_scale="standardized", sample_scale="as_is").scores)
 
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, get_args
@@ -86,7 +87,15 @@ from ._shared.propagation import (
     unreached_groups,
 )
 from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding, residual_variance
-from ._shared.signal import canonical_rows, loudness, rising_embedding, signal_embedding, standardized
+from ._shared.signal import (
+    canonical_rows,
+    clearly_rising,
+    loudness,
+    rising_embedding,
+    scaled,
+    signal_embedding,
+    standardized,
+)
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
 FOLDS = 3
@@ -155,6 +164,8 @@ class Propagation:
     outlying: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: (turns, b, c) of dense X: whether the label-free scores were taken in turn with the R^2 (:func:`free_turns`)
     free_turns: tuple = (False, 0, 0)
+    #: whether those label-free scores then ranked alone after the explained features (:func:`free_leads`)
+    free_leads: bool = False
 
     #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own
     #: order (``extra["resample_scores"]``: what a resample's top list reads in selection mode,
@@ -175,7 +186,7 @@ class Propagation:
                           "labels_lead": bool(self.labels_alone[0]), "labels_alone_beyond": int(self.labels_alone[1]),
                           "labels_alone_behind": int(self.labels_alone[2]), "gene_scale": self.gene_scale,
                           "sample_scale": self.sample_scale, "outlying_samples": int(self.outlying.size),
-                          "label_free_turns": bool(self.free_turns[0])},
+                          "label_free_turns": bool(self.free_turns[0]), "label_free_leads": bool(self.free_leads)},
                 "note": self.note,
                 **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {})}
 
@@ -582,8 +593,8 @@ def resolved_label_free(how: str, counts: bool, space: str = "auto") -> str:
     """``label_free="auto"``: ``"clusters"`` for count-like X (``counts``) on the Pearson residuals'
     components (session 26), ``"autocorrelation"`` on the log values' (``space="values"``: there the
     components follow the noise of highly expressed genes, and so do their k-means groups), ``"signal"``
-    for dense X (``"span"`` where no component of the genes in their own units rises above the null:
-    :func:`label_free_scores`); any other choice as given."""
+    for dense X (``"span"`` or ``"dispersion"`` where no component of the genes in their own units rises clearly
+    above the null: :func:`dense_label_free`); any other choice as given."""
     if how != "auto":
         return how
     return ("clusters" if space != "values" else "autocorrelation") if counts else "signal"
@@ -610,10 +621,12 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     :func:`~ssfs.methods._shared.signal.equal_samples`), of the samples as they are ("as_is"), or with
     "auto" scaled alike where :func:`unequal_samples` (5 % outlying samples: 0.044 -> 0.963 of the markers;
     docs/labels_that_count.md, "Samples scaled alike"). With ``"auto"`` on dense X, where no component of the
-    genes in their own units rises above the null (:func:`~ssfs.methods._shared.signal.rising_dims`: the
-    loudest genes are noise and own every component), the ``"span"`` scores: genes of very different noise,
-    0.056 -> 0.756 of the markers (docs/labels_that_count.md, "Loud noisy genes"); every real array and
-    ``microarray_*`` draw has such a component (the scores unchanged)."""
+    genes in their own units rises clearly above the null (:func:`dense_label_free`: the loudest genes are noise
+    and own every component, or nothing carries structure), the ``"span"`` scores where the standardised genes'
+    component does (genes of very different noise, 0.056 -> 0.981 of the markers; docs/labels_that_count.md, "Loud
+    noisy genes"), else every gene's :func:`gene_dispersion` (8 classes of 5 equal-noise markers 0.269 -> 0.550,
+    heavy tails 0.087 -> 0.550; "Nothing rises"); every real array and all but one ``microarray_*`` draw of 48
+    have a component rising clearly in the genes' units (the scores unchanged)."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
@@ -626,12 +639,53 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
         return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how,
                                       residuals=space != "values" and how == "autocorrelation")
     equal = not counts and (samples == "equal" or (samples == "auto" and unequal_samples(X)))
-    Z, d, found = rising_embedding(X, n_pcs, standardize=how == "span", equal=equal)
-    if auto and how == "signal" and not counts and found == 0:  # loud noisy genes own every component
-        how = "span"
-        Z, d = signal_embedding(X, n_pcs, standardize=True, equal=equal)
+    Z, d, found, null = rising_embedding(X, n_pcs, standardize=how == "span", equal=equal)
+    if auto and how == "signal" and not counts:
+        how, Z, d = dense_label_free(X, n_pcs, equal, (Z, d, found, null))
+    if how == "dispersion":
+        return per_distinct_column(lambda A: gene_dispersion(A, batch), X), d
     score = variance_in_span if how == "span" or counts else signal_variance
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
+
+
+def dense_label_free(X, n_pcs: int, equal: bool, own: tuple) -> tuple[str, np.ndarray, int]:
+    """(how, Z, d) of ``label_free="auto"`` on dense X: ``"signal"`` where X's leading component in the genes'
+    own units (``own``: :func:`~ssfs.methods._shared.signal.rising_embedding` of them) rises clearly above its
+    columns' permutations (:func:`~ssfs.methods._shared.signal.clearly_rising`: every real array and
+    ``microarray_*`` draw); else ``"span"`` where the standardised genes' does (genes of very different noise: the
+    loudest genes are noise and own every component in their units); else ``"dispersion"``
+    (:func:`gene_dispersion`): no component carries structure, and a share in the span of noise components
+    only blurs every gene's own dispersion (8 classes of 5 equal-noise markers: 0.269 of the markers against
+    the variance's 0.675; docs/labels_that_count.md, "Nothing rises")."""
+    Z, d, found, null = own
+    if found and clearly_rising(scaled(X, False, equal), Z, null):
+        return "signal", Z, d
+    Zs, ds, found_s, null_s = rising_embedding(X, n_pcs, standardize=True, equal=equal)
+    if found_s and clearly_rising(scaled(X, True, equal), Zs, null_s):
+        return "span", Zs, ds
+    return "dispersion", Z, d
+
+
+#: the genes' median excess kurtosis above which their noise counts as heavy-tailed (:func:`gene_dispersion`)
+HEAVY_TAILS = 1.0
+
+
+def gene_dispersion(X, batch=None) -> np.ndarray:
+    """Every gene's dispersion about its (batch's) mean: its variance, or its interquartile range where the genes'
+    noise has heavy tails (their median excess kurtosis above :data:`HEAVY_TAILS`: a few extreme values then
+    decide a variance; Student's t with 3 degrees of freedom, 0.019 of the markers by variance, 0.55 by the
+    interquartile range; Gaussian noise, 0.675 against 0.25). The label-free score where no component rises
+    (:func:`dense_label_free`): the microarray filter."""
+    Xc = centred_in_batches(np.asarray(X, dtype=np.float64), batch)
+    Xc = Xc - Xc.mean(axis=0)
+    m2 = np.einsum("ij,ij->j", Xc, Xc) / max(Xc.shape[0], 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kurtosis = np.einsum("ij,ij->j", Xc ** 2, Xc ** 2) / max(Xc.shape[0], 1) / m2 ** 2 - 3.0
+    varying = m2 > 0
+    if varying.any() and float(np.median(kurtosis[varying])) > HEAVY_TAILS:
+        q1, q3 = np.quantile(Xc, [0.25, 0.75], axis=0)
+        return q3 - q1
+    return m2
 
 
 def autocorrelation_scores(X, n_pcs: int, batch=None, graph=None, embedding=None,
@@ -923,7 +977,8 @@ def fit_propagation(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, gene
         if model.free_turns[0]:
             model.explained = _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping))
             model.labels_scores = model.scores
-            model.scores = with_unexplained(model.scores, free, model.explained)
+            model.free_leads = free_leads(*model.free_turns[1:])
+            model.scores = with_unexplained(model.scores, free, model.explained, free_first=model.free_leads)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
@@ -957,6 +1012,21 @@ def free_turns(X, y, K: int, free: np.ndarray, ranked_by: tuple, pos, batch=None
     challenger = labels_alone_agreement(X, y, K, features=top, positions=pos, folds=FOLDS, batch=batch)
     _, b, c = labels_lead(ranked_by, challenger, y)
     return b > c or b == c == 0, b, c
+
+
+#: one-sided sign-test level below which the label-free features lead the R^2 (:func:`free_leads`)
+FREE_LEADS_P = 0.05
+
+
+def free_leads(b: int, c: int) -> bool:
+    """Whether the label-free features, taking turns (:func:`free_turns`), rank alone after the explained ones:
+    they predict b held-out labels the R^2's features miss and miss c those predict, and b of the b + c
+    discordant labels is more than a fair coin gives at :data:`FREE_LEADS_P` (one-sided sign test: 5 to 0, 6 to
+    0, 7 to 1, ...). Then the R^2 of the propagated samples is what the held-out labels reject, and half the
+    places in turn would go to its noise (8 classes of 5 equal-noise markers at 3 labels per class: 5-7 to 0,
+    0.45 of the markers in turn, 0.55-0.73 alone; docs/labels_that_count.md, "Nothing rises")."""
+    n = b + c
+    return n > 0 and sum(math.comb(n, i) for i in range(b, n + 1)) / 2.0 ** n < FREE_LEADS_P
 
 
 def _graph_note(start: Candidate, chosen: Candidate, n_labeled: int, lead: tuple) -> str | None:
@@ -1421,7 +1491,8 @@ def with_class_turns(scores: np.ndarray, class_t: np.ndarray) -> np.ndarray:
     return out
 
 
-def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray, ahead=()) -> np.ndarray:
+def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray, ahead=(),
+                     free_first: bool = False) -> np.ndarray:
     """Scores whose order is: the ``explained`` features by R^2, then the others taken in turn
     from their R^2 order and their ``label_free`` order (a feature's place is its better rank of
     the two; ties: R^2), as :func:`top_genes` interleaves ("balanced"). Explained features keep
@@ -1431,7 +1502,7 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     to separate a little. ``ahead``: (features, key) pairs, each a tier placed in that order after
     the explained features and before the others, ordered by its key (a feature in two tiers is in
     the first). Equal keys share a place (the first of theirs): a copy scores as its feature. NaN
-    stays NaN."""
+    stays NaN. ``free_first``: the others by their ``label_free`` order alone (ties: R^2; :func:`free_leads`)."""
     finite = np.isfinite(r2)
     out = np.where(explained, r2, np.nan)
     placed = explained.copy()
@@ -1442,7 +1513,7 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
         placed |= features
     rest = np.flatnonzero(~placed & finite)
     by_r2, by_free = (_places(-np.nan_to_num(v[rest], nan=-np.inf)) for v in (r2, label_free))
-    parts.append((rest, _places(np.minimum(by_r2, by_free), by_r2)))
+    parts.append((rest, _places(by_free, by_r2) if free_first else _places(np.minimum(by_r2, by_free), by_r2)))
     m = sum(f.size for f, _ in parts)
     if m == 0:
         return out

@@ -1,0 +1,144 @@
+"""``propagate``'s label-free scores on dense arrays where no component rises clearly above the noise
+(session 33; docs/labels_that_count.md, "Nothing rises"): every gene's own dispersion, and the label-free
+order leading the R^2 where the held-out labels prefer it by a sign test."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_free_turns import _many_classes
+from test_gene_scale import _small_arrays
+
+from ssfs.methods._shared.signal import clearly_rising, permuted_columns, rising_embedding, top_variance
+from ssfs.methods.propagate import (
+    fit_propagation,
+    free_leads,
+    gene_dispersion,
+    label_free_scores,
+    with_unexplained,
+)
+
+
+def _largest_covariance_eigenvalue(X: np.ndarray) -> float:
+    return float(np.linalg.eigvalsh(np.cov(X, rowvar=False, bias=True)).max())
+
+
+@pytest.mark.parametrize("shape", [(60, 30), (30, 60), (300, 250)])
+def test_top_variance_is_the_covariance_s_largest_eigenvalue(shape):
+    """Exact (the smaller of Gram and covariance) up to 200 rows or columns, Lanczos beyond: numpy's
+    eigenvalue of the biased covariance, to 1e-9."""
+    X = np.random.default_rng(1).normal(size=shape) * np.linspace(1.0, 2.0, shape[1])
+    assert top_variance(X) == pytest.approx(_largest_covariance_eigenvalue(X), rel=1e-9)
+
+
+def test_permutation_draws():
+    """Draw 0 is the permutation of every earlier release; other draws move the columns differently, and
+    every column keeps its values."""
+    X = np.random.default_rng(2).normal(size=(50, 20))
+    assert np.array_equal(permuted_columns(X), permuted_columns(X, 0))
+    other = permuted_columns(X, 3)
+    assert not np.array_equal(other, permuted_columns(X))
+    assert np.array_equal(np.sort(other, axis=0), np.sort(X, axis=0))
+
+
+def test_what_rises_clearly():
+    """Pure noise: nothing. 8 classes of 5 equal-noise markers (seed 1): the single permutation finds 5
+    rising components (the leading one 1.04 x its null), the 8 permutations none. 40 samples of 2 classes
+    with 20 markers each: 1.18 x the single null, clearly above the 8 (their mean + 3 sd)."""
+    noise = np.random.default_rng(0).normal(size=(200, 1000))
+    Z, _, found, null = rising_embedding(noise, 50, standardize=False)
+    assert not clearly_rising(noise, Z, null)
+    X, _, _ = _many_classes(1)
+    Z, _, found, null = rising_embedding(X, 50, standardize=False)
+    assert found == 5 and 1.0 < Z[:, 0].var() / null < 1.05
+    assert not clearly_rising(X, Z, null)
+    X, _, _ = _small_arrays(2, hetero=False)
+    Z, _, found, null = rising_embedding(X, 50, standardize=False)
+    assert Z[:, 0].var() < 2.0 * null  # decided by the permutations, not the shortcut
+    assert clearly_rising(X, Z, null)
+
+
+def test_gene_dispersion_by_hand():
+    """Gaussian noise: every gene's variance (within batches: about its batch's mean); Student's t with 3
+    degrees of freedom: the interquartile range."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 30)) * np.linspace(1.0, 3.0, 30)
+    assert np.allclose(gene_dispersion(X), X.var(axis=0), rtol=1e-12)
+    batch = np.arange(400) % 2
+    shifted = X + np.where(batch[:, None] == 1, 5.0, 0.0)
+    within = np.concatenate([X[batch == b] - X[batch == b].mean(axis=0) for b in (0, 1)])
+    assert np.allclose(gene_dispersion(shifted, batch), within.var(axis=0), rtol=1e-10)
+    T = rng.standard_t(3, size=(400, 30))
+    q1, q3 = np.quantile(T - T.mean(axis=0), [0.25, 0.75], axis=0)
+    assert np.allclose(gene_dispersion(T), q3 - q1)
+
+
+def _heavy_tails(seed: int, n=300, p=2000, k=4, per=10):
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.arange(n) % k)
+    X = rng.standard_t(3, size=(n, p)) + rng.normal(6.0, 2.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += 1.5 * rng.choice([-1.0, 1.0], per)
+    return X, markers
+
+
+def test_without_labels_nothing_rises_every_gene_its_dispersion():
+    """8 classes of 5 equal-noise markers: the label-free scores are the genes' variances, 30 of the 40
+    markers (a share in noise components: 15). Heavy tails (t with 3 degrees of freedom, 4 classes of 10
+    markers): the interquartile range, 27 of 40 (the variance: 0)."""
+    X, _, markers = _many_classes(1)
+    scores, _ = label_free_scores(X, 50)
+    assert np.allclose(scores, X.var(axis=0), rtol=1e-12)
+    assert np.isin(np.argsort(-scores, kind="stable")[:40], markers).sum() == 30
+    signal, _ = label_free_scores(X, 50, how="signal")
+    assert np.isin(np.argsort(-signal, kind="stable")[:40], markers).sum() == 15
+    X, markers = _heavy_tails(0)
+    scores, _ = label_free_scores(X, 50)
+    assert np.isin(np.argsort(-scores, kind="stable")[:40], markers).sum() == 27
+    assert np.isin(np.argsort(-X.var(axis=0), kind="stable")[:40], markers).sum() == 0
+
+
+@pytest.mark.parametrize(("b", "c", "leads"), [(5, 0, True), (4, 0, False), (7, 1, True), (6, 1, False),
+                                               (3, 3, False), (0, 0, False)])
+def test_free_leads_by_the_sign_test(b, c, leads):
+    """One-sided sign test at 0.05: 5 to 0 is 1/32, 4 to 0 is 1/16, 7 to 1 is 9/256, 6 to 1 is 8/128."""
+    assert free_leads(b, c) is leads
+
+
+def test_leading_label_free_order_by_hand():
+    """Feature 0 explained (first); the others by the label-free order alone (ties: R^2) instead of in turn."""
+    r2 = np.array([0.9, 0.5, 0.4, 0.3, 0.2])
+    free = np.array([0.0, 0.1, 0.2, 0.9, 0.9])
+    explained = np.array([True, False, False, False, False])
+    order = np.argsort(-with_unexplained(r2, free, explained, free_first=True), kind="stable")
+    assert order.tolist() == [0, 3, 4, 2, 1]
+    in_turn = np.argsort(-with_unexplained(r2, free, explained), kind="stable")
+    assert in_turn.tolist() == [0, 1, 3, 4, 2]
+
+
+def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path, capsys):
+    """8 classes at 3 labels per class (seed 1): the label-free features predict 7 held-out labels the
+    R^2's miss and miss none they predict; they lead: 30 of the 40 markers (the R^2 alone 5, in turn 20).
+    Seed 4 (4 to 0) takes turns only. ``ssfs rank`` reports ``label_free_leads``."""
+    X, y, markers = _many_classes(1)
+    model = fit_propagation(X, y)
+    assert model.free_turns == (True, 7, 0) and model.free_leads
+    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 30
+    alone = fit_propagation(X, y, unexplained="r2")
+    assert np.isin(np.argsort(-alone.scores, kind="stable")[:40], markers).sum() == 5
+    model = fit_propagation(*_many_classes(4)[:2])
+    assert model.free_turns == (True, 4, 0) and not model.free_leads
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
+    assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o",
+                 str(tmp_path / "ranking.tsv")]) == 0
+    fit = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"]
+    assert fit["label_free_turns"] is True and fit["label_free_leads"] is True
