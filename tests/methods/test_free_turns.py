@@ -61,25 +61,26 @@ def test_small_arrays_take_the_label_free_order_in_turn():
 
 
 def test_heteroscedastic_arrays():
-    """Genes of very different noise. Seed 6: the label-free features predict 5 fewer held-out labels and the
-    R^2 order is kept bit for bit. Seed 0: in the genes' units the label-free scores followed the loudest
-    genes (a split tie, 1 to 1, kept the R^2: 26 of the 40 markers); the standardised span's features
-    predict 4 more held-out labels: in turn, 24. Seeds 1-2: nothing rises clearly in the genes' units
-    (session 33, "Nothing rises"), the span's features predict the same held-out labels as the R^2's and
-    the hedge takes turns: 30 and 33 of the 40 (the R^2 alone 33 and 35, the hedge's cost)."""
+    """Genes of very different noise. Seeds 1 and 6: the label-free features predict 5 fewer held-out labels
+    and the R^2 order is kept bit for bit. Seed 0: in the genes' units the label-free scores followed the
+    loudest genes (a split tie, 1 to 1, kept the R^2: 26 of the 40 markers); the standardised span's features
+    predict 4 more held-out labels: in turn, 24. Seed 2: nothing rises clearly in the genes' units (session 33,
+    "Nothing rises"), the span's features predict the same held-out labels as the R^2's and the hedge takes
+    turns: 33 of the 40 (the R^2 alone 35, the hedge's cost)."""
     from ssfs.methods.propagate import fit_propagation
 
-    for seed, turns, found in ((0, (True, 4, 0), 24), (1, (True, 0, 0), 30), (2, (True, 0, 0), 33)):
+    for seed, turns, found in ((0, (True, 4, 0), 24), (2, (True, 0, 0), 33)):
         X, y, marked = _small_arrays(seed, hetero=True)
         ranked = _ranked(X, y)
         graph = ranked.result.extra["graph"]
         assert graph["label_free_turns"] is True and graph["label_free_leads"] is False
         assert np.isin(ranked.order[:40], marked).sum() == found
         assert fit_propagation(X, y).free_turns == turns
-    X, y, _ = _small_arrays(6, hetero=True)
-    ranked = _ranked(X, y)
-    assert ranked.result.extra["graph"]["label_free_turns"] is False
-    assert np.array_equal(ranked.scores, _ranked(X, y, unexplained="r2").scores, equal_nan=True)
+    for seed in (1, 6):
+        X, y, _ = _small_arrays(seed, hetero=True)
+        ranked = _ranked(X, y)
+        assert ranked.result.extra["graph"]["label_free_turns"] is False
+        assert np.array_equal(ranked.scores, _ranked(X, y, unexplained="r2").scores, equal_nan=True)
 
 
 def test_the_turn_through_the_command_line(tmp_path, capsys):
@@ -141,15 +142,15 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     spread into, on a graph whose genes they chose, the label-free features lost 2 to 4 and the R^2 ranked
     alone (6 of the 40 markers); against those refitted in every fold without its labels they win (5 to 1
     with session 31's label-free scores, 4 to 0 with every gene's variance since nothing rises clearly,
-    session 33): the turns are taken, 19 of the 40 (4 to 0 is no lead: :func:`free_leads`). Seed 2 is a
-    split tie (2 to 2): the R^2 stays."""
+    session 33): the turns are taken, 19 of the 40 (4 to 0 is no lead: :func:`free_leads`). Seed 7: the
+    label-free features predict fewer (2 to 3): the R^2 stays."""
     from ssfs.methods.propagate import fit_propagation
 
     X, y, markers = _many_classes(8)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 4, 0) and not model.free_leads
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 19
-    assert fit_propagation(*_many_classes(2)[:2]).free_turns == (False, 2, 2)
+    assert fit_propagation(*_many_classes(7)[:2]).free_turns == (False, 2, 3)
 
 
 def test_a_resample_reads_the_labels_own_order():

@@ -60,6 +60,30 @@ def test_what_rises_clearly():
     assert clearly_rising(X, Z, null)
 
 
+def _eight_classes(seed: int, n=400, p=3000, k=8, per=5) -> np.ndarray:
+    """``benchmarks/bench_other_shapes.py``'s ``many_classes`` draw: gene means N(6, 2), noise N(0, 1), 8
+    classes of 50 shifting their 5 markers by +-1.5."""
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.repeat(np.arange(k), n // k))
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += 1.5 * rng.choice([-1.0, 1.0], per)
+    return X
+
+
+def test_more_permutations_where_eight_leave_it_open(monkeypatch):
+    """8 classes (the shapes benchmark's draw 0): 4.9 standard deviations above the mean of 8 permutations, 2.1
+    above 32's: the 8 underestimate the spread, and the 32 decide (nothing rises)."""
+    from ssfs.methods._shared import signal
+
+    X = _eight_classes(0)
+    Z, _, _, null = rising_embedding(X, 50, standardize=False)
+    assert not clearly_rising(X, Z, null)
+    monkeypatch.setattr(signal, "NULL_PERMUTATIONS", (8,))
+    assert clearly_rising(X, Z, null)
+
+
 def test_gene_dispersion_by_hand():
     """Gaussian noise: every gene's variance (within batches: about its batch's mean); Student's t with 3
     degrees of freedom: the interquartile range."""

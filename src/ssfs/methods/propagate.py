@@ -624,7 +624,7 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     genes in their own units rises clearly above the null (:func:`dense_label_free`: the loudest genes are noise
     and own every component, or nothing carries structure), the ``"span"`` scores where the standardised genes'
     component does (genes of very different noise, 0.056 -> 0.981 of the markers; docs/labels_that_count.md, "Loud
-    noisy genes"), else every gene's :func:`gene_dispersion` (8 classes of 5 equal-noise markers 0.269 -> 0.550,
+    noisy genes"), else every gene's :func:`gene_dispersion` (8 classes of 5 equal-noise markers 0.269 -> 0.675,
     heavy tails 0.087 -> 0.550; "Nothing rises"); every real array and all but one ``microarray_*`` draw of 48
     have a component rising clearly in the genes' units (the scores unchanged)."""
     if how not in LABEL_FREE:
@@ -648,18 +648,27 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
 
 
+#: genes whose standard deviations vary less than this share of their mean are not standardised again to
+#: test whether a component rises (:func:`dense_label_free`)
+ALIKE_SCALES = 0.1
+
+
 def dense_label_free(X, n_pcs: int, equal: bool, own: tuple) -> tuple[str, np.ndarray, int]:
     """(how, Z, d) of ``label_free="auto"`` on dense X: ``"signal"`` where X's leading component in the genes'
     own units (``own``: :func:`~ssfs.methods._shared.signal.rising_embedding` of them) rises clearly above its
     columns' permutations (:func:`~ssfs.methods._shared.signal.clearly_rising`: every real array and
     ``microarray_*`` draw); else ``"span"`` where the standardised genes' does (genes of very different noise: the
-    loudest genes are noise and own every component in their units); else ``"dispersion"``
+    loudest genes are noise and own every component in their units; not tested where the genes' standard
+    deviations vary by less than :data:`ALIKE_SCALES` of their mean); else ``"dispersion"``
     (:func:`gene_dispersion`): no component carries structure, and a share in the span of noise components
     only blurs every gene's own dispersion (8 classes of 5 equal-noise markers: 0.269 of the markers against
     the variance's 0.675; docs/labels_that_count.md, "Nothing rises")."""
     Z, d, found, null = own
     if found and clearly_rising(scaled(X, False, equal), Z, null):
         return "signal", Z, d
+    sd = np.std(X, axis=0)
+    if sd.mean() > 0 and sd.std() < ALIKE_SCALES * sd.mean():  # standardising them would change nothing
+        return "dispersion", Z, d
     Zs, ds, found_s, null_s = rising_embedding(X, n_pcs, standardize=True, equal=equal)
     if found_s and clearly_rising(scaled(X, True, equal), Zs, null_s):
         return "span", Zs, ds
