@@ -164,5 +164,24 @@ def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path
     frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
     assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o",
                  str(tmp_path / "ranking.tsv")]) == 0
-    fit = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"]
+    captured = capsys.readouterr()
+    fit = json.loads(captured.out.strip().splitlines()[-1])["fit"]
     assert fit["label_free_turns"] is True and fit["label_free_leads"] is True
+    assert (fit["label_free_beyond"], fit["label_free_behind"]) == (7, 0)
+    warned = [line for line in captured.err.splitlines() if "the label-free order ranks" in line]
+    assert warned == ["ssfs: warning: propagate: the label-free features predict 7 held-out labels that those of "
+                      "the propagated samples' groups miss, and miss 0 they predict: below the features the groups "
+                      "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)"]
+
+
+def test_the_verdict_says_the_label_free_order_led():
+    """Selection mode's verdict names the method whose ranking of all samples the label-free order led."""
+    from ssfs.experiment.verdict import _free_leads_sentence
+
+    fit = {"propagate": {"label_free_leads": True, "label_free_beyond": 7, "label_free_behind": 0},
+           "fisher": {}}
+    assert _free_leads_sentence({"fit": fit}) == (
+        "In propagate's ranking of all samples the label-free features predicted 7 held-out labels that the features "
+        "of the groups its labels spread into missed, and missed 0 they predicted: below the features those groups "
+        "explain its order is the label-free one (the resamples' lists read the labels' own order).")
+    assert _free_leads_sentence({"fit": {"propagate": {"label_free_leads": False}}}) == ""

@@ -113,7 +113,7 @@ def verdict(s: dict) -> str:
     note = s.get("note")
     return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
                                 _batch_sentence(s), _one_label_sentence(s), _populations_sentence(s),
-                                _labels_lead_sentence(s), _outlying_sentence(s),
+                                _labels_lead_sentence(s), _free_leads_sentence(s), _outlying_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
 
 
@@ -130,6 +130,18 @@ def _labels_lead_sentence(s: dict) -> str:
         f"held-out labels that the groups' features missed, and missed {f.get('labels_alone_behind', 0)} they "
         "predicted, so the propagated samples counted 0 and its order rests on the labeled samples; more labels "
         "per class make it firmer." for m, f in led.items())
+
+
+def _free_leads_sentence(s: dict) -> str:
+    """The methods whose full-data fit ranked by the label-free order below the features the labels' groups
+    explain (``fit``'s ``label_free_leads``, ``propagate``: :func:`ssfs.methods.propagate.free_leads`) ('' if
+    none)."""
+    led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("label_free_leads")}
+    return " ".join(
+        f"In {m}'s ranking of all samples the label-free features predicted {f.get('label_free_beyond', 0)} held-out "
+        f"labels that the features of the groups its labels spread into missed, and missed "
+        f"{f.get('label_free_behind', 0)} they predicted: below the features those groups explain its order is "
+        "the label-free one (the resamples' lists read the labels' own order)." for m, f in led.items())
 
 
 def _outlying_sentence(s: dict, shown: int = 5) -> str:

@@ -186,7 +186,8 @@ class Propagation:
                           "labels_lead": bool(self.labels_alone[0]), "labels_alone_beyond": int(self.labels_alone[1]),
                           "labels_alone_behind": int(self.labels_alone[2]), "gene_scale": self.gene_scale,
                           "sample_scale": self.sample_scale, "outlying_samples": int(self.outlying.size),
-                          "label_free_turns": bool(self.free_turns[0]), "label_free_leads": bool(self.free_leads)},
+                          "label_free_turns": bool(self.free_turns[0]), "label_free_leads": bool(self.free_leads),
+                          "label_free_beyond": int(self.free_turns[1]), "label_free_behind": int(self.free_turns[2])},
                 "note": self.note,
                 **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {})}
 
@@ -1628,7 +1629,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
 
 def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
     """What the user is warned about: the model's note, batches confounded with the classes, the graph-free
-    score taken in turn (:func:`with_graph_free`), populations the groups miss (:func:`unseen_populations`)."""
+    score taken in turn (:func:`with_graph_free`), populations the groups miss (:func:`unseen_populations`), the
+    label-free order leading (:func:`free_leads`)."""
     notes = [model.note] if model.note else []
     if model.graph_free:
         weight = model.propagated_weight
@@ -1649,6 +1651,11 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append(f"{model.outlying.size} sample{'s are' if many else ' is'} much louder or quieter than the median "
                      "one (noisy or failed arrays? 'outlying_samples' in the output names them): the graph kept "
                      "compares samples by their profiles' correlation (sample_scale='equal')")
+    if model.free_leads:
+        beyond, behind = model.free_turns[1:]
+        notes.append(f"the label-free features predict {beyond} held-out labels that those of the propagated "
+                     f"samples' groups miss, and miss {behind} they predict: below the features the groups explain, "
+                     "the label-free order ranks (unexplained='r2' keeps the R^2's)")
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "
