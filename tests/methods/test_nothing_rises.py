@@ -11,8 +11,17 @@ import pytest
 from test_free_turns import _many_classes
 from test_gene_scale import _small_arrays
 
-from ssfs.methods._shared.signal import clearly_rising, permuted_columns, rising_embedding, top_variance
+from ssfs.errors import MethodError
+from ssfs.methods._shared.signal import (
+    clearly_rising,
+    permuted_columns,
+    rising_embedding,
+    tail_weight,
+    top_variance,
+    winsorized,
+)
 from ssfs.methods.propagate import (
+    clipped_tails,
     fit_propagation,
     free_leads,
     gene_dispersion,
@@ -100,13 +109,22 @@ def test_gene_dispersion_by_hand():
 
 
 def _heavy_tails(seed: int, n=300, p=2000, k=4, per=10):
+    """Student's t noise (3 degrees of freedom) about gene means N(6, 2), 4 classes shifting their 10 markers by
+    +-1.5. Returns X, the markers (and with ``labels``, 3 labels per class: :func:`_heavy_tails_labeled`)."""
+    return _heavy_tails_labeled(seed, n, p, k, per)[:2]
+
+
+def _heavy_tails_labeled(seed: int, n=300, p=2000, k=4, per=10):
     rng = np.random.default_rng(seed)
     cls = rng.permutation(np.arange(n) % k)
     X = rng.standard_t(3, size=(n, p)) + rng.normal(6.0, 2.0, p)
     markers = rng.choice(p, k * per, replace=False)
     for c in range(k):
         X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += 1.5 * rng.choice([-1.0, 1.0], per)
-    return X, markers
+    y = np.full(n, -1)
+    for c in range(k):
+        y[np.flatnonzero(cls == c)[:3]] = c
+    return X, markers, y
 
 
 def test_without_labels_nothing_rises_every_gene_its_dispersion():
@@ -185,3 +203,44 @@ def test_the_verdict_says_the_label_free_order_led():
         "of the groups its labels spread into missed, and missed 0 they predicted: below the features those groups "
         "explain its order is the label-free one (the resamples' lists read the labels' own order).")
     assert _free_leads_sentence({"fit": {"propagate": {"label_free_leads": False}}}) == ""
+
+
+def test_tail_weight_and_winsorized_by_hand():
+    """Excess kurtosis: -1 for a column of +-1 and 0 (values -1, 0, 0, 1: m4 / m2^2 = 0.5 / 0.25 = 2), the median
+    over the varying columns; clipping to the median +- 3 robust sd (interquartile range / 1.349)."""
+    col = np.array([-1.0, 0.0, 0.0, 1.0])
+    assert tail_weight(np.column_stack([col, col, np.zeros(4)])) == pytest.approx(-1.0)
+    X = np.array([[0.0], [1.0], [2.0], [3.0], [100.0]])
+    q1, q3 = 1.0, 3.0
+    reach = 3 * (q3 - q1) / 1.349
+    assert winsorized(X, 3.0)[:, 0].tolist() == pytest.approx([0.0, 1.0, 2.0, 3.0, 2.0 + reach])
+
+
+def test_heavy_tails_are_clipped_before_the_fit(recwarn):
+    """t noise with 3 degrees of freedom (median excess kurtosis 7.0, the samples scaled alike): 4 % of the values
+    are clipped and 3 labels per class find all 40 markers (4 with the values as they are, ``tails="as_is"``); the
+    fit says so. Gaussian arrays are not touched (the same object), nor arrays whose tails are 5 % noisy samples';
+    ``tails="clip"`` clips them too; a wrong value is one line."""
+    X, markers, y = _heavy_tails_labeled(0)
+    clipped, weight = clipped_tails(X)
+    assert weight == pytest.approx(6.9611, abs=1e-4) and 0.04 < (clipped != X).mean() < 0.045
+    model = fit_propagation(X, y)
+    assert model.tail_weight == weight and model.extra()["graph"]["clipped_tails"] is True
+    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 40
+    as_is = fit_propagation(X, y, tails="as_is")
+    assert as_is.tail_weight is None and np.isin(np.argsort(-as_is.scores, kind="stable")[:40], markers).sum() == 4
+    G, _, _ = _many_classes(1)
+    assert clipped_tails(G)[0] is G and clipped_tails(G, "clip")[1] is not None
+    loud = G.copy()
+    loud[:20] = G.mean(axis=0) + 4.0 * (G[:20] - G.mean(axis=0))  # 5 % noisy arrays: every gene's tails heavy,
+    assert tail_weight(loud - loud.mean(axis=0)) > 1.0                # but the samples' (graph_scales names them)
+    assert clipped_tails(loud)[0] is loud
+    with pytest.raises(MethodError, match="^propagate: tails must be one of"):
+        clipped_tails(G, "trim")
+    import ssfs
+
+    ssfs.run_method("propagate", X, y)
+    said = [str(w.message) for w in recwarn if "heavy tails" in str(w.message)]
+    assert said == ["propagate: the genes' noise has heavy tails (median excess kurtosis 7.0): every gene's values "
+                    "were clipped to its median +- 3 robust standard deviations before the fit, its statistics "
+                    "included (tails='as_is' keeps them)"]

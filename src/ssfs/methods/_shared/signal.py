@@ -246,6 +246,27 @@ def top_variance(X: np.ndarray) -> float:
     return float(eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0]) / n
 
 
+def tail_weight(Xc: np.ndarray) -> float:
+    """The median over the varying columns of the dense, column-centred ``Xc`` of their excess kurtosis
+    (m4 / m2^2 - 3: 0 for Gaussian noise, -1.2 for uniform values, 6 or more for Student's t with 3 degrees of
+    freedom); 0 without a varying column."""
+    m2 = np.einsum("ij,ij->j", Xc, Xc) / max(Xc.shape[0], 1)
+    varying = m2 > 0
+    if not varying.any():
+        return 0.0
+    V = Xc[:, varying] ** 2
+    return float(np.median(np.einsum("ij,ij->j", V, V) / max(Xc.shape[0], 1) / m2[varying] ** 2 - 3.0))
+
+
+def winsorized(X: np.ndarray, sds: float) -> np.ndarray:
+    """Dense X with every column's values clipped to its median +- ``sds`` robust standard deviations
+    (interquartile range / 1.349; a column of zero range unchanged)."""
+    med = np.median(X, axis=0)
+    q1, q3 = np.quantile(X, [0.25, 0.75], axis=0)
+    reach = sds * (q3 - q1) / 1.349
+    return np.where(reach > 0, np.clip(X, med - reach, med + reach), X)
+
+
 def equal_samples(X) -> np.ndarray:
     """Dense X with its columns centred and every sample's profile scaled to unit mean square (a sample
     of all column means stays 0): Euclidean distances between samples are then those of their profiles'
