@@ -244,3 +244,17 @@ def test_heavy_tails_are_clipped_before_the_fit(recwarn):
     assert said == ["propagate: the genes' noise has heavy tails (median excess kurtosis 7.0): every gene's values "
                     "were clipped to its median +- 3 robust standard deviations before the fit, its statistics "
                     "included (tails='as_is' keeps them)"]
+
+
+def test_the_permutations_run_on_at_most_clear_rows_samples(monkeypatch):
+    """Beyond ``CLEAR_ROWS`` (500) samples every eigenvalue of the test is taken on 500 of them, chosen by content:
+    a draw's cost does not grow with n. Noise of 800 x 300: nothing rises."""
+    from ssfs.methods._shared import signal
+
+    shapes = []
+    exact = signal.top_variance
+    monkeypatch.setattr(signal, "top_variance", lambda X: shapes.append(X.shape) or exact(X))
+    noise = np.random.default_rng(5).normal(size=(800, 300))
+    Z, _, _, null = rising_embedding(noise, 50, standardize=False)
+    assert not clearly_rising(noise, Z, null)
+    assert len(shapes) >= 9 and set(shapes) == {(500, 300)}
