@@ -258,3 +258,17 @@ def test_the_permutations_run_on_at_most_clear_rows_samples(monkeypatch):
     Z, _, _, null = rising_embedding(noise, 50, standardize=False)
     assert not clearly_rising(noise, Z, null)
     assert len(shapes) >= 9 and set(shapes) == {(500, 300)}
+
+
+def test_the_tails_are_measured_on_at_most_tail_rows_samples(monkeypatch):
+    """Beyond ``TAIL_ROWS`` (1,000) samples the kurtosis is measured on 1,000 of them, chosen by content; heavy
+    tails found so clip every sample."""
+    from ssfs.methods import propagate
+
+    seen = []
+    scaled_alike = propagate.equal_samples
+    monkeypatch.setattr(propagate, "equal_samples", lambda X: seen.append(X.shape) or scaled_alike(X))
+    T = np.random.default_rng(6).standard_t(3, size=(1500, 40))
+    clipped, weight = clipped_tails(T)
+    assert seen == [(1000, 40)] and weight > 1.0 and clipped.shape == (1500, 40)
+    assert np.array_equal(clipped, winsorized(T, 3.0))
