@@ -172,6 +172,11 @@ def test_verdict_sentences():
     assert none.startswith("No feature selected. Too few labels in the resamples: propagate ranked 8 of the 10 "
                            "resamples without the labels (label-free scores); a resample ranked so selects nothing")
     assert "and the 2 that used labels cannot bring a feature to frequency 0.8, so there is no list" in none
+    # no list, yet the consensus order is what the analyst takes forward: how propagate read the values is said
+    clipped = verdict(_summary(n_selected=0, fit={"propagate": {"clipped_tails": True, "tail_weight": 7.0}}))
+    assert clipped.endswith("propagate clipped every gene's values to its median +- 3 robust standard deviations "
+                            "before ranking, so a few extreme values do not decide its order; its per-class "
+                            "statistics are of the clipped values.")
     free = verdict(_summary(resamples=20, label_free_resamples={"propagate": 5}))
     assert free.endswith("Too few labels in the resamples: propagate ranked 5 of the 20 resamples without the "
                          "labels (label-free scores), so the list may hold structure that is "

@@ -13,6 +13,7 @@ from test_gene_scale import _small_arrays
 
 from ssfs.errors import MethodError
 from ssfs.methods._shared.signal import (
+    clearly_above,
     clearly_rising,
     permuted_columns,
     rising_embedding,
@@ -58,15 +59,15 @@ def test_what_rises_clearly():
     with 20 markers each: 1.18 x the single null, clearly above the 8 (their mean + 3 sd)."""
     noise = np.random.default_rng(0).normal(size=(200, 1000))
     Z, _, found, null = rising_embedding(noise, 50, standardize=False)
-    assert not clearly_rising(noise, Z, null)
+    assert not (clearly_above(Z, null) or clearly_rising(noise))
     X, _, _ = _many_classes(1)
     Z, _, found, null = rising_embedding(X, 50, standardize=False)
     assert found == 5 and 1.0 < Z[:, 0].var() / null < 1.05
-    assert not clearly_rising(X, Z, null)
+    assert not clearly_above(Z, null) and not clearly_rising(X)
     X, _, _ = _small_arrays(2, hetero=False)
     Z, _, found, null = rising_embedding(X, 50, standardize=False)
-    assert Z[:, 0].var() < 2.0 * null  # decided by the permutations, not the shortcut
-    assert clearly_rising(X, Z, null)
+    assert not clearly_above(Z, null)  # decided by the permutations, not the shortcut
+    assert clearly_rising(X)
 
 
 def _eight_classes(seed: int, n=400, p=3000, k=8, per=5) -> np.ndarray:
@@ -88,9 +89,9 @@ def test_more_permutations_where_eight_leave_it_open(monkeypatch):
 
     X = _eight_classes(0)
     Z, _, _, null = rising_embedding(X, 50, standardize=False)
-    assert not clearly_rising(X, Z, null)
+    assert not clearly_above(Z, null) and not clearly_rising(X)
     monkeypatch.setattr(signal, "NULL_PERMUTATIONS", (8,))
-    assert clearly_rising(X, Z, null)
+    assert clearly_rising(X)
 
 
 def test_gene_dispersion_by_hand():
@@ -192,17 +193,24 @@ def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path
                       "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)"]
 
 
-def test_the_verdict_says_the_label_free_order_led():
-    """Selection mode's verdict names the method whose ranking of all samples the label-free order led."""
-    from ssfs.experiment.verdict import _free_leads_sentence
+@pytest.mark.parametrize(("sentence", "said", "text"), [
+    ("_free_leads_sentence", {"label_free_leads": True, "label_free_beyond": 7, "label_free_behind": 0},
+     "In propagate's ranking of all samples the label-free features predicted 7 held-out labels that the features "
+     "of the groups its labels spread into missed, and missed 0 they predicted: below the features those groups "
+     "explain its order is the label-free one (the resamples' lists read the labels' own order)."),
+    ("_clipped_sentence", {"clipped_tails": True, "tail_weight": 6.96},
+     "The genes' noise has heavy tails (median excess kurtosis 7.0): propagate clipped every gene's values to its "
+     "median +- 3 robust standard deviations before ranking, so a few extreme values do not decide its order; its "
+     "per-class statistics are of the clipped values."),
+])
+def test_the_verdict_says_what_propagate_did(sentence, said, text):
+    """Selection mode's verdict names the method whose ranking of all samples the label-free order led, or whose
+    heavy tails were clipped; nothing where the fit did neither."""
+    from ssfs.experiment import verdict
 
-    fit = {"propagate": {"label_free_leads": True, "label_free_beyond": 7, "label_free_behind": 0},
-           "fisher": {}}
-    assert _free_leads_sentence({"fit": fit}) == (
-        "In propagate's ranking of all samples the label-free features predicted 7 held-out labels that the features "
-        "of the groups its labels spread into missed, and missed 0 they predicted: below the features those groups "
-        "explain its order is the label-free one (the resamples' lists read the labels' own order).")
-    assert _free_leads_sentence({"fit": {"propagate": {"label_free_leads": False}}}) == ""
+    say = getattr(verdict, sentence)
+    assert say({"fit": {"propagate": said, "fisher": {}}}) == text
+    assert say({"fit": {"propagate": {key: False for key in said}}}) == ""
 
 
 def test_tail_weight_and_winsorized_by_hand():
@@ -226,6 +234,7 @@ def test_heavy_tails_are_clipped_before_the_fit(recwarn):
     assert weight == pytest.approx(6.9611, abs=1e-4) and 0.04 < (clipped != X).mean() < 0.045
     model = fit_propagation(X, y)
     assert model.tail_weight == weight and model.extra()["graph"]["clipped_tails"] is True
+    assert model.extra()["graph"]["tail_weight"] == weight
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 40
     as_is = fit_propagation(X, y, tails="as_is")
     assert as_is.tail_weight is None and np.isin(np.argsort(-as_is.scores, kind="stable")[:40], markers).sum() == 4
@@ -255,8 +264,7 @@ def test_the_permutations_run_on_at_most_clear_rows_samples(monkeypatch):
     exact = signal.top_variance
     monkeypatch.setattr(signal, "top_variance", lambda X: shapes.append(X.shape) or exact(X))
     noise = np.random.default_rng(5).normal(size=(800, 300))
-    Z, _, _, null = rising_embedding(noise, 50, standardize=False)
-    assert not clearly_rising(noise, Z, null)
+    assert not clearly_rising(noise)
     assert len(shapes) >= 9 and set(shapes) == {(500, 300)}
 
 

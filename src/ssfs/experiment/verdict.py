@@ -97,7 +97,7 @@ def verdict(s: dict) -> str:
             note = "no feature selected"
         return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
                                     _labels_in_resamples_sentence(s), _one_label_sentence(s),
-                                    _labels_lead_sentence(s)) if t)
+                                    _labels_lead_sentence(s), _free_leads_sentence(s), _clipped_sentence(s)) if t)
     head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
     head = head.replace("; The error bound", ". The error bound")
     bound = s["error_bound"].get("bound")
@@ -113,7 +113,8 @@ def verdict(s: dict) -> str:
     note = s.get("note")
     return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
                                 _batch_sentence(s), _one_label_sentence(s), _populations_sentence(s),
-                                _labels_lead_sentence(s), _free_leads_sentence(s), _outlying_sentence(s),
+                                _labels_lead_sentence(s), _free_leads_sentence(s), _clipped_sentence(s),
+                                _outlying_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
 
 
@@ -142,6 +143,16 @@ def _free_leads_sentence(s: dict) -> str:
         f"labels that the features of the groups its labels spread into missed, and missed "
         f"{f.get('label_free_behind', 0)} they predicted: below the features those groups explain its order is "
         "the label-free one (the resamples' lists read the labels' own order)." for m, f in led.items())
+
+
+def _clipped_sentence(s: dict) -> str:
+    """The methods whose full-data fit clipped heavy-tailed values first (``fit``'s ``clipped_tails``,
+    ``propagate``: :func:`ssfs.methods.propagate.clipped_tails`) ('' if none)."""
+    return " ".join(
+        f"The genes' noise has heavy tails (median excess kurtosis {f.get('tail_weight', float('nan')):.1f}): {m} "
+        "clipped every gene's values to its median +- 3 robust standard deviations before ranking, so a few extreme "
+        "values do not decide its order; its per-class statistics are of the clipped values."
+        for m, f in (s.get("fit") or {}).items() if f.get("clipped_tails"))
 
 
 def _outlying_sentence(s: dict, shown: int = 5) -> str:

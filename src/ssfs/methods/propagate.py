@@ -89,6 +89,7 @@ from ._shared.propagation import (
 from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding, residual_variance
 from ._shared.signal import (
     canonical_rows,
+    clearly_above,
     clearly_rising,
     equal_samples,
     loudness,
@@ -193,7 +194,8 @@ class Propagation:
                           "sample_scale": self.sample_scale, "outlying_samples": int(self.outlying.size),
                           "label_free_turns": bool(self.free_turns[0]), "label_free_leads": bool(self.free_leads),
                           "label_free_beyond": int(self.free_turns[1]), "label_free_behind": int(self.free_turns[2]),
-                          "clipped_tails": self.tail_weight is not None},
+                          "clipped_tails": self.tail_weight is not None,
+                          **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
                 **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {})}
 
@@ -663,7 +665,8 @@ ALIKE_SCALES = 0.1
 def dense_label_free(X, n_pcs: int, equal: bool, own: tuple) -> tuple[str, np.ndarray, int]:
     """(how, Z, d) of ``label_free="auto"`` on dense X: ``"signal"`` where X's leading component in the genes'
     own units (``own``: :func:`~ssfs.methods._shared.signal.rising_embedding` of them) rises clearly above its
-    columns' permutations (:func:`~ssfs.methods._shared.signal.clearly_rising`: every real array and
+    columns' permutations (:func:`~ssfs.methods._shared.signal.clearly_above` or, where that does not decide,
+    :func:`~ssfs.methods._shared.signal.clearly_rising`: every real array and
     ``microarray_*`` draw); else ``"span"`` where the standardised genes' does (genes of very different noise: the
     loudest genes are noise and own every component in their units; not tested where the genes' standard
     deviations vary by less than :data:`ALIKE_SCALES` of their mean); else ``"dispersion"``
@@ -671,13 +674,13 @@ def dense_label_free(X, n_pcs: int, equal: bool, own: tuple) -> tuple[str, np.nd
     only blurs every gene's own dispersion (8 classes of 5 equal-noise markers: 0.269 of the markers against
     the variance's 0.675; docs/labels_that_count.md, "Nothing rises")."""
     Z, d, found, null = own
-    if found and clearly_rising(scaled(X, False, equal), Z, null):
+    if found and (clearly_above(Z, null) or clearly_rising(scaled(X, False, equal))):
         return "signal", Z, d
     sd = np.std(X, axis=0)
     if sd.mean() > 0 and sd.std() < ALIKE_SCALES * sd.mean():  # standardising them would change nothing
         return "dispersion", Z, d
     Zs, ds, found_s, null_s = rising_embedding(X, n_pcs, standardize=True, equal=equal)
-    if found_s and clearly_rising(scaled(X, True, equal), Zs, null_s):
+    if found_s and (clearly_above(Zs, null_s) or clearly_rising(scaled(X, True, equal))):
         return "span", Zs, ds
     return "dispersion", Z, d
 

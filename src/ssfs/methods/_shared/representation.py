@@ -120,6 +120,32 @@ def _leading_eigh(C: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return eigh(C, subset_by_index=(m - d, m - 1))
 
 
+#: up to this many samples or features :func:`top_variance` takes a full eigendecomposition
+EXACT_TOP = 200
+
+
+def top_variance(X: np.ndarray) -> float:
+    """The largest component variance of dense X (the largest eigenvalue of its centred columns' covariance,
+    divided by n), from the smaller of the Gram and covariance matrices as :func:`_exact_pca`: exactly
+    (:func:`_leading_eigh`) up to :data:`EXACT_TOP` rows or columns, else by Lanczos (ARPACK, relative tolerance
+    1e-6, a fixed start; no m x m matrix). The randomized range finder of :func:`pca_embedding` only approaches
+    it where the spectrum is flat (noise: 13.5 against 13.97 on 400 x 3,000 permuted columns), which would make
+    noise look like a rising component (:func:`~ssfs.methods._shared.signal.clearly_rising`)."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n, p = X.shape
+    Xc = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
+    m = min(n, p)
+    if m <= EXACT_TOP:
+        return float(_leading_eigh(Xc @ Xc.T if n <= p else Xc.T @ Xc, 1)[0][0]) / n
+    if n <= p:
+        op = LinearOperator((m, m), matvec=lambda u: Xc @ (Xc.T @ u), dtype=np.float64)
+    else:
+        op = LinearOperator((m, m), matvec=lambda v: Xc.T @ (Xc @ v), dtype=np.float64)
+    v0 = np.random.default_rng(20261204).standard_normal(m)
+    return float(eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0]) / n
+
+
 def _exact_pca(X, d: int) -> np.ndarray:
     """n x d scores on the first d principal components of X (centred), exactly: from the
     eigenvectors of the covariance (p <= n) or of the Gram matrix (p > n), :func:`_leading_eigh`."""

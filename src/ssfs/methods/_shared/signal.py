@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .representation import signal_pca
+from .representation import signal_pca, top_variance
 
 #: fewest components kept, however weak the structure (a graph needs some space)
 MIN_DIMS = 2
@@ -29,6 +29,7 @@ NULL_PERMUTATIONS = (8, 16, 32)
 #: how many of their standard deviations above their mean a component clearly rises (:func:`clearly_rising`)
 RISE_Z = 3.0
 #: a leading component this many times :func:`rising_dims`' null rises clearly without more permutations
+#: (:func:`clearly_above`)
 CLEARLY = 2.0
 #: most samples :func:`clearly_rising` draws its permutations on (chosen by content beyond that)
 CLEAR_ROWS = 500
@@ -190,25 +191,29 @@ def rising_dims(X, Z: np.ndarray) -> tuple[int, float]:
     return (int(np.argmin(above)) if not above.all() else above.size), top
 
 
-def clearly_rising(X, Z: np.ndarray, null: float = np.inf) -> bool:
-    """Whether the leading column of the PCA scores ``Z`` of dense X rises clearly above its columns'
-    permutations: its variance exceeds :data:`CLEARLY` times ``null`` (:func:`rising_dims`' single permutation),
-    or the mean of the largest component variances (:func:`top_variance`, exact) of permuted copies
-    (:func:`permuted_columns`, one draw each) by :data:`RISE_Z` of their standard deviations: 8 copies, 32 where
-    the 8 leave the data's largest within -2 to +4 of those standard deviations of the threshold (8 estimate
-    the spread to about a quarter: on 8 classes of 5 equal-noise markers one draw sat 4.9 of them above the
-    8's mean, 2.1 above the 32's). :func:`rising_dims`' test is a coin flip where X holds no component above
-    the noise (both numbers are then the largest eigenvalue of a noise matrix), and its randomized null falls
-    short of the exact one where the spectrum is flat: on those 8 classes (a class's covariance 1.2 against
-    the noise's 14) it finds 3-6 rising components, where the data's largest sits -1.2 to 2.1 of the 32
-    permutations' standard deviations above their mean; on 40-sample arrays of 20 markers 3.6-4.8; on every
-    real array of ``../shared/data`` and all but one ``microarray_*`` draw of 48 it is over twice the single
-    permutation's (docs/labels_that_count.md, "Nothing rises"). Beyond :data:`CLEAR_ROWS` samples the test runs
-    on that many, the first in content order (:func:`canonical_rows`): 5,000 x 2,000 weak classes 20 s -> 2 s."""
-    if Z.shape[1] == 0 or min(X.shape) < 3:
+def clearly_above(Z: np.ndarray, null: float) -> bool:
+    """Whether the leading column of the PCA scores ``Z`` has over :data:`CLEARLY` times the variance ``null`` of
+    :func:`rising_dims`' single permutation: it rises clearly without more permutations (every real array of
+    ``../shared/data``: 6-19 x; 47 of the 48 ``microarray_*`` draws)."""
+    return Z.shape[1] > 0 and float(Z[:, 0].var()) > CLEARLY * null
+
+
+def clearly_rising(X) -> bool:
+    """Whether the leading component of dense X rises clearly above its columns' permutations: its variance
+    (:func:`~ssfs.methods._shared.representation.top_variance`, exact) exceeds the mean of the largest component
+    variances of permuted copies (:func:`permuted_columns`, one draw each) by :data:`RISE_Z` of their standard
+    deviations: 8 copies, 32 where the 8 leave the data's largest within -2 to +4 of those standard deviations of
+    the threshold (8 estimate the spread to about a quarter: on 8 classes of 5 equal-noise markers one draw sat
+    4.9 of them above the 8's mean, 2.1 above the 32's). :func:`rising_dims`' test is a coin flip where X holds no
+    component above the noise (both numbers are then the largest eigenvalue of a noise matrix), and its
+    randomized null falls short of the exact one where the spectrum is flat: on those 8 classes (a class's
+    covariance 1.2 against the noise's 14) it finds 3-6 rising components, where the data's largest sits -1.2 to
+    2.1 of the 32 permutations' standard deviations above their mean; on 40-sample arrays of 20 markers 3.6-4.8
+    (docs/labels_that_count.md, "Nothing rises"). Call it where :func:`clearly_above` has not decided. Beyond
+    :data:`CLEAR_ROWS` samples the test runs on that many, the first in content order (:func:`canonical_rows`):
+    5,000 x 2,000 weak classes 20 s -> 2 s."""
+    if min(X.shape) < 3:
         return False
-    if float(Z[:, 0].var()) > CLEARLY * null:  # every real array: 6-19 x (the permutations then change nothing)
-        return True
     X = X.toarray() if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
     pos = canonical_rows(X)
     if X.shape[0] > CLEAR_ROWS:  # the first CLEAR_ROWS in content order: the cost of a draw stays bounded
@@ -223,34 +228,6 @@ def clearly_rising(X, Z: np.ndarray, null: float = np.inf) -> bool:
         if not RISE_Z - 2.0 < z < RISE_Z + 4.0:  # far from the threshold: more draws would not change it
             break
     return bool(z > RISE_Z)
-
-
-#: below this many samples or features the largest component variance comes from a full eigendecomposition
-EXACT_TOP = 200
-
-
-def top_variance(X: np.ndarray) -> float:
-    """The largest component variance of dense X (the largest eigenvalue of its centred columns' covariance,
-    divided by n), from the smaller of the Gram and covariance matrices: exactly up to :data:`EXACT_TOP` rows or
-    columns, else by Lanczos (ARPACK, relative tolerance 1e-6, a fixed start). The randomized range finder of
-    :func:`~ssfs.methods._shared.representation.pca_embedding` only approaches it where the spectrum is flat
-    (noise: 13.5 against 13.97 on 400 x 3,000 permuted columns), which would make noise look like a rising
-    component."""
-    from scipy.linalg import eigh
-    from scipy.sparse.linalg import LinearOperator, eigsh
-
-    n = X.shape[0]
-    Xc = X - X.mean(axis=0)
-    m = min(Xc.shape)
-    if m <= EXACT_TOP:
-        G = Xc @ Xc.T if n <= Xc.shape[1] else Xc.T @ Xc
-        return float(eigh(G, eigvals_only=True, subset_by_index=[m - 1, m - 1])[0]) / n
-    if n <= Xc.shape[1]:
-        op = LinearOperator((m, m), matvec=lambda u: Xc @ (Xc.T @ u), dtype=np.float64)
-    else:
-        op = LinearOperator((m, m), matvec=lambda v: Xc.T @ (Xc @ v), dtype=np.float64)
-    v0 = np.random.default_rng(20261204).standard_normal(m)
-    return float(eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0]) / n
 
 
 def tail_weight(Xc: np.ndarray) -> float:
@@ -268,8 +245,7 @@ def tail_weight(Xc: np.ndarray) -> float:
 def winsorized(X: np.ndarray, sds: float) -> np.ndarray:
     """Dense X with every column's values clipped to its median +- ``sds`` robust standard deviations
     (interquartile range / 1.349; a column of zero range unchanged)."""
-    med = np.median(X, axis=0)
-    q1, q3 = np.quantile(X, [0.25, 0.75], axis=0)
+    q1, med, q3 = np.quantile(X, [0.25, 0.5, 0.75], axis=0)
     reach = sds * (q3 - q1) / 1.349
     return np.where(reach > 0, np.clip(X, med - reach, med + reach), X)
 
