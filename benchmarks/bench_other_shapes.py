@@ -5,7 +5,8 @@ against data its authors did not tune on.
 
 Each shape is drawn here with its own few lines of numpy (not ``ssfs.simulate``'s generators):
 Gaussian arrays with heteroscedastic genes, heavy tails, outlying samples, an unrecorded batch,
-imbalanced classes, many classes, very few samples; and low-depth counts of many types. The
+imbalanced classes, many classes, very few samples, noise factors unrelated to the classes (co-regulated gene
+modules, as in real arrays) with markers of mixed strength; and low-depth counts of many types. The
 metric is the recall of the planted markers in the top m (m = the number of markers); ``k``
 labels per class are drawn from every class. ``propagate (no labels)`` is the default with every
 label hidden (its label-free scores), so a row shows whether the labels helped it. Prints one
@@ -56,6 +57,28 @@ def gaussian_array(seed: int, n=300, p=2000, k=4, per=10, effect=1.5, hetero=Fal
     return X, None, cls, markers
 
 
+def factor_array(seed: int, n=200, p=3000, k=3, per=15, factors=5, loaded=200, shares=(0.5, 0.3, 0.2),
+                 effects=(0.5, 2.5)):
+    """Log-expression-like arrays whose noise has structure the classes do not share: gene means N(7, 2),
+    noise N(0, 1) plus ``factors`` latent factors, each a N(0, 1) sample score times N(0, 0.8) loadings on
+    ``loaded`` random genes (co-regulated modules: cell cycle, stress, a hidden covariate), every gene's noise
+    scaled by exp(N(0, 0.3)); classes of ``shares`` (equal when None); class c shifts its ``per`` markers by
+    U(``effects``) times their gene's noise sd, up or down (weak and strong markers in one array)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k, shares)
+    sd = np.exp(rng.normal(0.0, 0.3, p))
+    X = rng.normal(size=(n, p))
+    for _ in range(factors):
+        genes = rng.choice(p, loaded, replace=False)
+        X[:, genes] += np.outer(rng.normal(size=n), rng.normal(0.0, 0.8, loaded))
+    X = X * sd + rng.normal(7.0, 2.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        genes = markers[c * per:(c + 1) * per]
+        X[np.ix_(cls == c, genes)] += rng.uniform(*effects, per) * sd[genes] * rng.choice([-1.0, 1.0], per)
+    return X, None, cls, markers
+
+
 def low_depth_counts(seed: int, n=2000, p=1500, k=8, per=15, depth=1500, fold=2.5):
     """Negative binomial counts (dispersion 0.2) of ``k`` types at ``depth`` reads a cell (log-normal
     libraries); each type raises its ``per`` markers (among the 70 % most expressed genes) ``fold``-fold.
@@ -81,6 +104,9 @@ SHAPES = {
     "hidden_batch": lambda s: gaussian_array(s, batch=1.0),
     "imbalanced_array": lambda s: gaussian_array(s, shares=[0.6, 0.25, 0.1, 0.05]),
     "few_samples": lambda s: gaussian_array(s, n=40, p=5000, k=2, per=20),
+    "noise_factors": factor_array,
+    "noise_factors_few_samples": lambda s: factor_array(s, n=60, p=8000, per=20, factors=3),
+    "noise_factors_many_classes": lambda s: factor_array(s, n=300, p=2000, k=6, per=8, factors=8, shares=None),
     "low_depth_counts": low_depth_counts,
 }
 
