@@ -2,6 +2,7 @@
 against data its authors did not tune on.
 
     python benchmarks/bench_other_shapes.py --seeds 0 1 2 3 --per-class 3 10
+    python benchmarks/bench_other_shapes.py --seeds 0 1 2 3 --per-class --share 1     # 1 % of the samples labeled
 
 Each shape is drawn here with its own few lines of numpy (not ``ssfs.simulate``'s generators):
 Gaussian arrays with heteroscedastic genes, heavy tails, outlying samples, an unrecorded batch,
@@ -125,6 +126,23 @@ def per_class_labels(cls: np.ndarray, k: int, seed: int) -> np.ndarray:
     return y
 
 
+def share_labels(cls: np.ndarray, share: float, seed: int) -> np.ndarray:
+    """A random ``share`` of the samples labeled (at least 2, whatever their classes), -1 elsewhere: "1 %" of a
+    300-sample array is 3 labels, often 2 in one class and 1 in another."""
+    rng = np.random.default_rng(2000 + seed)
+    y = np.full(cls.size, -1)
+    pick = rng.choice(cls.size, max(2, round(share * cls.size)), replace=False)
+    y[pick] = cls[pick]
+    return y
+
+
+def budget_labels(cls: np.ndarray, budget: str, seed: int) -> np.ndarray:
+    """The labels of a budget: "k/class" (:func:`per_class_labels`) or "s%" (:func:`share_labels`)."""
+    if budget.endswith("%"):
+        return share_labels(cls, float(budget[:-1]) / 100.0, seed)
+    return per_class_labels(cls, int(budget.split("/")[0]), seed)
+
+
 def recall(order, markers: np.ndarray) -> float:
     return float(np.isin(np.asarray(order)[:markers.size], markers).mean())
 
@@ -136,16 +154,15 @@ def run(shapes, seeds, budgets) -> list[dict]:
             X, counts, cls, markers = SHAPES[shape](seed)
             kind = "counts" if counts is not None else "microarray"
             data = {"expression": X, "counts": counts}
-            for k in budgets:
-                y = per_class_labels(cls, k, seed)
+            for budget in budgets:
+                y = budget_labels(cls, budget, seed)
                 for method in COUNT_METHODS if counts is not None else ARRAY_METHODS:
                     hidden = method.endswith("(no labels)")
                     t0 = time.perf_counter()
                     order = rank(method.split(" ")[0], data, np.full_like(y, -1) if hidden else y, seed, kind)
                     value = np.nan if order is None else recall(order, markers)
-                    rows.append({"shape": shape, "seed": seed, "labels": f"{k}/class", "method": method,
-                                 "recall": value})
-                    print(f"{shape:18s} seed {seed} {k:>2d}/class {method:24s} {value:.3f} "
+                    rows.append({"shape": shape, "seed": seed, "labels": budget, "method": method, "recall": value})
+                    print(f"{shape:18s} seed {seed} {budget:>8s} {method:24s} {value:.3f} "
                           f"({time.perf_counter() - t0:.1f} s)", flush=True)
     return rows
 
@@ -169,10 +186,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
-    ap.add_argument("--per-class", nargs="+", type=int, default=[3, 10], help="labels per class")
+    ap.add_argument("--per-class", nargs="*", type=int, default=[3, 10], help="labels per class (none: only --share)")
+    ap.add_argument("--share", nargs="*", type=float, default=[],
+                    help="also label this percentage of the samples at random (e.g. --share 1: 1 %%, at least 2)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")  # the methods' warnings (graph notes) would bury the lines
-    rows = run(args.shapes, args.seeds, args.per_class)
+    rows = run(args.shapes, args.seeds, [f"{k}/class" for k in args.per_class] + [f"{v:g}%" for v in args.share])
     print("\nRecall of the planted markers in the top m, mean over seeds "
           f"{' '.join(map(str, args.seeds))}; **bold** = best of the row.\n")
     print(table(rows))

@@ -139,10 +139,13 @@ def _free_leads_sentence(s: dict) -> str:
     none)."""
     led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("label_free_leads")}
     return " ".join(
-        f"In {m}'s ranking of all samples the label-free features predicted {f.get('label_free_beyond', 0)} held-out "
-        f"labels that the features of the groups its labels spread into missed, and missed "
-        f"{f.get('label_free_behind', 0)} they predicted: below the features those groups explain its order is "
-        "the label-free one (the resamples' lists read the labels' own order)." for m, f in led.items())
+        (f"In {m}'s ranking of all samples fewer than 2 labeled classes held 2 labels, so no held-out label could "
+         "judge the groups its labels spread into" if f.get("label_free_unjudged") else
+         f"In {m}'s ranking of all samples the label-free features predicted {f.get('label_free_beyond', 0)} held-out "
+         f"labels that the features of the groups its labels spread into missed, and missed "
+         f"{f.get('label_free_behind', 0)} they predicted")
+        + ": below the features those groups explain its order is the label-free one (the resamples' lists read the "
+        "labels' own order)." for m, f in led.items())
 
 
 def _clipped_sentence(s: dict) -> str:
