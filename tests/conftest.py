@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,22 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+@pytest.fixture
+def other_shapes():
+    """``benchmarks/bench_other_shapes.py`` as a module (the shapes tests redraw must be the benchmark's); skips when
+    the benchmarks folder is not beside the tests."""
+    import importlib.util
+
+    path = REPO / "benchmarks" / "bench_other_shapes.py"
+    if not path.is_file():
+        pytest.skip("benchmarks/ is not beside the tests")
+    sys.path.insert(0, str(path.parent))  # it imports bench_labels_sweep beside it
+    spec = importlib.util.spec_from_file_location("bench_other_shapes", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture

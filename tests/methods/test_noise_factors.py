@@ -50,19 +50,11 @@ def _top(X, y, method="propagate"):
         return run_method(method, X, y).order
 
 
-def test_the_benchmark_draws_these_arrays():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        from bench_other_shapes import SHAPES, per_class_labels
-    except ImportError:  # the benchmarks folder is not installed with the package
-        pytest.skip("benchmarks/ not beside the tests")
-    X, _, cls, markers = SHAPES["noise_factors"](1)
+def test_the_benchmark_draws_these_arrays(other_shapes):
+    X, _, cls, markers = other_shapes.SHAPES["noise_factors"](1)
     ours = _noise_factors(1)
     assert np.array_equal(X, ours[0]) and np.array_equal(cls, ours[1]) and np.array_equal(markers, ours[2])
-    assert np.array_equal(per_class_labels(cls, 3, 1), _labels(cls, 3, 1))
+    assert np.array_equal(other_shapes.per_class_labels(cls, 3, 1), _labels(cls, 3, 1))
 
 
 def test_ten_labels_per_class_find_what_every_label_finds():

@@ -40,19 +40,11 @@ def _heteroscedastic(seed: int, n=300, p=2000, k=4, per=10):
     return X, y, cls, markers
 
 
-def test_the_benchmark_draws_these_arrays():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    try:
-        from bench_other_shapes import SHAPES, budget_labels
-    except ImportError:  # the benchmarks folder is not installed with the package
-        pytest.skip("benchmarks/ not beside the tests")
-    X, _, cls, markers = SHAPES["heteroscedastic"](0)
+def test_the_benchmark_draws_these_arrays(other_shapes):
+    X, _, cls, markers = other_shapes.SHAPES["heteroscedastic"](0)
     ours = _heteroscedastic(0)
     assert np.array_equal(X, ours[0]) and np.array_equal(cls, ours[2]) and np.array_equal(markers, ours[3])
-    assert np.array_equal(budget_labels(cls, "1%", 0), ours[1])
+    assert np.array_equal(other_shapes.budget_labels(cls, "1%", 0), ours[1])
 
 
 def test_one_percent_of_a_heteroscedastic_array():
