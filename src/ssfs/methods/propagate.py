@@ -91,6 +91,7 @@ from ._shared.signal import (
     canonical_rows,
     clearly_above,
     clearly_rising,
+    content_rows,
     equal_samples,
     loudness,
     rising_embedding,
@@ -361,8 +362,7 @@ def count_model(X, space: str, pos: np.ndarray, most: int) -> CountModel | None:
         raise MethodError("propagate: space='residuals' needs counts or log1p-normalised counts (non-negative: "
                           "sparse, half zeros, long-tailed integers or log counts); these data are not: use "
                           "space='values'")
-    rows = None if X.shape[0] <= most else np.sort(np.argsort(pos, kind="stable")[:most])
-    return CountModel.of(X, rows)
+    return CountModel.of(X, content_rows(pos, most))
 
 
 def refine_genes(genes, p: int) -> int:
@@ -739,9 +739,7 @@ def _autocorrelation_on(X, W, batch, how: str) -> np.ndarray:
 def label_free_rows(X) -> np.ndarray | None:
     """The samples the label-free scores are measured on: beyond :data:`REFINE_SAMPLES`, that many chosen
     by content (:func:`~ssfs.methods._shared.signal.canonical_rows`), sorted; None: all."""
-    if X.shape[0] <= REFINE_SAMPLES:
-        return None
-    return np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
+    return None if X.shape[0] <= REFINE_SAMPLES else content_rows(canonical_rows(X), REFINE_SAMPLES)
 
 
 def label_free_space(X, n_pcs: int, batch=None, embedding=None, residuals: bool = False):
@@ -852,8 +850,8 @@ def residual_scores(X, n_pcs: int, batch=None, graph=None, embedding=None) -> tu
     if graph is not None:
         W, d = _start_graph(X, 1, 1, graph, None)
         return _residual_autocorrelation(CountModel.of(X), W, batch), d
-    if X.shape[0] > REFINE_SAMPLES:
-        rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:REFINE_SAMPLES])
+    rows = label_free_rows(X)
+    if rows is not None:
         X, batch = X[rows], None if batch is None else batch[rows]
         embedding = None if embedding is None else np.asarray(embedding, dtype=np.float64)[rows]
     model = CountModel.of(X)
@@ -900,10 +898,16 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
                        float("nan"), float("nan"), float("nan"), d, f"{note} ({what})")
 
 
+def held_out_classes(y: np.ndarray) -> int:
+    """How many labeled classes hold 2 labels or more: the classes whose labels can be held out (a class's only
+    label never is, :func:`~ssfs.methods._shared.propagation.held_out_agreement`)."""
+    return int((np.bincount(y[y >= 0]) >= 2).sum())
+
+
 def unchecked(y: np.ndarray) -> bool:
     """No labeled class has 2 labeled samples: no label can be held out to judge a graph, and
     the labels alone give no within-class variance (their R^2 is 1 for every feature)."""
-    return np.bincount(y[y >= 0]).max(initial=0) < 2
+    return held_out_classes(y) == 0
 
 
 def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
@@ -948,7 +952,8 @@ def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
     if how == "as_is" or sparse.issparse(X) or count_like(X):
         return X, None
     D = np.asarray(X, dtype=np.float64)
-    rows = D if D.shape[0] <= TAIL_ROWS else D[np.sort(np.argsort(canonical_rows(D), kind="stable")[:TAIL_ROWS])]
+    keep = None if D.shape[0] <= TAIL_ROWS else content_rows(canonical_rows(D), TAIL_ROWS)
+    rows = D if keep is None else D[keep]
     E = equal_samples(rows)  # tails of a few loud samples are theirs, not the genes' (:func:`graph_scales`)
     weight = tail_weight(E - E.mean(axis=0))
     if how == "auto" and weight <= HEAVY_TAILS:
@@ -1080,7 +1085,7 @@ def held_out_judges(y: np.ndarray) -> bool:
     (:func:`with_unexplained`, ``free_first``). Measured on dense arrays at 1 % labels, 4 seeds
     (docs/labels_that_count.md, "Held-out labels of one class judge nothing", session 34): heteroscedastic
     0.794 -> 0.944 of the markers (0.981 without labels), 8 classes 0.588 -> 0.638, heavy tails 0.450 -> 0.625."""
-    return int((np.bincount(y[y >= 0]) >= 2).sum()) >= 2
+    return held_out_classes(y) >= 2
 
 
 #: one-sided sign-test level below which the label-free features lead the R^2 (:func:`free_leads`)

@@ -139,6 +139,14 @@ def canonical_rows(X) -> np.ndarray:
     return pos
 
 
+def content_rows(pos: np.ndarray, most: int) -> np.ndarray | None:
+    """The first ``most`` samples in the content order ``pos`` (:func:`canonical_rows`), sorted: a pseudo-random
+    subsample that does not depend on the sample order; None when there are at most ``most`` (all of them)."""
+    if pos.size <= most:
+        return None
+    return np.sort(np.argsort(pos, kind="stable")[:most])
+
+
 def _column_shifts(X, pos: np.ndarray, draw: int = 0) -> np.ndarray:
     """A shift in [0, n) per column, hashed from the column's values weighted by a fixed
     sequence (one per ``draw``) and summed in canonical row order (the same bits whatever the
@@ -216,8 +224,8 @@ def clearly_rising(X) -> bool:
         return False
     X = X.toarray() if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
     pos = canonical_rows(X)
-    if X.shape[0] > CLEAR_ROWS:  # the first CLEAR_ROWS in content order: the cost of a draw stays bounded
-        keep = np.sort(np.argsort(pos, kind="stable")[:CLEAR_ROWS])
+    keep = content_rows(pos, CLEAR_ROWS)  # the cost of a draw stays bounded
+    if keep is not None:
         X = X[keep]
         pos = np.argsort(np.argsort(pos[keep], kind="stable"), kind="stable")
     top = top_variance(X)
