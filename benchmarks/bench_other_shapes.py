@@ -80,6 +80,40 @@ def factor_array(seed: int, n=200, p=3000, k=3, per=15, factors=5, loaded=200, s
     return X, None, cls, markers
 
 
+def centred_log_ratios(seed: int, n=150, p=4000, k=5, per=12, effect=1.2):
+    """Two-colour arrays: :func:`gaussian_array`'s weak markers, every gene centred (log ratios against a
+    common reference: no gene's mean tells anything)."""
+    X, counts, cls, markers = gaussian_array(seed, n=n, p=p, k=k, per=per, effect=effect)
+    return X - X.mean(axis=0), counts, cls, markers
+
+
+def shared_markers(seed: int, n=300, p=2000, k=4, shared=20, per=10, effect=1.5):
+    """A hierarchy: classes 0 and 1 (one lineage) shift ``shared`` markers together, and every class shifts
+    ``per`` of its own, up or down (gene means N(6, 2), noise N(0, 1))."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    markers = rng.choice(p, shared + k * per, replace=False)
+    X[np.ix_(np.isin(cls, [0, 1]), markers[:shared])] += effect
+    for c in range(k):
+        own = markers[shared + c * per:shared + (c + 1) * per]
+        X[np.ix_(cls == c, own)] += effect * rng.choice([-1.0, 1.0], per)
+    return X, None, cls, markers
+
+
+def one_loud_class(seed: int, n=300, p=2000, k=4, per=10, loud=4.0, quiet=1.2):
+    """One class far from the others (its markers ``loud`` sd away), the others ``quiet``: the loud class's
+    markers are easy, the quiet ones are what labels may add."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        shift = (loud if c == 0 else quiet) * rng.choice([-1.0, 1.0], per)
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += shift
+    return X, None, cls, markers
+
+
 def low_depth_counts(seed: int, n=2000, p=1500, k=8, per=15, depth=1500, fold=2.5):
     """Negative binomial counts (dispersion 0.2) of ``k`` types at ``depth`` reads a cell (log-normal
     libraries); each type raises its ``per`` markers (among the 70 % most expressed genes) ``fold``-fold.
@@ -109,6 +143,12 @@ SHAPES = {
     "noise_factors_few_samples": lambda s: factor_array(s, n=60, p=8000, per=20, factors=3),
     "noise_factors_many_classes": lambda s: factor_array(s, n=300, p=2000, k=6, per=8, factors=8, shares=None),
     "low_depth_counts": low_depth_counts,
+    # session 35: shapes drawn after the places of the held-out labels' own classes were counted
+    "centred_log_ratios": centred_log_ratios,
+    "twenty_classes": lambda s: gaussian_array(s, n=600, p=2000, k=20, per=5, effect=2.0),
+    "weak_markers": lambda s: gaussian_array(s, n=150, p=4000, k=6, per=10, effect=1.0),
+    "shared_markers": shared_markers,
+    "one_loud_class": one_loud_class,
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -26,11 +26,18 @@ def _two_classes(seed=0, n=30, p=200, strong=50):
     return X, y
 
 
+def _held_out(pred: np.ndarray, truth: np.ndarray) -> tuple:
+    """A held-out agreement of 2 classes (``labels_alone_agreement``'s layout): every held-out label's own class
+    placed first (score 2/3) where predicted, else second (1/3)."""
+    return (float((pred == truth).mean()), 0.5, pred, np.log(np.where(pred == truth, 2.0, 1.0) / 3.0))
+
+
 def test_the_turn_by_hand():
     """12 labels, 2 classes 3 sd apart on 50 features. The label-free scores pointing at them predict every
     held-out label; against an R^2 whose features predict 9 of the 12 (the last 3 wrong) that is 3 more and
-    none fewer: (True, 3, 0). Against features right on all 12 it is a tie, the hedge is taken: (True, 0, 0).
-    Label-free scores pointing at noise predict fewer: no turns, c the held-out labels they miss."""
+    none fewer: (True, 3, 0), and with 2 classes the places count the same (nearer 3, farther 0). Against features
+    right on all 12 it is a tie, the hedge is taken: (True, 0, 0, 0, 0). Label-free scores pointing at noise
+    predict fewer: no turns, c (and farther) the held-out labels they miss."""
     X, y = _two_classes()
     pos = canonical_rows(standardized(X))
     truth = y[y >= 0]
@@ -38,14 +45,14 @@ def test_the_turn_by_hand():
     assert labels_alone_agreement(X, y, 2, features=np.arange(GENES), positions=pos, folds=3)[0] == 1.0
     nine = truth.copy()
     nine[-3:] = 1 - truth[-3:]
-    assert free_turns(X, y, 2, on_markers, (0.75, 0.5, nine), pos) == (True, 3, 0)
-    assert free_turns(X, y, 2, on_markers, (1.0, 0.5, truth.copy()), pos) == (True, 0, 0)
+    assert free_turns(X, y, 2, on_markers, _held_out(nine, truth), pos) == (True, 3, 0, 3, 0)
+    assert free_turns(X, y, 2, on_markers, _held_out(truth.copy(), truth), pos) == (True, 0, 0, 0, 0)
     on_noise = on_markers[::-1].copy()
     noise = labels_alone_agreement(X, y, 2, features=np.argsort(-on_noise, kind="stable")[:GENES], positions=pos,
                                    folds=3)
     missed = int((noise[2] != truth).sum())
     assert missed >= 3
-    assert free_turns(X, y, 2, on_noise, (1.0, 0.5, truth.copy()), pos) == (False, 0, missed)
+    assert free_turns(X, y, 2, on_noise, _held_out(truth.copy(), truth), pos) == (False, 0, missed, 0, missed)
 
 
 def test_small_arrays_take_the_label_free_order_in_turn():
@@ -69,7 +76,7 @@ def test_heteroscedastic_arrays():
     turns: 33 of the 40 (the R^2 alone 35, the hedge's cost)."""
     from ssfs.methods.propagate import fit_propagation
 
-    for seed, turns, found in ((0, (True, 4, 0), 24), (2, (True, 0, 0), 33)):
+    for seed, turns, found in ((0, (True, 4, 0, 4, 0), 24), (2, (True, 0, 0, 0, 0), 33)):
         X, y, marked = _small_arrays(seed, hetero=True)
         ranked = _ranked(X, y)
         graph = ranked.result.extra["graph"]
@@ -142,15 +149,20 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     spread into, on a graph whose genes they chose, the label-free features lost 2 to 4 and the R^2 ranked
     alone (6 of the 40 markers); against those refitted in every fold without its labels they win (5 to 1
     with session 31's label-free scores, 4 to 0 with every gene's variance since nothing rises clearly,
-    session 33): the turns are taken, 19 of the 40 (4 to 0 is no lead: :func:`free_leads`). Seed 7: the
-    label-free features predict fewer (2 to 3): the R^2 stays."""
+    session 33): the turns were taken, 19 of the 40 (4 to 0 is no lead). Counting every held-out label's own
+    class's place (session 35) they place 14 nearer and 3 farther, which leads (:func:`free_leads`): 28.
+    Seed 10: the label-free features predict fewer (1 to 2) and place 14 nearer, 7 farther (no lead): the
+    R^2 stays (8)."""
     from ssfs.methods.propagate import fit_propagation
 
     X, y, markers = _many_classes(8)
     model = fit_propagation(X, y)
-    assert model.free_turns == (True, 4, 0) and not model.free_leads
-    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 19
-    assert fit_propagation(*_many_classes(7)[:2]).free_turns == (False, 2, 3)
+    assert model.free_turns == (True, 4, 0, 14, 3) and model.free_leads and model.free_by_places
+    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 28
+    X, y, markers = _many_classes(10)
+    model = fit_propagation(X, y)
+    assert model.free_turns == (False, 1, 2, 14, 7) and not model.free_leads
+    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 8
 
 
 def test_a_resample_reads_the_labels_own_order():

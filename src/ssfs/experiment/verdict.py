@@ -141,6 +141,9 @@ def _free_leads_sentence(s: dict) -> str:
     return " ".join(
         (f"In {m}'s ranking of all samples fewer than 2 labeled classes held 2 labels, so no held-out label could "
          "judge the groups its labels spread into" if f.get("label_free_unjudged") else
+         f"In {m}'s ranking of all samples the label-free features placed the own class of "
+         f"{f.get('label_free_nearer', 0)} held-out labels nearer than the features of the groups its labels spread "
+         f"into did, and of {f.get('label_free_farther', 0)} farther" if f.get("label_free_by_places") else
          f"In {m}'s ranking of all samples the label-free features predicted {f.get('label_free_beyond', 0)} held-out "
          f"labels that the features of the groups its labels spread into missed, and missed "
          f"{f.get('label_free_behind', 0)} they predicted")

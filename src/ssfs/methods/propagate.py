@@ -76,7 +76,14 @@ from ._shared.counts import count_like, read_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
-from ._shared.labels_alone import GENES, labels_alone_agreement, labels_lead, propagated_features, top_by_r2
+from ._shared.labels_alone import (
+    GENES,
+    labels_alone_agreement,
+    labels_lead,
+    nearer_own_class,
+    propagated_features,
+    top_by_r2,
+)
 from ._shared.populations import smallest_population, unmatched_populations
 from ._shared.propagation import (
     graph_agreement,
@@ -167,12 +174,16 @@ class Propagation:
     #: the samples much louder or quieter than the others, when the kept graph scaled them alike
     #: (:func:`outlying_samples`)
     outlying: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    #: (turns, b, c) of dense X: whether the label-free scores were taken in turn with the R^2 (:func:`free_turns`)
-    free_turns: tuple = (False, 0, 0)
+    #: (turns, b, c, nearer, farther) of dense X: whether the label-free scores were taken in turn with the R^2
+    #: and the held-out counts behind it (:func:`free_turns`)
+    free_turns: tuple = (False, 0, 0, 0, 0)
     #: whether those label-free scores then ranked alone after the explained features (:func:`free_leads`)
     free_leads: bool = False
     #: whether they did because the held-out labels could not judge (:func:`held_out_judges` False)
     free_unjudged: bool = False
+    #: whether they did on the places of the held-out labels' own classes alone (:func:`free_leads`: the
+    #: predictions' own counts b, c did not pass)
+    free_by_places: bool = False
     #: the genes' median excess kurtosis where their heavy tails were clipped before the fit (:func:`clipped_tails`)
     tail_weight: float | None = None
 
@@ -197,7 +208,9 @@ class Propagation:
                           "sample_scale": self.sample_scale, "outlying_samples": int(self.outlying.size),
                           "label_free_turns": bool(self.free_turns[0]), "label_free_leads": bool(self.free_leads),
                           "label_free_beyond": int(self.free_turns[1]), "label_free_behind": int(self.free_turns[2]),
+                          "label_free_nearer": int(self.free_turns[3]), "label_free_farther": int(self.free_turns[4]),
                           "label_free_unjudged": bool(self.free_unjudged),
+                          "label_free_by_places": bool(self.free_by_places),
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
@@ -1036,11 +1049,13 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
     elif unexplained == "interleave" and ranked_by is not None:
         free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space, sample_scale)[0]
         model.free_unjudged = not held_out_judges(y)
-        model.free_turns = (True, 0, 0) if model.free_unjudged else free_turns(X, y, K, free, ranked_by(), pos, batch)
+        model.free_turns = (True, 0, 0, 0, 0) if model.free_unjudged else free_turns(X, y, K, free, ranked_by(), pos,
+                                                                                      batch)
         if model.free_turns[0]:
             model.explained = _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping))
             model.labels_scores = model.scores
             model.free_leads = model.free_unjudged or free_leads(*model.free_turns[1:])
+            model.free_by_places = model.free_leads and not (model.free_unjudged or sign_test(*model.free_turns[1:3]))
             model.scores = with_unexplained(model.scores, free, model.explained, free_first=model.free_leads)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
@@ -1057,24 +1072,28 @@ def _weighted_groups(y, K, prop, floor, seed, weights, joined_in, W) -> tuple[np
     return g, np.where(lab, seed, np.where(g < K, *weights))
 
 
-def free_turns(X, y, K: int, free: np.ndarray, ranked_by: tuple, pos, batch=None) -> tuple[bool, int, int]:
-    """(turns, b, c): whether dense X's label-free scores ``free`` take turns with the R^2 (:func:`with_unexplained`),
-    judged by the held-out labels: their :data:`~ssfs.methods._shared.labels_alone.GENES` best features against
-    those the R^2 follows (``ranked_by``: the propagated samples' or, when the labels lead, the labels' own, both
-    refitted in every fold without its labels; :func:`_judged_groups`), paired: b the held-out labels the label-free
-    features predict and those miss, c the reverse. Turns when b > c, or when both predict exactly the same held-out
-    labels (b = c = 0, often every one: the hedge, in turn, costs nothing the labels can see; the R^2 keeps every
-    other place and its explained features stay first). A split tie (b = c > 0) keeps the R^2: there the held-out
-    labels cannot tell the two apart (often both at chance), and turning gained on 8 classes of equal-noise genes
-    but lost 6-10 of 40 markers on 40-sample heteroscedastic or factor-laden arrays (session 31). The label-free
-    features are chosen without a label, so the held-out labels judge them fairly. Measured
-    (docs/labels_that_count.md, "The label-free scores in turn on dense arrays", session 30; "A fair yardstick for
-    the label-free turns", session 31): 40-sample arrays 0.456 -> 0.662 of the markers at 3 labels per class, 8
-    classes 0.106 -> 0.175, the real arrays and ``microarray_*`` within -0.013 to +0.010."""
+def free_turns(X, y, K: int, free: np.ndarray, ranked_by: tuple, pos, batch=None) -> tuple[bool, int, int, int, int]:
+    """(turns, b, c, nearer, farther): whether dense X's label-free scores ``free`` take turns with the R^2
+    (:func:`with_unexplained`), judged by the held-out labels: their :data:`~ssfs.methods._shared.labels_alone.GENES`
+    best features against those the R^2 follows (``ranked_by``: the propagated samples' or, when the labels lead,
+    the labels' own, both refitted in every fold without its labels; :func:`_judged_groups`), paired: b the held-out
+    labels the label-free features predict and those miss, c the reverse; nearer (farther) those whose own class
+    the label-free features place nearer (farther) than those do
+    (:func:`~ssfs.methods._shared.labels_alone.nearer_own_class`). Turns when b > c, when both predict exactly the
+    same held-out labels (b = c = 0, often every one: the hedge, in turn, costs nothing the labels can see; the R^2
+    keeps every other place and its explained features stay first), or when the label-free features lead
+    (:func:`free_leads`). A split tie (b = c > 0) otherwise keeps the R^2: there the held-out labels cannot tell
+    the two apart (often both at chance), and turning gained on 8 classes of equal-noise genes but lost 6-10 of 40
+    markers on 40-sample heteroscedastic or factor-laden arrays (session 31). The label-free features are chosen
+    without a label, so the held-out labels judge them fairly. Measured (docs/labels_that_count.md, "The
+    label-free scores in turn on dense arrays", session 30; "A fair yardstick for the label-free turns", session
+    31): 40-sample arrays 0.456 -> 0.662 of the markers at 3 labels per class, 8 classes 0.106 -> 0.175, the real
+    arrays and ``microarray_*`` within -0.013 to +0.010."""
     top = np.argsort(-np.nan_to_num(free, nan=-np.inf), kind="stable")[:GENES]
     challenger = labels_alone_agreement(X, y, K, features=top, positions=pos, folds=FOLDS, batch=batch)
     _, b, c = labels_lead(ranked_by, challenger, y)
-    return b > c or b == c == 0, b, c
+    nearer, farther = nearer_own_class(ranked_by, challenger)
+    return b > c or b == c == 0 or free_leads(b, c, nearer, farther), b, c, nearer, farther
 
 
 def held_out_judges(y: np.ndarray) -> bool:
@@ -1092,15 +1111,23 @@ def held_out_judges(y: np.ndarray) -> bool:
 FREE_LEADS_P = 0.05
 
 
-def free_leads(b: int, c: int) -> bool:
+def sign_test(wins: int, losses: int) -> bool:
+    """Whether ``wins`` of the ``wins + losses`` discordant pairs are more than a fair coin gives at
+    :data:`FREE_LEADS_P` (one-sided sign test: 5 to 0, 6 to 0, 7 to 1, ...)."""
+    n = wins + losses
+    return n > 0 and sum(math.comb(n, i) for i in range(wins, n + 1)) / 2.0 ** n < FREE_LEADS_P
+
+
+def free_leads(b: int, c: int, nearer: int = 0, farther: int = 0) -> bool:
     """Whether the label-free features, taking turns (:func:`free_turns`), rank alone after the explained ones:
-    they predict b held-out labels the R^2's features miss and miss c those predict, and b of the b + c
-    discordant labels is more than a fair coin gives at :data:`FREE_LEADS_P` (one-sided sign test: 5 to 0, 6 to
-    0, 7 to 1, ...). Then the R^2 of the propagated samples is what the held-out labels reject, and half the
-    places in turn would go to its noise (8 classes of 5 equal-noise markers at 3 labels per class: 5-7 to 0,
-    0.45 of the markers in turn, 0.55-0.73 alone; docs/labels_that_count.md, "Nothing rises")."""
-    n = b + c
-    return n > 0 and sum(math.comb(n, i) for i in range(b, n + 1)) / 2.0 ** n < FREE_LEADS_P
+    they predict b held-out labels the R^2's features miss and miss c those predict, or place nearer held-out
+    labels' own class nearer than those do and farther farther, and either passes :func:`sign_test`. Then the
+    R^2 of the propagated samples is what the held-out labels reject, and half the places in turn would go to its
+    noise (8 classes of 5 equal-noise markers at 3 labels per class: 5-7 to 0, 0.45 of the markers in turn,
+    0.55-0.73 alone; docs/labels_that_count.md, "Nothing rises"). The places count more of the held-out labels
+    where the classes are many and the labels few (with 2 classes they are b and c): 8 classes, 5 to 1 right but
+    15 to 1 nearer, 0.525 -> 0.775 of the markers (docs/labels_that_count.md, "Every class's place", session 35)."""
+    return sign_test(b, c) or sign_test(nearer, farther)
 
 
 def _graph_note(start: Candidate, chosen: Candidate, n_labeled: int, lead: tuple) -> str | None:
@@ -1723,8 +1750,13 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append("fewer than 2 labeled classes hold 2 labels, so no held-out label can judge the propagated "
                      "samples' groups: below the features the groups explain, the label-free order ranks "
                      "(unexplained='r2' keeps the R^2's)")
+    elif model.free_leads and model.free_by_places:
+        nearer, farther = model.free_turns[3:]
+        notes.append(f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
+                     f"the propagated samples' groups do, and of {farther} farther: below the features the groups "
+                     "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)")
     elif model.free_leads:
-        beyond, behind = model.free_turns[1:]
+        beyond, behind = model.free_turns[1:3]
         notes.append(f"the label-free features predict {beyond} held-out labels that those of the propagated "
                      f"samples' groups miss, and miss {behind} they predict: below the features the groups explain, "
                      "the label-free order ranks (unexplained='r2' keeps the R^2's)")

@@ -20,7 +20,10 @@ adds samples that help the scores). What tells them apart is the features each s
   training labels' own R^2 ranks first (refitted per fold: no selection bias);
 * :func:`labels_lead`: the labels' own features predict at least :data:`LEAD_BY` more held-out
   labels than the propagated samples' features (paired: the same held-out samples). The propagated
-  samples then count 0 (``propagate``).
+  samples then count 0 (``propagate``);
+* :func:`nearer_own_class`: how often one set of features places a held-out label's own class nearer
+  than another (every class's place, not only the first: with many classes and few labels the
+  predictions alone rarely differ).
 """
 
 from __future__ import annotations
@@ -58,11 +61,10 @@ def propagated_features(X, y: np.ndarray, groups: np.ndarray, genes: int = GENES
     return top_by_r2(X, groups, genes, free.astype(np.float64), batch)
 
 
-def discriminant_predict(A_train: np.ndarray, g: np.ndarray, A_test: np.ndarray, n_classes: int) -> np.ndarray:
-    """Classes of the rows of ``A_test`` by the DLDA (module doc) of the rows ``A_train`` (dense,
-    the features it reads) of classes ``g``: the class means m_c and pooled within-class variances
-    s^2; the class minimising sum_j (x_j - m_cj)^2 / (s_j^2 + median s^2) (ties: the lower class;
-    a class without a training row is never predicted)."""
+def discriminant_distances(A_train: np.ndarray, g: np.ndarray, A_test: np.ndarray, n_classes: int) -> np.ndarray:
+    """Distances (rows of ``A_test`` x classes) of the DLDA (module doc) of the rows ``A_train`` (dense,
+    the features it reads) of classes ``g``: sum_j (x_j - m_cj)^2 / (s_j^2 + median s^2) to every class
+    mean m_c, s^2 the pooled within-class variances; inf for a class without a training row."""
     H = sparse.csr_matrix((np.ones(g.size), (g, np.arange(g.size))), shape=(n_classes, g.size))
     size = np.asarray(H.sum(axis=1)).ravel()
     present = size > 0
@@ -73,7 +75,25 @@ def discriminant_predict(A_train: np.ndarray, g: np.ndarray, A_test: np.ndarray,
     inv = 1.0 / np.where(var > 0, var, 1.0)  # distances expanded: no samples x classes x features array
     dist = ((A_test * A_test) @ inv)[:, None] - 2.0 * A_test @ (means * inv).T + ((means * means) @ inv)[None, :]
     dist[:, ~present] = np.inf
-    return np.argmin(dist, axis=1)
+    return dist
+
+
+def discriminant_predict(A_train: np.ndarray, g: np.ndarray, A_test: np.ndarray, n_classes: int) -> np.ndarray:
+    """Classes of the rows of ``A_test``: the nearest class of :func:`discriminant_distances` (ties: the
+    lower class; a class without a training row is never predicted)."""
+    return np.argmin(discriminant_distances(A_train, g, A_test, n_classes), axis=1)
+
+
+def place_scores(dist: np.ndarray) -> np.ndarray:
+    """Class scores (rows normalised to sum 1) from every class's place in a row of ``dist`` (samples x K):
+    K for the nearest class, K - 1 for the next, ..., 1 for the farthest (ties: the lower class nearer, as
+    :func:`discriminant_predict`). Their largest is the predicted class, and the log of the true class's
+    score (:func:`~ssfs.methods._shared.propagation.held_out_agreement`'s reach) tells how near the true
+    class came where the prediction missed it (:func:`nearer_own_class`)."""
+    n, k = dist.shape
+    places = np.empty((n, k), dtype=np.int64)
+    np.put_along_axis(places, np.argsort(dist, axis=1, kind="stable"), np.broadcast_to(np.arange(k), (n, k)), axis=1)
+    return (k - places) / (k * (k + 1) / 2.0)
 
 
 def _dense(M) -> np.ndarray:
@@ -86,7 +106,9 @@ def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, p
     trained, in each fold, on the remaining labels of ``y``, reading ``features`` (fixed, or a function
     of the fold's labels ``yy``, its held-out ones -1: features chosen without them), or, when None,
     the ``genes`` best by the training labels' R^2 (within batches with ``batch``). With
-    ``batch`` the values are the residuals about the labeled samples' batch means."""
+    ``batch`` the values are the residuals about the labeled samples' batch means. The class scores are
+    :func:`place_scores`: the predictions are the nearest classes, and the reach tells every held-out
+    label's own class's place (:func:`nearer_own_class`)."""
     lab = np.flatnonzero(y >= 0)
     Xl = X[lab]
     codes = None if batch is None else np.unique(np.asarray(batch)[lab], return_inverse=True)[1].ravel()
@@ -101,7 +123,7 @@ def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, p
             else:
                 cols = features(yy) if callable(features) else features
             A = centred_in_batches(_dense(Xl[:, cols]), codes)
-            F[lab[~train], discriminant_predict(A[train], g, A[~train], n_classes)] = 1.0
+            F[lab[~train]] = place_scores(discriminant_distances(A[train], g, A[~train], n_classes))
         return F
 
     return held_out_agreement(scores_for, y, n_classes, positions=positions, folds=folds)
@@ -121,3 +143,17 @@ def labels_lead(propagated: tuple, alone: tuple, y: np.ndarray) -> tuple[bool, i
     b = int((both & (pa == truth) & (pp != truth)).sum())
     c = int((both & (pp == truth) & (pa != truth)).sum())
     return b - c >= LEAD_BY, b, c
+
+
+def nearer_own_class(first: tuple, second: tuple) -> tuple[int, int]:
+    """(nearer, farther): the held-out labels whose own class the ``second`` features' discriminant places
+    nearer than the ``first`` features' does, and farther (both :func:`labels_alone_agreement` results of
+    the same labels and folds; their reach is the log of the true class's :func:`place_scores`). With 2
+    classes these are :func:`labels_lead`'s b and c; with more, every such b (c) is one of the nearer
+    (farther), and so is every held-out label whose own class came second rather than fifth: more of the
+    held-out labels tell the two apart (8 classes at 3 labels per class: 5 to 1 right, 15 to 1 nearer)."""
+    rf, rs = np.asarray(first[3]), np.asarray(second[3])
+    if rf.shape != rs.shape:
+        return 0, 0
+    both = np.isfinite(rf) & np.isfinite(rs)
+    return int((rs[both] > rf[both]).sum()), int((rs[both] < rf[both]).sum())
