@@ -1,6 +1,7 @@
 """Held-out labels of one class judge nothing (session 34, docs/labels_that_count.md "Held-out labels of one class
 judge nothing"): with fewer than 2 labeled classes holding 2 labels (1 % of a 300-sample array: 3 labels, 2 in one
-class), ``propagate``'s label-free order ranks below the features the groups explain, as where it wins the
+class), or those holding fewer than 5 labels (session 35, "Too few held-out labels to judge": 2 labels per class of
+2 classes), ``propagate``'s label-free order ranks below the features the groups explain, as where it wins the
 held-out comparison (:func:`ssfs.methods.propagate.free_leads`)."""
 
 from __future__ import annotations
@@ -15,11 +16,30 @@ from ssfs.experiment.verdict import _free_leads_sentence
 from ssfs.methods.propagate import held_out_judges
 
 
-@pytest.mark.parametrize("labels, judges", [([0, 0, 1], False), ([0, 0, 1, 1], True), ([0, 1, 2], False),
-                                            ([0, 0, 0], False), ([], False), ([0, 0, 1, 1, 2], True)])
+@pytest.mark.parametrize("labels, judges", [([0, 0, 1], False), ([0, 0, 1, 1], False), ([0, 1, 2], False),
+                                            ([0, 0, 0], False), ([], False), ([0, 0, 1, 1, 2], False),
+                                            ([0, 0, 1, 1, 1], True), ([0, 0, 0, 0, 0, 1], False),
+                                            ([0, 0, 1, 1, 2, 2], True)])
 def test_held_out_judges_by_hand(labels, judges):
+    """2 labeled classes or more holding 2 labels, and those holding 5 labels or more (session 35): 2 and 2 can never
+    pass the sign test (4 to 0 is 1/16)."""
     y = np.array(labels + [-1] * 5)
     assert held_out_judges(y) is judges
+
+
+def test_two_labels_per_class_of_two_classes(other_shapes):
+    """``bench_other_shapes.py``'s ``few_samples`` (40 x 5,000, 2 classes x 20 markers) at 2 labels per class, seed 0:
+    4 labels to hold out, too few to judge; the label-free order leads below the explained features: 25 of the 40
+    markers, as with the labels hidden (the R^2 of the groups in turn: 19, before session 35)."""
+    X, _, cls, markers = other_shapes.SHAPES["few_samples"](0)
+    y = other_shapes.per_class_labels(cls, 2, 0)
+    assert not held_out_judges(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = run_method("propagate", X, y)
+        hidden = run_method("propagate", X, np.full_like(y, -1))
+    assert ranked.result.extra["graph"]["label_free_unjudged"] is True
+    assert np.isin(ranked.order[:40], markers).sum() == np.isin(hidden.order[:40], markers).sum() == 25
 
 
 def _heteroscedastic(seed: int, n=300, p=2000, k=4, per=10):
@@ -63,9 +83,11 @@ def test_one_percent_of_a_heteroscedastic_array():
     assert (fit["label_free_beyond"], fit["label_free_behind"]) == (0, 0)
     assert np.isin(ranked.order[:40], markers).sum() == 38
     assert np.isin(r2.order[:40], markers).sum() < 29
-    assert any("fewer than 2 labeled classes hold 2 labels" in str(w.message) for w in caught)
+    assert any("too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled classes "
+               "hold 2 labels, or those hold fewer than 5)" in str(w.message) for w in caught)
     sentence = _free_leads_sentence({"fit": {"propagate": fit}})
-    assert sentence.startswith("In propagate's ranking of all samples fewer than 2 labeled classes held 2 labels")
+    assert sentence.startswith("In propagate's ranking of all samples too few labels could be held out to judge the "
+                               "groups its labels spread into (fewer than 2 labeled classes held 2 labels")
     assert sentence.endswith("its order is the label-free one (the resamples' lists read the labels' own order).")
 
 

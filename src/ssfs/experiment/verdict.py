@@ -139,8 +139,9 @@ def _free_leads_sentence(s: dict) -> str:
     none)."""
     led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("label_free_leads")}
     return " ".join(
-        (f"In {m}'s ranking of all samples fewer than 2 labeled classes held 2 labels, so no held-out label could "
-         "judge the groups its labels spread into" if f.get("label_free_unjudged") else
+        (f"In {m}'s ranking of all samples too few labels could be held out to judge the groups its labels spread "
+         "into (fewer than 2 labeled classes held 2 labels, or those held fewer than 5)" if f.get("label_free_unjudged")
+         else
          f"In {m}'s ranking of all samples the label-free features placed the own class of "
          f"{f.get('label_free_nearer', 0)} held-out labels nearer than the features of the groups its labels spread "
          f"into did, and of {f.get('label_free_farther', 0)} farther" if f.get("label_free_by_places") else

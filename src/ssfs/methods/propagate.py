@@ -1098,17 +1098,24 @@ def free_turns(X, y, K: int, free: np.ndarray, ranked_by: tuple, pos, batch=None
 
 def held_out_judges(y: np.ndarray) -> bool:
     """Whether held-out labels can judge the R^2's features against the label-free ones (:func:`free_turns`): 2
-    labeled classes or more hold 2 labels or more (a class's only label is never held out). With fewer (1 % of 300
-    samples: 3 labels, 2 in one class) every held-out label is of one class, and the R^2 of the propagated samples
-    rests on a graph the labels could not check: the label-free order leads below the explained features
-    (:func:`with_unexplained`, ``free_first``). Measured on dense arrays at 1 % labels, 4 seeds
-    (docs/labels_that_count.md, "Held-out labels of one class judge nothing", session 34): heteroscedastic
-    0.794 -> 0.944 of the markers (0.981 without labels), 8 classes 0.588 -> 0.638, heavy tails 0.450 -> 0.625."""
-    return held_out_classes(y) >= 2
+    labeled classes or more hold 2 labels or more (a class's only label is never held out), and those classes hold
+    :data:`JUDGE_LABELS` labels or more (fewer can never pass :func:`sign_test`). With fewer classes (1 % of 300
+    samples: 3 labels, 2 in one class) every held-out label is of one class; with fewer labels (2 per class of 2
+    classes, 1 % of 400-600 samples: 2 and 2) the comparison could only ever keep the R^2. Either way the R^2 of
+    the propagated samples rests on a graph the labels could not check: the label-free order leads below the
+    explained features (:func:`with_unexplained`, ``free_first``). Measured on dense arrays, 4 seeds
+    (docs/labels_that_count.md, "Held-out labels of one class judge nothing", session 34; "Too few held-out labels
+    to judge", session 35): 1 %, heteroscedastic 0.794 -> 0.944 of the markers (0.981 without labels), 8 classes
+    0.588 -> 0.675, 20 classes 0.588 -> 0.782, heavy tails 0.450 -> 0.625; 40-sample arrays at 2 per class 0.575
+    -> 0.688."""
+    counts = np.bincount(y[y >= 0])
+    return held_out_classes(y) >= 2 and int(counts[counts >= 2].sum()) >= JUDGE_LABELS
 
 
 #: one-sided sign-test level below which the label-free features lead the R^2 (:func:`free_leads`)
 FREE_LEADS_P = 0.05
+#: the fewest held-out labels that can pass :func:`sign_test` (5 to 0: 1/32 < 0.05; 4 to 0 is 1/16)
+JUDGE_LABELS = math.ceil(math.log2(1.0 / FREE_LEADS_P))
 
 
 def sign_test(wins: int, losses: int) -> bool:
@@ -1747,9 +1754,9 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                      f"values were clipped to its median +- {CLIP_SDS:g} robust standard deviations before the fit, "
                      "its statistics included (tails='as_is' keeps them)")
     if model.free_leads and model.free_unjudged:
-        notes.append("fewer than 2 labeled classes hold 2 labels, so no held-out label can judge the propagated "
-                     "samples' groups: below the features the groups explain, the label-free order ranks "
-                     "(unexplained='r2' keeps the R^2's)")
+        notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
+                     f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): below the features the groups "
+                     "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)")
     elif model.free_leads and model.free_by_places:
         nearer, farther = model.free_turns[3:]
         notes.append(f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
