@@ -74,8 +74,8 @@ def test_free_leads_on_the_predictions_or_the_places(counts, leads):
 
 def test_eight_classes_lead_by_the_places():
     """8 classes of 5 equal-noise markers at 3 labels per class (test_free_turns's draws, 12 seeds: 247 -> 292 of
-    the 480 markers; 285 since the start graphs judge the scales). Seed 0: the predictions 2 to 1, the places 12 to 3: the label-free order leads, 26 of the
-    40 markers (in turn 22); the note says why."""
+    the 480 markers; 285 since the start graphs judge the scales). Seed 0: the predictions 2 to 1, the places 12
+    to 3: the label-free order leads, 26 of the 40 markers (in turn 22); the note says why."""
     X, y, markers = _many_classes(0)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 2, 1, 12, 3) and model.free_leads and model.free_by_places
