@@ -1127,8 +1127,9 @@ def sign_test(wins: int, losses: int) -> bool:
 
 def free_leads(b: int, c: int, nearer: int = 0, farther: int = 0) -> bool:
     """Whether the label-free features, taking turns (:func:`free_turns`), rank alone after the explained ones:
-    they predict b held-out labels the R^2's features miss and miss c those predict, or place nearer held-out
-    labels' own class nearer than those do and farther farther, and either passes :func:`sign_test`. Then the
+    they predict b held-out labels the R^2's features miss and miss c those predict, or they place the own class
+    of ``nearer`` held-out labels nearer than those features do and of ``farther`` farther, and either count
+    passes :func:`sign_test`. Then the
     R^2 of the propagated samples is what the held-out labels reject, and half the places in turn would go to its
     noise (8 classes of 5 equal-noise markers at 3 labels per class: 5-7 to 0, 0.45 of the markers in turn,
     0.55-0.73 alone; docs/labels_that_count.md, "Nothing rises"). The places count more of the held-out labels
