@@ -187,7 +187,9 @@ def recall(order, markers: np.ndarray) -> float:
     return float(np.isin(np.asarray(order)[:markers.size], markers).mean())
 
 
-def run(shapes, seeds, budgets) -> list[dict]:
+def run(shapes, seeds, budgets, methods=None) -> list[dict]:
+    """Recall of every method (``methods``: those of :data:`COUNT_METHODS` to run, None: all that fit the data) on
+    every shape x seed x label budget."""
     rows = []
     for shape in shapes:
         for seed in seeds:
@@ -196,7 +198,8 @@ def run(shapes, seeds, budgets) -> list[dict]:
             data = {"expression": X, "counts": counts}
             for budget in budgets:
                 y = budget_labels(cls, budget, seed)
-                for method in COUNT_METHODS if counts is not None else ARRAY_METHODS:
+                for method in [m for m in (COUNT_METHODS if counts is not None else ARRAY_METHODS)
+                               if methods is None or m in methods]:
                     hidden = method.endswith("(no labels)")
                     t0 = time.perf_counter()
                     order = rank(method.split(" ")[0], data, np.full_like(y, -1) if hidden else y, seed, kind)
@@ -229,9 +232,18 @@ def main(argv=None) -> int:
     ap.add_argument("--per-class", nargs="*", type=int, default=[3, 10], help="labels per class (none: only --share)")
     ap.add_argument("--share", nargs="*", type=float, default=[],
                     help="also label this percentage of the samples at random (e.g. --share 1: 1 %%, at least 2)")
+    ap.add_argument("--methods", nargs="+", choices=COUNT_METHODS, metavar="METHOD",
+                    help=f"only these (default: all of {', '.join(COUNT_METHODS)}; e.g. --methods propagate to compare "
+                         "two versions of it, each with PYTHONPATH at its src)")
+    ap.add_argument("--out", help="also write every measurement (shape, seed, labels, method, recall) as TSV")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")  # the methods' warnings (graph notes) would bury the lines
-    rows = run(args.shapes, args.seeds, [f"{k}/class" for k in args.per_class] + [f"{v:g}%" for v in args.share])
+    rows = run(args.shapes, args.seeds, [f"{k}/class" for k in args.per_class] + [f"{v:g}%" for v in args.share],
+               args.methods)
+    if args.out:
+        import pandas as pd
+
+        pd.DataFrame(rows).to_csv(args.out, sep="\t", index=False)
     print("\nRecall of the planted markers in the top m, mean over seeds "
           f"{' '.join(map(str, args.seeds))}; **bold** = best of the row.\n")
     print(table(rows))
