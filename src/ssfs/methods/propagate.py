@@ -911,16 +911,17 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
                        float("nan"), float("nan"), float("nan"), d, f"{note} ({what})")
 
 
-def held_out_classes(y: np.ndarray) -> int:
-    """How many labeled classes hold 2 labels or more: the classes whose labels can be held out (a class's only
-    label never is, :func:`~ssfs.methods._shared.propagation.held_out_agreement`)."""
-    return int((np.bincount(y[y >= 0]) >= 2).sum())
+def held_out_counts(y: np.ndarray) -> np.ndarray:
+    """The label counts of the labeled classes that hold 2 labels or more: the classes whose labels can be held
+    out (a class's only label never is, :func:`~ssfs.methods._shared.propagation.held_out_agreement`)."""
+    counts = np.bincount(y[y >= 0])
+    return counts[counts >= 2]
 
 
 def unchecked(y: np.ndarray) -> bool:
     """No labeled class has 2 labeled samples: no label can be held out to judge a graph, and
     the labels alone give no within-class variance (their R^2 is 1 for every feature)."""
-    return held_out_classes(y) == 0
+    return held_out_counts(y).size == 0
 
 
 def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
@@ -1108,8 +1109,8 @@ def held_out_judges(y: np.ndarray) -> bool:
     to judge", session 35): 1 %, heteroscedastic 0.794 -> 0.944 of the markers (0.981 without labels), 8 classes
     0.588 -> 0.675, 20 classes 0.588 -> 0.782, heavy tails 0.450 -> 0.625; 40-sample arrays at 2 per class 0.575
     -> 0.688."""
-    counts = np.bincount(y[y >= 0])
-    return held_out_classes(y) >= 2 and int(counts[counts >= 2].sum()) >= JUDGE_LABELS
+    counts = held_out_counts(y)
+    return counts.size >= 2 and int(counts.sum()) >= JUDGE_LABELS
 
 
 #: one-sided sign-test level below which the label-free features lead the R^2 (:func:`free_leads`)
