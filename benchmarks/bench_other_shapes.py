@@ -7,7 +7,10 @@ against data its authors did not tune on.
 Each shape is drawn here with its own few lines of numpy (not ``ssfs.simulate``'s generators):
 Gaussian arrays with heteroscedastic genes, heavy tails, outlying samples, an unrecorded batch,
 imbalanced classes, many classes, very few samples, noise factors unrelated to the classes (co-regulated gene
-modules, as in real arrays) with markers of mixed strength; and low-depth counts of many types. The
+modules, as in real arrays) with markers of mixed strength; and low-depth counts of many types. Later sessions
+added two-colour log ratios, 20 classes, weak markers, a lineage's shared markers and one loud class (session 35),
+unlogged intensities, 1,000 samples of 120 genes, many weak (polygenic) markers, markers co-expressed within their
+class, and a 60-sample two-class study of 6,000 genes (session 36). The
 metric is the recall of the planted markers in the top m (m = the number of markers); ``k``
 labels per class are drawn from every class. ``propagate (no labels)`` is the default with every
 label hidden (its label-free scores), so a row shows whether the labels helped it. Prints one
@@ -114,6 +117,24 @@ def one_loud_class(seed: int, n=300, p=2000, k=4, per=10, loud=4.0, quiet=1.2):
     return X, None, cls, markers
 
 
+def unlogged_intensities(seed: int):
+    """:func:`gaussian_array` read as log2 intensities and handed over unlogged (2^X): values from ~1 to ~100,000,
+    every gene's spread proportional to its level, as a MAS5 or raw-intensity table often arrives."""
+    X, counts, cls, markers = gaussian_array(seed)
+    return np.exp2(X), counts, cls, markers
+
+
+def co_regulated_markers(seed: int, n=300, p=2000, k=4, per=10, effect=1.2, program=0.8):
+    """:func:`gaussian_array`'s markers at ``effect`` sd, and within its class every class's markers share one
+    program (a common N(0, ``program``) factor per sample): co-expressed, as the genes of one pathway are."""
+    X, counts, cls, markers = gaussian_array(seed, n=n, p=p, k=k, per=per, effect=effect)
+    rng = np.random.default_rng(seed + 77)
+    for c in range(k):
+        rows = np.flatnonzero(cls == c)
+        X[np.ix_(rows, markers[c * per:(c + 1) * per])] += rng.normal(size=(rows.size, 1)) * program
+    return X, counts, cls, markers
+
+
 def low_depth_counts(seed: int, n=2000, p=1500, k=8, per=15, depth=1500, fold=2.5):
     """Negative binomial counts (dispersion 0.2) of ``k`` types at ``depth`` reads a cell (log-normal
     libraries); each type raises its ``per`` markers (among the 70 % most expressed genes) ``fold``-fold.
@@ -149,6 +170,12 @@ SHAPES = {
     "weak_markers": lambda s: gaussian_array(s, n=150, p=4000, k=6, per=10, effect=1.0),
     "shared_markers": shared_markers,
     "one_loud_class": one_loud_class,
+    # session 36: shapes drawn to look for data the default had not met
+    "unlogged_intensities": unlogged_intensities,
+    "many_samples_few_genes": lambda s: gaussian_array(s, n=1000, p=120, k=4, per=5, effect=0.8),
+    "polygenic": lambda s: gaussian_array(s, n=200, p=3000, k=3, per=60, effect=0.6),
+    "co_regulated_markers": co_regulated_markers,
+    "small_two_class_study": lambda s: gaussian_array(s, n=60, p=6000, k=2, per=30, effect=1.2),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
