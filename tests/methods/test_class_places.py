@@ -94,7 +94,10 @@ def test_the_verdict_names_the_places():
     assert _free_leads_sentence({"fit": {"propagate": fit}}) == (
         "In propagate's ranking of all samples the label-free features placed the own class of 12 held-out labels "
         "nearer than the features of the groups its labels spread into did, and of 3 farther: below the features "
-        "those groups explain its order is the label-free one (the resamples' lists read the labels' own order).")
+        "those groups explain its order is the label-free one (the resamples' lists read the labels' own order)."
+        " Any list holds only what the labels' own order keeps in most resamples; below it the consensus order is that "
+        "ranking of all samples: for features to take forward beyond the list, read its top (consensus_rank in "
+        "consensus.tsv, <key>_rank in adata.var), which no error bound covers.")
 
 
 def test_the_benchmark_s_eight_classes(other_shapes):
@@ -122,3 +125,30 @@ def test_two_classes_count_the_same():
     truth = y[y >= 0]
     right_a, right_b = a[2] == truth, b[2] == truth
     assert nearer_own_class(a, b) == (int((right_b & ~right_a).sum()), int((right_a & ~right_b).sum()))
+
+
+def test_the_answer_points_at_the_led_order(other_shapes, tmp_path, capsys):
+    """The same draw as a CSV through ``ssfs select`` with its defaults: the list (from the labels' own order in
+    the resamples) is 1 feature, within its error bound of 1, and the verdict sends the analyst to the consensus
+    order below it, whose top 40 holds 31 of the 40 markers (the label-free order the held-out labels chose)."""
+    import json
+
+    import pandas as pd
+
+    from ssfs.cli import main
+    from ssfs.experiment.verdict import FREE_LEADS_ADVICE
+
+    X, _, cls, markers = other_shapes.SHAPES["many_classes"](0)
+    y = other_shapes.per_class_labels(cls, 3, 0)
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])], index=[f"s{i}" for i in range(X.shape[0])])
+    frame.insert(0, "label", [str(c) if c >= 0 else "" for c in y])
+    frame.to_csv(tmp_path / "eight.csv")
+    out = tmp_path / "answer"
+    assert main(["select", str(tmp_path / "eight.csv"), "--label-column", "label", "-o", str(out),
+                 "--no-progress"]) == 0
+    printed = " ".join(capsys.readouterr().out.split("\n\n")[0].split())
+    s = json.loads((out / "summary.json").read_text())
+    assert s["fit"]["propagate"]["label_free_leads"] and s["n_selected"] <= max(1, round(s["error_bound"]["bound"]))
+    assert printed.endswith(" ".join(FREE_LEADS_ADVICE.split()))
+    t = pd.read_csv(out / "consensus.tsv", sep="\t").sort_values("consensus_rank")
+    assert np.isin(t["index"].to_numpy()[:40], markers).sum() == 31

@@ -12,6 +12,7 @@ from test_free_turns import _many_classes
 from test_gene_scale import _small_arrays
 
 from ssfs.errors import MethodError
+from ssfs.experiment.verdict import FREE_LEADS_ADVICE
 from ssfs.methods._shared.signal import (
     clearly_above,
     clearly_rising,
@@ -202,7 +203,7 @@ def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path
     ("_free_leads_sentence", {"label_free_leads": True, "label_free_beyond": 7, "label_free_behind": 0},
      "In propagate's ranking of all samples the label-free features predicted 7 held-out labels that the features "
      "of the groups its labels spread into missed, and missed 0 they predicted: below the features those groups "
-     "explain its order is the label-free one (the resamples' lists read the labels' own order)."),
+     "explain its order is the label-free one (the resamples' lists read the labels' own order)." + FREE_LEADS_ADVICE),
     ("_clipped_sentence", {"clipped_tails": True, "tail_weight": 6.96},
      "The genes' noise has heavy tails (median excess kurtosis 7.0): propagate clipped every gene's values to its "
      "median +- 3 robust standard deviations before ranking, so a few extreme values do not decide its order; its "

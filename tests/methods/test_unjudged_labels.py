@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.experiment.verdict import _free_leads_sentence
+from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
 from ssfs.methods.propagate import held_out_judges
 
 
@@ -88,7 +88,8 @@ def test_one_percent_of_a_heteroscedastic_array():
     sentence = _free_leads_sentence({"fit": {"propagate": fit}})
     assert sentence.startswith("In propagate's ranking of all samples too few labels could be held out to judge the "
                                "groups its labels spread into (fewer than 2 labeled classes held 2 labels")
-    assert sentence.endswith("its order is the label-free one (the resamples' lists read the labels' own order).")
+    assert sentence.endswith("its order is the label-free one (the resamples' lists read the labels' own order)."
+                             + FREE_LEADS_ADVICE)
 
 
 def test_judged_labels_keep_the_held_out_comparison():

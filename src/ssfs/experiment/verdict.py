@@ -149,7 +149,13 @@ def _free_leads_sentence(s: dict) -> str:
          f"labels that the features of the groups its labels spread into missed, and missed "
          f"{f.get('label_free_behind', 0)} they predicted")
         + ": below the features those groups explain its order is the label-free one (the resamples' lists read the "
-        "labels' own order)." for m, f in led.items())
+        "labels' own order)." + FREE_LEADS_ADVICE for m, f in led.items())
+
+
+#: what the analyst does where the label-free order leads the full-data ranking (:func:`_free_leads_sentence`)
+FREE_LEADS_ADVICE = (" Any list holds only what the labels' own order keeps in most resamples; below it the consensus "
+                     "order is that ranking of all samples: for features to take forward beyond the list, read its top "
+                     "(consensus_rank in consensus.tsv, <key>_rank in adata.var), which no error bound covers.")
 
 
 def _clipped_sentence(s: dict) -> str:
