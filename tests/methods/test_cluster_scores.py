@@ -133,9 +133,9 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     original = P._label_free_beside
 
     def kept(*args, **kw):
-        free, data = original(*args, **kw)
+        free, data, how = original(*args, **kw)
         seen["data"] = data
-        return free, data
+        return free, data, how
 
     monkeypatch.setattr(P, "_label_free_beside", kept)
     ranked = _quiet(run_method, "propagate", sim.X, y, rng=0)
@@ -152,7 +152,7 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     monkeypatch.setattr(P, "unseen_populations", lambda X, *a, **kw: (np.zeros(X.shape[1], dtype=bool),
                                                                         np.zeros(X.shape[1]), [], None))
     one_tier = _quiet(run_method, "propagate", sim.X, y, rng=0).order
-    monkeypatch.setattr(P, "_label_free_beside", lambda *a, **kw: (original(*a, **kw)[0], None))
+    monkeypatch.setattr(P, "_label_free_beside", lambda *a, **kw: (original(*a, **kw)[0], None, "clusters"))
     former = _quiet(run_method, "propagate", sim.X, y, rng=0).order
     found = [int(np.isin(hidden, order[:m]).sum()) for order in (ranked.order, one_tier, former)]
     assert found[0] >= found[1] + 2 >= found[2] + 4 and found[0] >= 16, found  # 17, 14, 11

@@ -144,7 +144,7 @@ def _many_classes(seed, n=400, p=3000, k=8, per=5, effect=1.5, labels=3):
     return X, y, markers
 
 
-def test_the_turn_is_judged_against_features_refitted_without_the_held_out_labels():
+def test_the_turn_is_judged_against_features_refitted_without_the_held_out_labels(monkeypatch):
     """8 classes at 3 labels per class (seed 8). Judged against the features of the groups every label
     spread into, on a graph whose genes they chose, the label-free features lost 2 to 4 and the R^2 ranked
     alone (6 of the 40 markers); against those refitted in every fold without its labels they win (5 to 1
@@ -152,9 +152,15 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     session 33): the turns were taken, 19 of the 40 (4 to 0 is no lead). Counting every held-out label's own
     class's place (session 35) they place 14 nearer and 3 farther, which leads (:func:`free_leads`): 28.
     Seed 10: the label-free features predict fewer (1 to 2) and place 14 nearer, 7 farther (no lead): the
-    R^2 stays (8)."""
+    R^2 stays (8). Since session 36 the R^2's features right on no more held-out labels than chance lead first on
+    both (``r2_at_chance``: 28 and 29); ``FEW_LABELS`` 0 turns that off to test the turns."""
+    from ssfs.methods import propagate
     from ssfs.methods.propagate import fit_propagation
 
+    X, y, markers = _many_classes(10)
+    model = fit_propagation(X, y)
+    assert model.free_at_chance and np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 29
+    monkeypatch.setattr(propagate, "FEW_LABELS", 0)
     X, y, markers = _many_classes(8)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 4, 0, 14, 3) and model.free_leads and model.free_by_places

@@ -142,6 +142,11 @@ def _free_leads_sentence(s: dict) -> str:
         (f"In {m}'s ranking of all samples too few labels could be held out to judge the groups its labels spread "
          "into (fewer than 2 labeled classes held 2 labels, or those held fewer than 5)" if f.get("label_free_unjudged")
          else
+         f"In {m}'s ranking of all samples no component of the data rose above noise, and the features that the R^2 of "
+         f"the groups its labels spread into ranks first predicted {f.get('r2_held_out', 0):.0%} of the held-out "
+         "labels, no more than chance "
+         f"({f.get('r2_chance', 0):.0%})" if f.get("label_free_at_chance")
+         else
          f"In {m}'s ranking of all samples the label-free features placed the own class of "
          f"{f.get('label_free_nearer', 0)} held-out labels nearer than the features of the groups its labels spread "
          f"into did, and of {f.get('label_free_farther', 0)} farther" if f.get("label_free_by_places") else

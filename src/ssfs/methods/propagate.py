@@ -184,6 +184,11 @@ class Propagation:
     #: whether they did on the places of the held-out labels' own classes alone (:func:`free_leads`: the
     #: predictions' own counts b, c did not pass)
     free_by_places: bool = False
+    #: whether they did because the R^2's features predicted the held-out labels no better than chance where no
+    #: component rises (:func:`r2_at_chance`)
+    free_at_chance: bool = False
+    #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`)
+    r2_held_out: tuple | None = None
     #: the genes' median excess kurtosis where their heavy tails were clipped before the fit (:func:`clipped_tails`)
     tail_weight: float | None = None
 
@@ -211,6 +216,9 @@ class Propagation:
                           "label_free_nearer": int(self.free_turns[3]), "label_free_farther": int(self.free_turns[4]),
                           "label_free_unjudged": bool(self.free_unjudged),
                           "label_free_by_places": bool(self.free_by_places),
+                          "label_free_at_chance": bool(self.free_at_chance),
+                          **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
+                             if self.r2_held_out is not None else {}),
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
@@ -652,25 +660,32 @@ def label_free_scores(X, n_pcs: int, how: str = "auto", batch=None, graph=None,
     noisy genes"), else every gene's :func:`gene_dispersion` (8 classes of 5 equal-noise markers 0.269 -> 0.675,
     heavy tails 0.087 -> 0.550; "Nothing rises"); every real array and all but one ``microarray_*`` draw of 48
     have a component rising clearly in the genes' units (the scores unchanged)."""
+    return label_free_choice(X, n_pcs, how, batch, graph, embedding, space, samples)[:2]
+
+
+def label_free_choice(X, n_pcs: int, how: str = "auto", batch=None, graph=None, embedding=None,
+                      space: str = "auto", samples: str = "auto") -> tuple[np.ndarray, int, str]:
+    """(scores, signal dimensions, how): :func:`label_free_scores` and the scores it chose ("dispersion" where
+    ``"auto"`` found no component rising on dense X, :func:`dense_label_free`)."""
     if how not in LABEL_FREE:
         raise MethodError(f"propagate: label_free must be one of {LABEL_FREE}, got {how!r}")
     counts = count_like(X)
     auto, how = how == "auto", resolved_label_free(how, counts, space)
     if how == "clusters":
-        return cluster_scores(X, n_pcs, batch, graph, embedding, space)
+        return (*cluster_scores(X, n_pcs, batch, graph, embedding, space), how)
     if how == "residual" and counts and has_count_scale(X):
-        return residual_scores(X, n_pcs, batch, graph, embedding)
+        return (*residual_scores(X, n_pcs, batch, graph, embedding), how)
     if how in AUTOCORRELATION and counts:
-        return autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how,
-                                      residuals=space != "values" and how == "autocorrelation")
+        return (*autocorrelation_scores(X, n_pcs, batch, graph, embedding, "moran" if how == "residual" else how,
+                                        residuals=space != "values" and how == "autocorrelation"), how)
     equal = not counts and (samples == "equal" or (samples == "auto" and unequal_samples(X)))
     Z, d, found, null = rising_embedding(X, n_pcs, standardize=how == "span", equal=equal)
     if auto and how == "signal" and not counts:
         how, Z, d = dense_label_free(X, n_pcs, equal, (Z, d, found, null))
     if how == "dispersion":
-        return per_distinct_column(lambda A: gene_dispersion(A, batch), X), d
+        return per_distinct_column(lambda A: gene_dispersion(A, batch), X), d, how
     score = variance_in_span if how == "span" or counts else signal_variance
-    return per_distinct_column(lambda A: score(A, Z, batch), X), d  # a copy scores as its feature, bit for bit
+    return per_distinct_column(lambda A: score(A, Z, batch), X), d, how  # a copy scores as its feature, bit for bit
 
 
 #: genes whose standard deviations vary less than this share of their mean are not standardised again to
@@ -1041,26 +1056,67 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
     if unexplained == "interleave" and count_like(X):
         how = "same" if explained == "auto" and rows is not None else explained  # cost: 2 graphs of all samples
         model.explained = _explained(X, model.scores, weight, groups, chosen.genes, how, (opts, grouping))
-        free, data = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
-                                        start_space.get("Z") if opts["counts"] is None else None, space)
+        free, data, _ = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows,
+                                           start_space.get("Z") if opts["counts"] is None else None, space)
         if graph_free == "always" or (graph_free == "auto" and w_propagated < GRAPH_FREE_BELOW):
             free, model.graph_free = with_graph_free(free, X, rows, batch, opts["counts"]), has_count_scale(X)
         ahead = () if data is None else _data_tiers(model, X, data, groups, y, batch)
         model.scores = with_unexplained(model.scores, free, model.explained, ahead)
     elif unexplained == "interleave" and ranked_by is not None:
-        free = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space, sample_scale)[0]
-        model.free_unjudged = not held_out_judges(y)
-        model.free_turns = (True, 0, 0, 0, 0) if model.free_unjudged else free_turns(X, y, K, free, ranked_by(), pos,
-                                                                                      batch)
-        if model.free_turns[0]:
-            model.explained = _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping))
-            model.labels_scores = model.scores
-            model.free_leads = model.free_unjudged or free_leads(*model.free_turns[1:])
-            model.free_by_places = model.free_leads and not (model.free_unjudged or sign_test(*model.free_turns[1:3]))
-            model.scores = with_unexplained(model.scores, free, model.explained, free_first=model.free_leads)
+        free, _, free_how = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space,
+                                               sample_scale)
+        _free_in_turn(model, X, y, K, (free, free_how), ranked_by, pos, batch,
+                      lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)))
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
+
+
+def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained) -> None:
+    """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_scores` chose them) in turn with
+    the R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
+    :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
+    where the R^2's features predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
+    they win :func:`free_leads`. Sets the model's ``free_*`` fields, ``explained``, ``labels_scores`` and
+    ``scores``."""
+    judged = ranked_by() if held_out_judges(y) else None
+    model.free_unjudged = judged is None
+    model.free_at_chance = judged is not None and free[1] == "dispersion" and r2_at_chance(judged, y)
+    if model.free_at_chance:
+        model.r2_held_out = (float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum()))
+    alone = model.free_unjudged or model.free_at_chance
+    model.free_turns = (True, 0, 0, 0, 0) if alone else free_turns(X, y, K, free[0], judged, pos, batch)
+    if model.free_turns[0]:
+        model.explained = explained()
+        model.labels_scores = model.scores
+        model.free_leads = alone or free_leads(*model.free_turns[1:])
+        model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
+        model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads)
+
+
+#: labels per class (the labeled classes' median) below which an R^2 at chance yields to the genes' own dispersion
+#: (:func:`r2_at_chance`; selection mode's few labels too, docs/labels_that_count.md)
+FEW_LABELS = 10
+
+
+def r2_at_chance(judged: tuple, y: np.ndarray) -> bool:
+    """Whether the features the R^2 follows predict the held-out labels no better than chance: ``judged`` (their
+    :func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement`, refitted in every fold: :func:`_judged_groups`)
+    right on no larger a share than chance (sum over the classes of their shares squared), with fewer than
+    :data:`FEW_LABELS` labels per class. :func:`_free_in_turn` asks only where no component of the data rises above
+    noise (the label-free order is every gene's :func:`gene_dispersion`): nothing the labels found then beats the
+    genes' own dispersion, and the label-free order leads below the explained features. Where components rise they
+    are structure the labels may not share (noise factors with 60 samples at 3 per class: 0.321 -> 0.004 of the
+    markers had it asked there), and with 10 labels per class an R^2 at chance can still lead (6 classes at 1 sd: 0.22
+    and 0.33 of the markers where the dispersion found 0.10). Measured, 4 seeds (docs/labels_that_count.md, "An R^2
+    at chance where nothing rises", session 36): at 3 per class two-colour log ratios 0.221 -> 0.304 and weak
+    markers of 6 classes 0.087 -> 0.121 (both = ``variance``: losses closed); at 2 per class 8 classes 0.513 ->
+    0.675, 20 classes 0.625 -> 0.782, log ratios 0.137 -> 0.304; heavy tails at 2 per class 0.875 -> 0.825; the
+    ``microarray_*`` sweeps and the real arrays unchanged (a component rises on every one)."""
+    counts = np.bincount(np.asarray(y)[np.asarray(y) >= 0])
+    few = float(np.median(counts[counts > 0])) < FEW_LABELS
+    accuracy, chance = judged[0], judged[1]
+    return bool(few and np.isfinite(accuracy) and chance < 1.0 and accuracy <= chance + 1e-12)
 
 
 def _weighted_groups(y, K, prop, floor, seed, weights, joined_in, W) -> tuple[np.ndarray, np.ndarray]:
@@ -1244,12 +1300,12 @@ def _explained(X, r2, weight, groups, genes, how: str, refit) -> np.ndarray:
 
 
 def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, start_z,
-                       space="auto", samples="auto") -> tuple[np.ndarray, DataGroups | None]:
+                       space="auto", samples="auto") -> tuple[np.ndarray, DataGroups | None, str]:
     """The label-free scores a fit with labels interleaves (:func:`with_unexplained`) and the data's
     own groups (``"clusters"``, :func:`cluster_parts`, their rows of all samples; else None), on the
     samples the refinement ran on (``rows``; None: all) and, for sparse X, on the start graph's
     signal components ``start_z`` (the same PCA; dense X: standardised there, in its own units here;
-    "residual": the residuals' own components)."""
+    "residual": the residuals' own components), and how :func:`label_free_choice` chose the scores."""
     if rows is not None and graph is None:
         X, batch = X[rows], None if batch is None else batch[rows]
         embedding = None if embedding is None else np.asarray(embedding)[rows]
@@ -1259,8 +1315,9 @@ def _label_free_beside(X, n_pcs: int, how: str, batch, graph, embedding, rows, s
         data = cluster_parts(X, n_pcs, batch, graph, embedding, space)
         if rows is not None and graph is None:  # the groups' rows, of all samples
             data = data._replace(rows=rows if data.rows is None else rows[data.rows])
-        return data.scores, data
-    return label_free_scores(X, n_pcs, how, batch, graph, embedding, space, samples)[0], None
+        return data.scores, data, "clusters"
+    scores, _, chosen = label_free_choice(X, n_pcs, how, batch, graph, embedding, space, samples)
+    return scores, None, chosen
 
 
 def _data_tiers(model: Propagation, X, data: DataGroups, groups, y, batch) -> tuple:
@@ -1774,6 +1831,13 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
                      f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): below the features the groups "
                      "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)")
+    elif model.free_leads and model.free_at_chance:
+        accuracy, chance, held = model.r2_held_out
+        notes.append(f"no component of the data rises above noise, and the features the R^2 ranks first (refitted "
+                     f"without them) predict {accuracy:.0%} of {held} held-out labels, no more than chance "
+                     f"({chance:.0%}): below the "
+                     "features the groups explain, the label-free order (every gene's dispersion) ranks "
+                     "(unexplained='r2' keeps the R^2's)")
     elif model.free_leads and model.free_by_places:
         nearer, farther = model.free_turns[3:]
         notes.append(f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
