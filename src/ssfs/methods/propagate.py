@@ -1073,7 +1073,7 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
 
 
 def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained) -> None:
-    """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_scores` chose them) in turn with
+    """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them) in turn with
     the R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
     where the R^2's features predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
@@ -1095,7 +1095,7 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
 
 
 #: labels per class (the labeled classes' median) below which an R^2 at chance yields to the genes' own dispersion
-#: (:func:`r2_at_chance`; selection mode's few labels too, docs/labels_that_count.md)
+#: (:func:`r2_at_chance`)
 FEW_LABELS = 10
 
 
@@ -1835,9 +1835,8 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         accuracy, chance, held = model.r2_held_out
         notes.append(f"no component of the data rises above noise, and the features the R^2 ranks first (refitted "
                      f"without them) predict {accuracy:.0%} of {held} held-out labels, no more than chance "
-                     f"({chance:.0%}): below the "
-                     "features the groups explain, the label-free order (every gene's dispersion) ranks "
-                     "(unexplained='r2' keeps the R^2's)")
+                     f"({chance:.0%}): below the features the groups explain, the label-free order (every gene's "
+                     "dispersion) ranks (unexplained='r2' keeps the R^2's)")
     elif model.free_leads and model.free_by_places:
         nearer, farther = model.free_turns[3:]
         notes.append(f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
