@@ -10,7 +10,7 @@ imbalanced classes, many classes, very few samples, noise factors unrelated to t
 modules, as in real arrays) with markers of mixed strength; and low-depth counts of many types. Later sessions
 added two-colour log ratios, 20 classes, weak markers, a lineage's shared markers and one loud class (session 35),
 unlogged intensities, 1,000 samples of 120 genes, many weak (polygenic) markers, markers co-expressed within their
-class, and a 60-sample two-class study of 6,000 genes (session 36). The
+class, a 60-sample two-class study of 6,000 genes, and three shapes z-scored gene by gene (session 36). The
 metric is the recall of the planted markers in the top m (m = the number of markers); ``k``
 labels per class are drawn from every class. ``propagate (no labels)`` is the default with every
 label hidden (its label-free scores), so a row shows whether the labels helped it. Prints one
@@ -135,6 +135,15 @@ def co_regulated_markers(seed: int, n=300, p=2000, k=4, per=10, effect=1.2, prog
     return X, counts, cls, markers
 
 
+def z_scored(shape):
+    """``shape`` with every gene z-scored (mean 0, sd 1), as many public arrays arrive (scikit-feature's ALLAML,
+    colon, ...): each gene's variance says nothing."""
+    def draw(seed: int):
+        X, counts, cls, markers = shape(seed)
+        return (X - X.mean(axis=0)) / X.std(axis=0), counts, cls, markers
+    return draw
+
+
 def low_depth_counts(seed: int, n=2000, p=1500, k=8, per=15, depth=1500, fold=2.5):
     """Negative binomial counts (dispersion 0.2) of ``k`` types at ``depth`` reads a cell (log-normal
     libraries); each type raises its ``per`` markers (among the 70 % most expressed genes) ``fold``-fold.
@@ -176,6 +185,9 @@ SHAPES = {
     "polygenic": lambda s: gaussian_array(s, n=200, p=3000, k=3, per=60, effect=0.6),
     "co_regulated_markers": co_regulated_markers,
     "small_two_class_study": lambda s: gaussian_array(s, n=60, p=6000, k=2, per=30, effect=1.2),
+    "z_scored_many_classes": z_scored(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5)),
+    "z_scored_twenty_classes": z_scored(lambda s: gaussian_array(s, n=600, p=2000, k=20, per=5, effect=2.0)),
+    "z_scored_few_samples": z_scored(lambda s: gaussian_array(s, n=40, p=5000, k=2, per=20)),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -1078,7 +1078,11 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
     where the R^2's features predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
     they win :func:`free_leads`. Sets the model's ``free_*`` fields, ``explained``, ``labels_scores`` and
-    ``scores``."""
+    ``scores``. Label-free scores that are the same for every gene (the dispersions of an array z-scored gene by
+    gene where no component rises: :func:`orders_genes`) neither take turns nor lead: their order would be the
+    ties' permutation."""
+    if not orders_genes(free[0]):
+        return
     judged = ranked_by() if held_out_judges(y) else None
     model.free_unjudged = judged is None
     model.free_at_chance = judged is not None and free[1] == "dispersion" and r2_at_chance(judged, y)
@@ -1092,6 +1096,18 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         model.free_leads = alone or free_leads(*model.free_turns[1:])
         model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
         model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads)
+
+
+def orders_genes(scores: np.ndarray) -> bool:
+    """Whether label-free ``scores`` tell genes apart: their finite values span more than 1e-9 of the largest's
+    magnitude. Every gene of an array z-scored gene by gene has variance 1 (up to rounding), so where no component
+    rises (:func:`dense_label_free`: "dispersion") its label-free order is a seeded permutation of ties; taken in
+    turn it cost the R^2 half its places, and leading it cost all (8 classes z-scored at 3 labels per class 0.069 ->
+    0.013 of the markers; 40 samples of 2 classes at 2 per class 0.269 -> 0.013; docs/labels_that_count.md, "Arrays
+    z-scored gene by gene", session 36)."""
+    finite = np.asarray(scores, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    return bool(finite.size) and float(np.ptp(finite)) > 1e-9 * float(np.abs(finite).max())
 
 
 #: labels per class (the labeled classes' median) below which an R^2 at chance yields to the genes' own dispersion
