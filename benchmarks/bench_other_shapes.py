@@ -10,8 +10,8 @@ imbalanced classes, many classes, very few samples, noise factors unrelated to t
 modules, as in real arrays) with markers of mixed strength; and low-depth counts of many types. Later sessions
 added two-colour log ratios, 20 classes, weak markers, a lineage's shared markers and one loud class (session 35),
 unlogged intensities, 1,000 samples of 120 genes, many weak (polygenic) markers, markers co-expressed within their
-class, a 60-sample two-class study of 6,000 genes, and three shapes z-scored gene by gene (session 36). The
-metric is the recall of the planted markers in the top m (m = the number of markers); ``k``
+class, a 60-sample two-class study of 6,000 genes, three shapes z-scored gene by gene and one min-max scaled
+(session 36). The metric is the recall of the planted markers in the top m (m = the number of markers); ``k``
 labels per class are drawn from every class. ``propagate (no labels)`` is the default with every
 label hidden (its label-free scores), so a row shows whether the labels helped it. Prints one
 line per draw and then the table of means (markdown); nothing is cached or written.
@@ -144,6 +144,14 @@ def z_scored(shape):
     return draw
 
 
+def min_max_scaled(shape):
+    """``shape`` with every gene scaled to [0, 1] (its minimum 0, its maximum 1)."""
+    def draw(seed: int):
+        X, counts, cls, markers = shape(seed)
+        return (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0)), counts, cls, markers
+    return draw
+
+
 def low_depth_counts(seed: int, n=2000, p=1500, k=8, per=15, depth=1500, fold=2.5):
     """Negative binomial counts (dispersion 0.2) of ``k`` types at ``depth`` reads a cell (log-normal
     libraries); each type raises its ``per`` markers (among the 70 % most expressed genes) ``fold``-fold.
@@ -188,6 +196,7 @@ SHAPES = {
     "z_scored_many_classes": z_scored(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5)),
     "z_scored_twenty_classes": z_scored(lambda s: gaussian_array(s, n=600, p=2000, k=20, per=5, effect=2.0)),
     "z_scored_few_samples": z_scored(lambda s: gaussian_array(s, n=40, p=5000, k=2, per=20)),
+    "min_max_many_classes": min_max_scaled(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5)),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -1,6 +1,7 @@
-"""Arrays z-scored gene by gene (issue #28, session 36): where no component rises, every gene's label-free score
-(its dispersion) is the same, so the label-free order is a permutation of ties; ``propagate`` then neither takes
-turns with it nor lets it lead (``propagate.orders_genes``)."""
+"""Arrays rescaled gene by gene (issue #28, session 36): where no component rises the label-free scores are the
+genes' dispersions, which after a z-score, a min-max scaling or a rank transform gene by gene measure the
+rescaling; ``propagate`` then neither takes turns with them nor lets them lead
+(``propagate.rescaled_gene_by_gene``)."""
 
 from __future__ import annotations
 
@@ -8,45 +9,54 @@ import numpy as np
 import pytest
 
 from ssfs.methods import propagate
-from ssfs.methods.propagate import fit_propagation, gene_dispersion, orders_genes
+from ssfs.methods.propagate import fit_propagation, rescaled_gene_by_gene
 
 
-@pytest.mark.parametrize(("scores", "orders"), [
-    ([1.0, 1.0, 1.0], False),
-    ([1.0, 1.0 + 1e-12, 1.0 - 1e-12], False),   # rounding of a z-scored gene's variance
-    ([1.0, 1.01, 0.99], True),
-    ([np.nan, 1.0, 2.0], True),                  # NaN (a constant gene) is not a score
-    ([np.nan, np.nan], False),
-    ([0.0, 0.0], False),
-    ([-np.inf, 0.5, 0.25], True),
+def _columns(*cols) -> np.ndarray:
+    return np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+
+
+@pytest.mark.parametrize(("X", "rescaled"), [
+    (_columns([0.0, 1.0, 2.0], [5.0, 7.0, 9.0]), False),           # sds 0.82 and 1.63, ranges 2 and 4
+    (_columns([-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]), True),          # z-scored: sd 0.82 both
+    (_columns([0.0, 0.2, 1.0], [1.0, 0.0, 0.9]), True),            # min-max: ranges 1 (sds differ)
+    (_columns([1.0, 2.0, 3.0], [3.0, 1.0, 2.0], [4.0, 4.0, 4.0]), True),  # ranks; a constant gene does not count
+    (_columns([4.0, 4.0, 4.0], [2.0, 2.0, 2.0]), False),           # only constant genes
+    (_columns([0.0, 1.0, 2.0], [0.0, 1.0, 2.0 + 1e-12]), True),    # within rounding
 ])
-def test_orders_genes_by_hand(scores, orders):
-    assert orders_genes(np.array(scores)) is orders
+def test_rescaled_gene_by_gene_by_hand(X, rescaled):
+    assert rescaled_gene_by_gene(X) is rescaled
+
+
+def test_sparse_is_never_rescaled():
+    from scipy import sparse
+
+    assert not rescaled_gene_by_gene(sparse.csr_matrix(_columns([-1.0, 0.0, 1.0], [1.0, -1.0, 0.0])))
 
 
 def _found(scores, markers) -> int:
     return int(np.isin(np.argsort(-scores, kind="stable")[:markers.size], markers).sum())
 
 
-def test_a_z_scored_array_s_dispersions_order_nothing(other_shapes):
-    X, _, _, _ = other_shapes.SHAPES["z_scored_few_samples"](2)
-    assert not orders_genes(gene_dispersion(X))
-    X, _, _, _ = other_shapes.SHAPES["few_samples"](2)
-    assert orders_genes(gene_dispersion(X))
+def test_the_benchmark_s_shapes(other_shapes):
+    assert rescaled_gene_by_gene(other_shapes.SHAPES["z_scored_few_samples"](2)[0])
+    assert rescaled_gene_by_gene(other_shapes.SHAPES["min_max_many_classes"](2)[0])
+    assert not rescaled_gene_by_gene(other_shapes.SHAPES["few_samples"](2)[0])
 
 
 @pytest.mark.parametrize(("shape", "labels", "seed", "found", "forced"), [
     ("z_scored_few_samples", "2/class", 2, 20, 0),   # unjudged (2 labels per class of 2 classes): it would lead
     ("z_scored_many_classes", "3/class", 1, 5, 0),   # its R^2 at chance where nothing rises: it would lead
+    ("min_max_many_classes", "3/class", 1, 5, 1),    # the same, min-max scaled: the dispersions differ, by the range
 ])
 def test_ties_neither_take_turns_nor_lead(other_shapes, monkeypatch, shape, labels, seed, found, forced):
-    """``bench_other_shapes.py``'s z-scored shapes: the R^2 ranks alone (20 and 5 of the 40 markers); with the tied
-    label-free order allowed to lead, 0."""
+    """``bench_other_shapes.py``'s rescaled shapes: the R^2 ranks alone (20, 5 and 5 of the 40 markers); with the
+    label-free order of the rescaled dispersions allowed to lead, 0-1."""
     X, _, cls, markers = other_shapes.SHAPES[shape](seed)
     y = other_shapes.budget_labels(cls, labels, seed)
     model = fit_propagation(X, y)
     assert model.free_turns == (False, 0, 0, 0, 0) and not model.free_leads and model.labels_scores is None
     assert _found(model.scores, markers) == found
-    monkeypatch.setattr(propagate, "orders_genes", lambda scores: True)
+    monkeypatch.setattr(propagate, "rescaled_gene_by_gene", lambda X: False)
     tied = fit_propagation(X, y)
     assert tied.free_leads and _found(tied.scores, markers) == forced

@@ -993,8 +993,9 @@ def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
 def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", **params) -> Propagation:
     """The whole model (module doc, :func:`_fitted`) of X read as counts where it holds them
     (:func:`~ssfs.methods._shared.counts.read_counts`) with its heavy tails clipped (:func:`clipped_tails`)."""
-    X, weight = clipped_tails(read_counts(X, counts), tails)
-    model = _fitted(X, y, **params)
+    given = read_counts(X, counts)
+    X, weight = clipped_tails(given, tails)
+    model = _fitted(X, y, unclipped=given, **params)
     model.tail_weight = weight
     return model
 
@@ -1005,9 +1006,10 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
             weighting: str = "evidence", label_free: str = "auto", gene_choice: str = "balanced",
             unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
             space: str = "auto", per_class: str = "none",
-            graph_free: str = "auto", gene_scale: str = "auto", sample_scale: str = "auto") -> Propagation:
+            graph_free: str = "auto", gene_scale: str = "auto", sample_scale: str = "auto",
+            unclipped=None) -> Propagation:
     """The model of X as it is read (:func:`fit_propagation`); ``classes``: names of the label codes (for the
-    groups); ``space``: the graphs' (:func:`count_model`)."""
+    groups); ``space``: the graphs' (:func:`count_model`); ``unclipped``: X before its heavy tails were clipped."""
     if space not in SPACES:
         raise MethodError(f"propagate: space must be one of {SPACES}, got {space!r}")
     y = np.asarray(y, dtype=np.int64)
@@ -1066,22 +1068,23 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
         free, _, free_how = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space,
                                                sample_scale)
         _free_in_turn(model, X, y, K, (free, free_how), ranked_by, pos, batch,
-                      lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)))
+                      lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)),
+                      X if unclipped is None else unclipped)
     if per_class == "interleave":
         model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
     return model
 
 
-def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained) -> None:
+def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained,
+                  unclipped=None) -> None:
     """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them) in turn with
     the R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
     where the R^2's features predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
     they win :func:`free_leads`. Sets the model's ``free_*`` fields, ``explained``, ``labels_scores`` and
-    ``scores``. Label-free scores that are the same for every gene (the dispersions of an array z-scored gene by
-    gene where no component rises: :func:`orders_genes`) neither take turns nor lead: their order would be the
-    ties' permutation."""
-    if not orders_genes(free[0]):
+    ``scores``. Where the label-free scores are dispersions of genes rescaled one by one (``unclipped``, X as
+    given, :func:`rescaled_gene_by_gene`) they neither take turns nor lead: their order is the rescaling's."""
+    if free[1] == "dispersion" and rescaled_gene_by_gene(unclipped):
         return
     judged = ranked_by() if held_out_judges(y) else None
     model.free_unjudged = judged is None
@@ -1098,16 +1101,23 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads)
 
 
-def orders_genes(scores: np.ndarray) -> bool:
-    """Whether label-free ``scores`` tell genes apart: their finite values span more than 1e-9 of the largest's
-    magnitude. Every gene of an array z-scored gene by gene has variance 1 (up to rounding), so where no component
-    rises (:func:`dense_label_free`: "dispersion") its label-free order is a seeded permutation of ties; taken in
-    turn it cost the R^2 half its places, and leading it cost all (8 classes z-scored at 3 labels per class 0.069 ->
-    0.013 of the markers; 40 samples of 2 classes at 2 per class 0.269 -> 0.013; docs/labels_that_count.md, "Arrays
-    z-scored gene by gene", session 36)."""
-    finite = np.asarray(scores, dtype=np.float64)
-    finite = finite[np.isfinite(finite)]
-    return bool(finite.size) and float(np.ptp(finite)) > 1e-9 * float(np.abs(finite).max())
+def rescaled_gene_by_gene(X) -> bool:
+    """Whether dense X's genes were rescaled one by one: every (non-constant) gene's standard deviation the same, or
+    every gene's range (within 1e-9 of the largest): z-scored, min-max scaled or rank-transformed gene by gene, as
+    many public arrays arrive. Their dispersions (:func:`gene_dispersion`, the label-free scores where no component
+    rises) then measure the rescaling, not the genes: all 1 after a z-score (the order a seeded permutation of
+    ties), the spread within the range after min-max scaling. Taken in turn they cost the R^2 half its places, and
+    leading they cost all (8 classes z-scored at 3 labels per class 0.069 -> 0.013 of the markers, 40 samples of 2
+    classes at 2 per class 0.269 -> 0.013, 8 classes min-max scaled 0.106 -> 0.019; docs/labels_that_count.md,
+    "Arrays rescaled gene by gene", session 36). False for sparse X."""
+    if sparse.issparse(X):
+        return False
+    X = np.asarray(X, dtype=np.float64)
+    for scale in (X.std(axis=0), X.max(axis=0) - X.min(axis=0)):
+        scale = scale[scale > 0]
+        if scale.size and float(np.ptp(scale)) <= 1e-9 * float(scale.max()):
+            return True
+    return False
 
 
 #: labels per class (the labeled classes' median) below which an R^2 at chance yields to the genes' own dispersion
