@@ -56,7 +56,8 @@ def test_ties_neither_take_turns_nor_lead(other_shapes, monkeypatch, shape, labe
     y = other_shapes.budget_labels(cls, labels, seed)
     model = fit_propagation(X, y)
     assert model.free_turns == (False, 0, 0, 0, 0) and not model.free_leads and model.labels_scores is None
+    assert model.free_rescaled and model.extra()["graph"]["label_free_rescaled"]
     assert _found(model.scores, markers) == found
     monkeypatch.setattr(propagate, "rescaled_gene_by_gene", lambda X: False)
     tied = fit_propagation(X, y)
-    assert tied.free_leads and _found(tied.scores, markers) == forced
+    assert tied.free_leads and _found(tied.scores, markers) == forced and not tied.free_rescaled

@@ -189,6 +189,9 @@ class Propagation:
     free_at_chance: bool = False
     #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`)
     r2_held_out: tuple | None = None
+    #: whether the label-free scores were left out because X's genes were rescaled one by one where no component
+    #: rises (:func:`rescaled_gene_by_gene`)
+    free_rescaled: bool = False
     #: the genes' median excess kurtosis where their heavy tails were clipped before the fit (:func:`clipped_tails`)
     tail_weight: float | None = None
 
@@ -217,6 +220,7 @@ class Propagation:
                           "label_free_unjudged": bool(self.free_unjudged),
                           "label_free_by_places": bool(self.free_by_places),
                           "label_free_at_chance": bool(self.free_at_chance),
+                          "label_free_rescaled": bool(self.free_rescaled),
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
                           "clipped_tails": self.tail_weight is not None,
@@ -1085,6 +1089,7 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     ``scores``. Where the label-free scores are dispersions of genes rescaled one by one (``unclipped``, X as
     given, :func:`rescaled_gene_by_gene`) they neither take turns nor lead: their order is the rescaling's."""
     if free[1] == "dispersion" and rescaled_gene_by_gene(unclipped):
+        model.free_rescaled = True
         return
     judged = ranked_by() if held_out_judges(y) else None
     model.free_unjudged = judged is None
