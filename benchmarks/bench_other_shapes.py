@@ -135,20 +135,13 @@ def co_regulated_markers(seed: int, n=300, p=2000, k=4, per=10, effect=1.2, prog
     return X, counts, cls, markers
 
 
-def z_scored(shape):
-    """``shape`` with every gene z-scored (mean 0, sd 1), as many public arrays arrive (scikit-feature's ALLAML,
-    colon, ...): each gene's variance says nothing."""
+def rescaled(shape, how: str):
+    """``shape`` with every gene rescaled one by one, as many public arrays arrive: ``how`` "z" z-scores it (mean 0,
+    sd 1: scikit-feature's ALLAML, colon, ...), "min_max" maps it to [0, 1]. Each gene's spread then says nothing."""
     def draw(seed: int):
         X, counts, cls, markers = shape(seed)
-        return (X - X.mean(axis=0)) / X.std(axis=0), counts, cls, markers
-    return draw
-
-
-def min_max_scaled(shape):
-    """``shape`` with every gene scaled to [0, 1] (its minimum 0, its maximum 1)."""
-    def draw(seed: int):
-        X, counts, cls, markers = shape(seed)
-        return (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0)), counts, cls, markers
+        lo, spread = (X.mean(axis=0), X.std(axis=0)) if how == "z" else (X.min(axis=0), X.max(axis=0) - X.min(axis=0))
+        return (X - lo) / spread, counts, cls, markers
     return draw
 
 
@@ -193,10 +186,10 @@ SHAPES = {
     "polygenic": lambda s: gaussian_array(s, n=200, p=3000, k=3, per=60, effect=0.6),
     "co_regulated_markers": co_regulated_markers,
     "small_two_class_study": lambda s: gaussian_array(s, n=60, p=6000, k=2, per=30, effect=1.2),
-    "z_scored_many_classes": z_scored(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5)),
-    "z_scored_twenty_classes": z_scored(lambda s: gaussian_array(s, n=600, p=2000, k=20, per=5, effect=2.0)),
-    "z_scored_few_samples": z_scored(lambda s: gaussian_array(s, n=40, p=5000, k=2, per=20)),
-    "min_max_many_classes": min_max_scaled(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5)),
+    "z_scored_many_classes": rescaled(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5), "z"),
+    "z_scored_twenty_classes": rescaled(lambda s: gaussian_array(s, n=600, p=2000, k=20, per=5, effect=2.0), "z"),
+    "z_scored_few_samples": rescaled(lambda s: gaussian_array(s, n=40, p=5000, k=2, per=20), "z"),
+    "min_max_many_classes": rescaled(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5), "min_max"),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -138,23 +138,27 @@ def _free_leads_sentence(s: dict) -> str:
     explain (``fit``'s ``label_free_leads``, ``propagate``: :func:`ssfs.methods.propagate.free_leads`) ('' if
     none)."""
     led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("label_free_leads")}
-    return " ".join(
-        (f"In {m}'s ranking of all samples too few labels could be held out to judge the groups its labels spread "
-         "into (fewer than 2 labeled classes held 2 labels, or those held fewer than 5)" if f.get("label_free_unjudged")
-         else
-         f"In {m}'s ranking of all samples no component of the data rose above noise, and the features that the R^2 of "
-         f"the groups its labels spread into ranks first predicted {f.get('r2_held_out', 0):.0%} of the held-out "
-         "labels, no more than chance "
-         f"({f.get('r2_chance', 0):.0%})" if f.get("label_free_at_chance")
-         else
-         f"In {m}'s ranking of all samples the label-free features placed the own class of "
-         f"{f.get('label_free_nearer', 0)} held-out labels nearer than the features of the groups its labels spread "
-         f"into did, and of {f.get('label_free_farther', 0)} farther" if f.get("label_free_by_places") else
-         f"In {m}'s ranking of all samples the label-free features predicted {f.get('label_free_beyond', 0)} held-out "
-         f"labels that the features of the groups its labels spread into missed, and missed "
-         f"{f.get('label_free_behind', 0)} they predicted")
-        + ": below the features those groups explain its order is the label-free one (the resamples' lists read the "
-        "labels' own order)." + FREE_LEADS_ADVICE for m, f in led.items())
+    return " ".join(f"In {m}'s ranking of all samples {_why_free_leads(f)}: below the features those groups explain "
+                    "its order is the label-free one (the resamples' lists read the labels' own order)."
+                    + FREE_LEADS_ADVICE for m, f in led.items())
+
+
+def _why_free_leads(f: dict) -> str:
+    """Why a fit's label-free order led (``label_free_unjudged``, ``label_free_at_chance``, ``label_free_by_places``,
+    else the held-out predictions' sign test)."""
+    if f.get("label_free_unjudged"):
+        return ("too few labels could be held out to judge the groups its labels spread into (fewer than 2 labeled "
+                "classes held 2 labels, or those held fewer than 5)")
+    if f.get("label_free_at_chance"):
+        return (f"no component of the data rose above noise, and the features that the R^2 of the groups its labels "
+                f"spread into ranks first predicted {f.get('r2_held_out', 0):.0%} of the held-out labels, no more "
+                f"than chance ({f.get('r2_chance', 0):.0%})")
+    if f.get("label_free_by_places"):
+        return (f"the label-free features placed the own class of {f.get('label_free_nearer', 0)} held-out labels "
+                f"nearer than the features of the groups its labels spread into did, and of "
+                f"{f.get('label_free_farther', 0)} farther")
+    return (f"the label-free features predicted {f.get('label_free_beyond', 0)} held-out labels that the features of "
+            f"the groups its labels spread into missed, and missed {f.get('label_free_behind', 0)} they predicted")
 
 
 #: what the analyst does where the label-free order leads the full-data ranking (:func:`_free_leads_sentence`)
