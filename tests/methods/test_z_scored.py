@@ -23,9 +23,19 @@ def _columns(*cols) -> np.ndarray:
     (_columns([1.0, 2.0, 3.0], [3.0, 1.0, 2.0], [4.0, 4.0, 4.0]), True),  # ranks; a constant gene does not count
     (_columns([4.0, 4.0, 4.0], [2.0, 2.0, 2.0]), False),           # only constant genes
     (_columns([0.0, 1.0, 2.0], [0.0, 1.0, 2.0 + 1e-12]), True),    # within rounding
+    (_columns([0.0, 1.0, 2.0], [0.0, 1.0, 2.01]), False),          # sds 0.3 % apart: measured
 ])
 def test_rescaled_gene_by_gene_by_hand(X, rescaled):
     assert rescaled_gene_by_gene(X) is rescaled
+
+
+def test_rescaled_as_files_and_anndata_keep_them(other_shapes):
+    """A z-scored array as float32 (AnnData's usual X) or written with 4 decimals, a min-max scaled one with 3: still
+    rescaled; the same array before its z-score (equal-noise genes, 400 samples) is not."""
+    X = other_shapes.SHAPES["z_scored_many_classes"](1)[0]
+    assert rescaled_gene_by_gene(X.astype(np.float32)) and rescaled_gene_by_gene(np.round(X, 4))
+    assert rescaled_gene_by_gene(np.round(other_shapes.SHAPES["min_max_many_classes"](1)[0], 3))
+    assert not rescaled_gene_by_gene(other_shapes.SHAPES["many_classes"](1)[0])
 
 
 def test_sparse_is_never_rescaled():
