@@ -24,3 +24,12 @@ FAST = {
 def fast_settings(name: str, p: int) -> dict:
     """The parameters of :data:`FAST` for method ``name`` on ``p`` features (none for most)."""
     return FAST.get(name, lambda p: {})(p)
+
+
+def former_graphs(p: int) -> dict:
+    """``propagate``'s graphs before session 37 on ``p`` features: 15 neighbours, and the refined graphs on 10 % of
+    the genes within 100-500 whatever the number of samples. The cases the later rules were found on keep them
+    (docs/labels_that_count.md, "Neighbours and genes for small studies": the defaults now adapt to small studies)."""
+    from ssfs.methods.propagate import refine_genes
+
+    return {"k": 15, "genes": refine_genes("auto", p)}

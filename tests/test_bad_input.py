@@ -525,7 +525,8 @@ def test_p1_and_n2_run():
 
 # ------------------------------------------------ the command line: one line, no traceback
 CLI_CASES = {
-    "param k=abc": (["--param", "k=abc"], 1, "method 'propagate' parameter k: expected an integer >= 1, got 'abc'"),
+    "param k=abc": (["--param", "k=abc"], 1,
+                    "method 'propagate' parameter k: expected an integer >= 1 or 'auto', got 'abc'"),
     "param k=2.5": (["--method", "laplacian", "--param", "k=2.5"], 1, "got 2.5 (a float is never truncated"),
     "param n_boot=abc": (["--method", "efsis", "--param", "n_boot=abc"], 1, "method 'efsis' parameter n_boot"),
     "labeled-per-class abc": (["--labeled-per-class", "abc"], 2,

@@ -180,7 +180,7 @@ def test_tl_select_stable_finds_the_planted_markers_and_matches_the_library():
     (["--param", "cls.k"], "--param expects METHOD.NAME=VALUE"),
     (["--param", "pca.n_components=2"], "parameters given for ['pca'], which are not among the methods"),
     (["--methods", "fisher,fisher"], "selection methods must be distinct"),
-    (["--param", "propagate.k=0"], "method 'propagate' parameter k: expected an integer >= 1, got 0"),
+    (["--param", "propagate.k=0"], "method 'propagate' parameter k: expected an integer >= 1 or 'auto', got 0"),
 ])
 def test_ssfs_select_refuses_bad_options_before_reading_the_data(capsys, argv, message):
     from ssfs.cli import main

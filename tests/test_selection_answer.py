@@ -254,9 +254,10 @@ def test_few_labels_on_a_graph_that_carries_the_classes_little_are_left_out_in_t
     little: ``propagate`` on all samples weighs the propagated cells 0.25, so a resample's ranking
     rests on the 24 labeled cells. With every label in every resample (``labeled="shared"``, the
     former default) their chance patterns are in every top list: 22 features listed, 17 of them no
-    marker, under a bound of 1. The default (``labeled="auto"``) rotates them (each labeled cell sits
-    out of 5 of the 20 resamples or more): 7 listed, all markers; below the list the order is the same
-    ranking of all samples, so recall does not fall, and the verdict says why the labels were rotated."""
+    marker (20 and 11 since session 37), under a bound of 1. The default (``labeled="auto"``) rotates them (each labeled cell sits
+    out of 5 of the 20 resamples or more): 7 listed, all markers (8, 7 markers, since session 37's neighbours
+    of the 100-cell halves: 6, not 15; within the bound); below the list the order is the same ranking of all
+    samples, so recall does not fall, and the verdict says why the labels were rotated."""
     from ssfs.tl import select_stable
 
     a, sim = _splatter_200()
@@ -270,9 +271,9 @@ def test_few_labels_on_a_graph_that_carries_the_classes_little_are_left_out_in_t
     assert before["labeled_resampling"] == "shared" and false_before.sum() >= 10
     assert info["labeled_resampling"] == "rotated" and info["labeled_weight"] < 0.5
     chosen = np.asarray(info["features"], dtype=int)
-    assert chosen.size >= 2 and np.isin(chosen, sim.markers).all()
+    assert chosen.size >= 2 and (~np.isin(chosen, sim.markers)).sum() <= 1
     recall = [sim.recall(np.argsort(x.var["ssfs_selection_rank"].to_numpy(), kind="stable")) for x in (shared, a)]
-    assert recall[1] >= recall[0] - 0.03 and recall[1] >= 0.25  # measured 0.283 shared, 0.317 rotated
+    assert recall[1] >= recall[0] - 0.03 and recall[1] >= 0.25  # measured 0.325 shared, 0.333 rotated
     assert (f"Each resample held the labeled samples but a few of each class, left out in turn (the smallest class "
             f"has 3; the propagated samples weigh {info['labeled_weight']:.2f} on all samples, below 0.5: the graph "
             "carries the classes little and the rankings rest on the labeled samples; below the labeled classes' "
@@ -341,17 +342,21 @@ def _modules_at_100_samples(params=None):
 
 def test_resamples_ranked_without_labels_select_nothing():
     """Gaussian arrays with modules at 100 samples, 3 labels per class, split between the halves:
-    propagate ranks all 20 halves without labels (1-2 per class). Those select nothing, so there
-    is no list (it was 49, 46 of them module genes) and the consensus order is propagate's ranking
-    of all samples: 74 of the 90 markers in the top 90 (0.489 before). The verdict says why. Graphs on
-    standardised genes (session 29's default also reads them in their units: then a list, the next test)."""
+    propagate ranks 18 of the 20 halves without labels (1-2 per class; all 20 before session 37, whose graphs of
+    the 50-sample halves, 6 neighbours, carry the classes in 2). Those select nothing, the 2 others cannot bring
+    a feature to frequency 0.8, so there is no list (it was 49, 46 of them module genes) and the consensus order
+    is propagate's ranking of all samples: 77 of the 90 markers in the top 90 (0.489 before session 29). The
+    verdict says why. Graphs on standardised genes (session 29's default also reads them in their units: then a
+    list, the next test)."""
     sim, a, info = _modules_at_100_samples({"propagate": {"gene_scale": "standardized", "sample_scale": "as_is"}})
     assert info["methods"] == ["propagate"] and info["labeled_resampling"] == "split"
     assert info["resamples_without_labels"] == info["label_free_resamples"]["propagate"] >= 16
-    assert info["n_selected"] == 0 and (a.var["ssfs_selection_frequency"] == 0).all()
+    assert info["n_selected"] == 0 and a.var["ssfs_selection_frequency"].max() <= 2 / 20
     assert sim.recall(np.argsort(a.var["ssfs_selection_rank"].to_numpy(), kind="stable")) >= 0.8
-    assert info["verdict"].startswith("No feature selected. Too few labels in the resamples: propagate ranked 20 of "
-                                      "the 20 resamples without the labels (label-free scores): with so few labels")
+    assert info["verdict"].startswith("No feature selected. Too few labels in the resamples: propagate ranked 18 of "
+                                      "the 20 resamples without the labels (label-free scores); a resample ranked so "
+                                      "selects nothing")
+    assert "the 2 that used labels cannot bring a feature to frequency 0.8, so there is no list" in info["verdict"]
     assert info["labeled_weight"] < 0.5 and (  # labeled auto split them (fewer than 150 samples)
         f"The labels were split between the halves: the propagated samples weigh {info['labeled_weight']:.2f} on all "
         "samples, below 0.5, and on fewer than 150 samples few labels kept in the resamples gave lists of their "
@@ -360,18 +365,18 @@ def test_resamples_ranked_without_labels_select_nothing():
 
 def test_a_graph_in_the_genes_units_gives_these_labels_a_list():
     """The same data with the default ``gene_scale="auto"``: the graph on the genes in their own units
-    predicts 11 of the 12 held-out labels (7 on standardised genes), the propagated samples weigh 0.79,
-    the labels are left out in turn, and the 3 features listed are markers (4 before session 35's start graphs
-    judging the scales in the resamples; consensus order 0.844). A
+    predicts 10 of the 12 held-out labels (11 before session 37's neighbours and genes; 7 on standardised genes),
+    the labels are left out in turn, and the 1 feature listed is a marker (3 before session 37, 4 before session
+    35's start graphs judging the scales in the resamples; consensus order 0.844). A
     resample's top list reads the labels' own order (``extra["resample_scores"]``): where a resample's
     label-free scores took turns with the R^2 (session 30) its list held their module genes, stable from
     resample to resample without the labels deciding them: 1 marker listed, and 12 (11 module genes) once
     split ties no longer took turns (session 31)."""
     sim, a, info = _modules_at_100_samples()
     assert info["fit"]["propagate"]["gene_scale"] == "as_is" and info["labeled_resampling"] == "rotated"
-    assert round(info["fit"]["propagate"]["agreement"] * 12) == 11
+    assert round(info["fit"]["propagate"]["agreement"] * 12) == 10
     selected = np.flatnonzero(a.var["ssfs_selection_selected"].to_numpy())
-    assert selected.size == 3 and np.isin(selected, sim.markers).all()
+    assert selected.size == 1 and np.isin(selected, sim.markers).all()
     assert round(sim.recall(np.argsort(a.var["ssfs_selection_rank"].to_numpy(), kind="stable")), 3) == 0.844
 
 

@@ -8,6 +8,7 @@ import json
 import warnings
 
 import numpy as np
+from method_settings import former_graphs
 from test_gene_scale import _ranked, _small_arrays
 
 from ssfs.methods._shared.labels_alone import GENES, labels_alone_agreement
@@ -57,10 +58,12 @@ def test_the_turn_by_hand():
 
 def test_small_arrays_take_the_label_free_order_in_turn():
     """40 samples x 2,000 equal-noise genes, 2 classes x 20 markers, 3 labels per class (seeds 2 and 3):
-    the R^2 alone finds 17 and 26 of the 40 markers, with the label-free scores in turn 27 and 32."""
+    the R^2 alone finds 17 and 26 of the 40 markers, with the label-free scores in turn 27 and 32 (15 neighbours
+    and 200 genes, the graphs of session 30; now 10 and 100: tests/methods/test_small_studies.py)."""
     for seed, before, now in ((2, 17, 27), (3, 26, 32)):
         X, y, marked = _small_arrays(seed, hetero=False)
-        r2, ranked = _ranked(X, y, unexplained="r2"), _ranked(X, y)
+        former = former_graphs(X.shape[1])
+        r2, ranked = _ranked(X, y, unexplained="r2", **former), _ranked(X, y, **former)
         assert ranked.result.extra["graph"]["label_free_turns"] is True
         assert not r2.result.extra["graph"]["label_free_turns"]
         assert np.isin(r2.order[:40], marked).sum() == before
@@ -73,16 +76,16 @@ def test_heteroscedastic_arrays():
     loudest genes (a split tie, 1 to 1, kept the R^2: 26 of the 40 markers); the standardised span's features
     predict 4 more held-out labels: in turn, 24. Seed 2: nothing rises clearly in the genes' units (session 33,
     "Nothing rises"), the span's features predict the same held-out labels as the R^2's and the hedge takes
-    turns: 33 of the 40 (the R^2 alone 35, the hedge's cost)."""
+    turns: 33 of the 40 (the R^2 alone 35, the hedge's cost). The graphs of session 30 (:func:`former_graphs`)."""
     from ssfs.methods.propagate import fit_propagation
 
     for seed, turns, found in ((0, (True, 4, 0, 4, 0), 24), (2, (True, 0, 0, 0, 0), 33)):
         X, y, marked = _small_arrays(seed, hetero=True)
-        ranked = _ranked(X, y)
+        ranked = _ranked(X, y, **former_graphs(X.shape[1]))
         graph = ranked.result.extra["graph"]
         assert graph["label_free_turns"] is True and graph["label_free_leads"] is False
         assert np.isin(ranked.order[:40], marked).sum() == found
-        assert fit_propagation(X, y).free_turns == turns
+        assert fit_propagation(X, y, **former_graphs(X.shape[1])).free_turns == turns
     for seed in (1, 6):
         X, y, _ = _small_arrays(seed, hetero=True)
         ranked = _ranked(X, y)

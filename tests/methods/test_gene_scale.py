@@ -90,13 +90,17 @@ def test_one_more_held_out_label_does_not_switch_the_scale():
     held-out label and would find 22 of the 40 markers (6 before its label-free scores took turns, session
     30; 4 before session 33, when those scores followed the loudest genes: nothing rises clearly in the genes'
     units, they are now the standardised span's); the standardised graph is kept and finds 33 (34 before
-    session 33: the span's features in turn)."""
+    session 33: the span's features in turn). The graphs of session 33 (15 neighbours, 200 genes)."""
+    from method_settings import former_graphs
+
     X, y, marked = _small_arrays(4, hetero=True)
-    as_is, now = _ranked(X, y, gene_scale="as_is", sample_scale="as_is"), _ranked(X, y, sample_scale="as_is")
+    former = former_graphs(X.shape[1])
+    as_is = _ranked(X, y, gene_scale="as_is", sample_scale="as_is", **former)
+    now = _ranked(X, y, sample_scale="as_is", **former)
     assert np.isin(as_is.order[:40], marked).sum() == 22
     assert now.result.extra["graph"]["gene_scale"] == "standardized"
     assert np.isin(now.order[:40], marked).sum() == 33
-    assert np.array_equal(now.scores, _ranked(X, y, gene_scale="standardized", sample_scale="as_is").scores)
+    assert np.array_equal(now.scores, _ranked(X, y, gene_scale="standardized", sample_scale="as_is", **former).scores)
 
 
 def test_counts_are_read_as_before():

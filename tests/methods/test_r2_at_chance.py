@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from method_settings import former_graphs
 
 from ssfs import run_method
 from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
@@ -42,8 +43,9 @@ def test_the_median_class_counts():
 
 
 def _fit(other_shapes, shape: str, labels: str, seed: int):
+    """The draw's fit on the graphs the rule was found on (session 36: :func:`former_graphs`)."""
     X, _, cls, markers = other_shapes.SHAPES[shape](seed)
-    return X, markers, fit_propagation(X, other_shapes.budget_labels(cls, labels, seed))
+    return X, markers, fit_propagation(X, other_shapes.budget_labels(cls, labels, seed), **former_graphs(X.shape[1]))
 
 
 def _found(scores, markers) -> int:
@@ -68,7 +70,7 @@ def test_the_dispersion_leads_where_the_r2_is_at_chance(other_shapes, shape, lab
     assert graph["label_free_at_chance"] and graph["r2_held_out"] == accuracy and graph["r2_chance"] == chance
     y = other_shapes.budget_labels(other_shapes.SHAPES[shape](seed)[2], labels, seed)
     with pytest.warns(UserWarning) as caught:
-        run_method("propagate", X, y)
+        run_method("propagate", X, y, **former_graphs(X.shape[1]))
     assert any(f"propagate: no component of the data rises above noise, and the features the R^2 ranks first "
                f"(refitted without them) predict {accuracy:.0%} of {held} held-out labels, no more than chance "
                f"({chance:.0%}): below the features the groups explain, the label-free order (every gene's "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from method_settings import former_graphs
 
 from ssfs.methods import propagate
 from ssfs.methods.propagate import fit_propagation, rescaled_gene_by_gene
@@ -61,13 +62,14 @@ def test_the_benchmark_s_shapes(other_shapes):
 ])
 def test_ties_neither_take_turns_nor_lead(other_shapes, monkeypatch, shape, labels, seed, found, forced):
     """``bench_other_shapes.py``'s rescaled shapes: the R^2 ranks alone (20, 5 and 5 of the 40 markers); with the
-    label-free order of the rescaled dispersions allowed to lead, 0-1."""
+    label-free order of the rescaled dispersions allowed to lead, 0-1. The graphs the rule was found on (session 36,
+    :func:`former_graphs`; the 40 samples' own now: tests/methods/test_small_studies.py)."""
     X, _, cls, markers = other_shapes.SHAPES[shape](seed)
     y = other_shapes.budget_labels(cls, labels, seed)
-    model = fit_propagation(X, y)
+    model = fit_propagation(X, y, **former_graphs(X.shape[1]))
     assert model.free_turns == (False, 0, 0, 0, 0) and not model.free_leads and model.labels_scores is None
     assert model.free_rescaled and model.extra()["graph"]["label_free_rescaled"]
     assert _found(model.scores, markers) == found
     monkeypatch.setattr(propagate, "rescaled_gene_by_gene", lambda X: False)
-    tied = fit_propagation(X, y)
+    tied = fit_propagation(X, y, **former_graphs(X.shape[1]))
     assert tied.free_leads and _found(tied.scores, markers) == forced and not tied.free_rescaled

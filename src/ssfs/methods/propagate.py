@@ -111,8 +111,12 @@ from ._shared.signal import (
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
 FOLDS = 3
-#: refinement gene count "auto": 10 % of the features, within these bounds
+#: refinement gene count "auto": 10 % of the features, within these bounds, and at most one per sample
+#: (:func:`refine_genes`)
 AUTO_GENES = (100, 500)
+#: the kNN graphs' neighbours "auto": half an average labeled class (n / 2K) within these bounds
+#: (:func:`graph_neighbours`; 15 is scanpy's default)
+AUTO_K = (5, 15)
 #: most samples the refinement chains and their held-out refits run on (:func:`refinement_rows`)
 REFINE_SAMPLES = 10_000
 
@@ -194,6 +198,10 @@ class Propagation:
     free_rescaled: bool = False
     #: the genes' median excess kurtosis where their heavy tails were clipped before the fit (:func:`clipped_tails`)
     tail_weight: float | None = None
+    #: the kNN graphs' neighbours (:func:`graph_neighbours`) and the refined graphs' genes (:func:`refine_genes`;
+    #: 0: no refinement)
+    neighbours: int = 0
+    refined_genes: int = 0
 
     #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own
     #: order (``extra["resample_scores"]``: what a resample's top list reads in selection mode,
@@ -223,6 +231,7 @@ class Propagation:
                           "label_free_rescaled": bool(self.free_rescaled),
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
+                          "neighbours": int(self.neighbours), "refined_genes": int(self.refined_genes),
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
@@ -390,12 +399,32 @@ def count_model(X, space: str, pos: np.ndarray, most: int) -> CountModel | None:
     return CountModel.of(X, content_rows(pos, most))
 
 
-def refine_genes(genes, p: int) -> int:
-    """Features the refined graphs are built on: ``genes``, or "auto" = 10 % of the ``p``
-    features within :data:`AUTO_GENES` (never more than p)."""
+def refine_genes(genes, p: int, n: int | None = None) -> int:
+    """Features the refined graphs are built on: ``genes``, or "auto" = 10 % of the ``p`` features within
+    :data:`AUTO_GENES` and at most one per sample of the ``n`` (never more than p).
+
+    The genes are chosen by their R^2 on groups the same n samples formed, so a noise gene passes the cut where it
+    happens to follow those groups, errors included: each brings about the cut's R^2 of such echo, and m genes
+    chosen from p >> n bring m times it, which outweighs the markers' own signal once m is several times n (60
+    samples of 6,000 genes: groups 68-85 % right on 500 genes, 88-100 % on 100; docs/labels_that_count.md,
+    "Neighbours and genes for small studies"). With more samples every gene's chance R^2 shrinks as 1/n."""
     if genes == "auto":
-        return int(min(p, max(AUTO_GENES[0], min(AUTO_GENES[1], round(0.1 * p)))))
+        most = AUTO_GENES[1] if n is None else min(AUTO_GENES[1], n)
+        return int(min(p, max(AUTO_GENES[0], min(most, round(0.1 * p)))))
     return int(min(p, int(genes)))
+
+
+def graph_neighbours(k, n: int, n_classes: int) -> int:
+    """The kNN graphs' neighbours: ``k``, or "auto" = half an average labeled class, n / (2 ``n_classes``), within
+    :data:`AUTO_K` (5-15; 15 from 30 samples per class on, so cells and arrays of a few hundred samples keep 15).
+
+    A neighbourhood larger than half its class reaches into the others: 33 samples of 4 classes with 15
+    neighbours each (half the data) grouped 45 % of the unlabeled samples right at 3 labels per class, 60 % with 5
+    (the 8 real arrays of ../shared at 3 labels per class: 0.45 -> 0.60 on average, lymphoma's 9 classes 0.30 ->
+    0.51; docs/labels_that_count.md, "Neighbours and genes for small studies")."""
+    if k == "auto":
+        return int(min(AUTO_K[1], max(AUTO_K[0], round(n / (2 * max(int(n_classes), 1))))))
+    return int(k)
 
 
 def _agreement(c: Candidate, y, K, pos, prop) -> Candidate:
@@ -1004,7 +1033,7 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", **params
     return model
 
 
-def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto",
+def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
             propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
             unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
             weighting: str = "evidence", label_free: str = "auto", gene_choice: str = "balanced",
@@ -1029,7 +1058,8 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
                            (graph, embedding), space, sample_scale)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
-    opts = {"k": k, "n_pcs": n_pcs, "refine": int(refine), "genes": refine_genes(genes, X.shape[1]),
+    opts = {"k": graph_neighbours(k, X.shape[0], np.unique(y[lab]).size), "n_pcs": n_pcs, "refine": int(refine),
+            "genes": refine_genes(genes, X.shape[1], X.shape[0]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     chains = opts["refine"] and opts["genes"] < X.shape[1]
@@ -1057,6 +1087,7 @@ def _fitted(X, y, *, k: int = 15, n_pcs: int = 50, refine: int = 2, genes="auto"
     model.gene_scale = "standardized" if opts["standardize"] else "as_is"
     model.sample_scale = "equal" if opts.get("equal") else "as_is"
     model.outlying = outlying_samples(X) if opts.get("equal") else np.zeros(0, dtype=np.int64)
+    model.neighbours, model.refined_genes = opts["k"], opts["genes"] if chains else 0
     grouping = functools.partial(_weighted_groups, y, K, prop, floor, seed, (w_propagated, w_unreached),
                                  X if unreached else None)  # the groups and weights this fit gives on another graph
     if unexplained == "interleave" and count_like(X):
@@ -1755,8 +1786,8 @@ INVARIANCES = ("features", "copies")
 @register("propagate", higher_is_better=True, invariances=INVARIANCES, description=(
     "Labels spread over a kNN graph of the signal components (Zhou et al. 2004), unreached samples in groups "
     "of their own; features ranked by the variance the groups explain, per-class markers beside"))
-def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 50, refine: NonNegInt = 2,
-                    genes: PosInt | Literal["auto"] = "auto",
+def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "auto", n_pcs: PosInt = 50,
+                    refine: NonNegInt = 2, genes: PosInt | Literal["auto"] = "auto",
                     propagation: Literal["spread", "harmonic"] = "spread", alpha: OpenFraction = 0.99,
                     class_mass: Literal["uniform", "labeled", "none"] = "uniform", unreached: bool = True,
                     refine_samples: PosInt = REFINE_SAMPLES, graph: Any = None, embedding: Any = None,
@@ -1778,8 +1809,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt = 15, n_pcs: PosInt = 5
     X, y
         Samples x features, dense (standardised for the graph) or sparse (log counts); class codes, -1 unlabeled.
     constraints, rng, k, n_pcs, refine, genes
-        Not used (deterministic); kNN graph's neighbours; most components (Horn's 1965 parallel analysis);
-        rounds of rebuilding the graph (0: the start graph only) on ``genes`` features ("auto": 10 %, 100-500).
+        Not used (deterministic); kNN graphs' neighbours ("auto": :func:`graph_neighbours`); most components
+        (Horn 1965); rounds of rebuilding the graph (0: none) on ``genes`` features ("auto": :func:`refine_genes`).
     propagation
         "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 W
         D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu et al. 2003, eq. 5).
