@@ -255,9 +255,9 @@ def test_few_labels_on_a_graph_that_carries_the_classes_little_are_left_out_in_t
     rests on the 24 labeled cells. With every label in every resample (``labeled="shared"``, the
     former default) their chance patterns are in every top list: 22 features listed, 17 of them no
     marker (20 and 11 since session 37), under a bound of 1. The default (``labeled="auto"``) rotates them
-    (each labeled cell sits out of 5 of the 20 resamples or more): 7 listed, all markers (8, 7 markers, since session 37's neighbours
-    of the 100-cell halves: 6, not 15; within the bound); below the list the order is the same ranking of all
-    samples, so recall does not fall, and the verdict says why the labels were rotated."""
+    (each labeled cell sits out of 5 of the 20 resamples or more): 7 listed, all markers (8, 7 markers, since
+    session 37's neighbours of the 100-cell halves: 6, not 15; within the bound); below the list the order is the
+    same ranking of all samples, so recall does not fall, and the verdict says why the labels were rotated."""
     from ssfs.tl import select_stable
 
     a, sim = _splatter_200()
