@@ -38,10 +38,12 @@ def parse_setting(text: str) -> dict:
     (their gene count is resolved per array)."""
     if text in ("default", "former"):
         return {}
+    import yaml
+
     out = {}
     for item in text.split(","):
         key, value = item.split("=", 1)
-        out[key] = int(value) if value.lstrip("-").isdigit() else value
+        out[key] = yaml.safe_load(value)  # 15 -> int, 0.9 -> float, false -> bool, auto -> str
     return out
 
 

@@ -6,7 +6,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    :mod:`ssfs.methods._shared.signal`); for counts (``space="auto"``) those of the Pearson
    residuals of the counts behind X (Lause et al. 2021; one overdispersion for all genes,
    :mod:`ssfs.methods._shared.residuals`), where the noise of highly expressed genes no longer
-   leads the components; kNN graph on them (or the given ``graph`` / ``embedding``, e.g.
+   leads the components; kNN graph on them, half an average labeled class of neighbours within 5-15
+   (:func:`graph_neighbours`; or the given ``graph`` / ``embedding``, e.g.
    scanpy's ``obsp['connectivities']`` / ``obsm['X_pca']``).
 2. Propagation: local and global consistency (Zhou et al. 2004) or the harmonic function
    (Zhu et al. 2003), class mass normalisation, argmax: every sample gets a class; labels are
@@ -29,7 +30,8 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    follows (:func:`free_turns`); else all by R^2. With ``per_class="interleave"`` that order and every
    group's up-markers (Welch's t, read group by group as scanpy's ``rank_genes_groups``) are taken in
    turn (:func:`with_class_turns`).
-4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features and the
+4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features (at most one per
+   sample, :func:`refine_genes`) and the
    labels spread again. Two chains start from different pilots, the graph of all features and
    the labeled samples alone (their R^2); the graph (start or chain end) that agrees best with
    held-out labels (3 folds, each refitting the chain) is kept: the data decide whether the graph
