@@ -74,7 +74,9 @@ FULL = dict(scenarios=None, budgets=["0", "2/class", "3/class", "1%", "10/class"
 ARRAYS = {"ALLAML": "asu/ALLAML.mat", "colon": "asu/colon.mat", "GLIOMA": "asu/GLIOMA.mat",
           "lung_small": "asu/lung_small.mat", "lymphoma": "asu/lymphoma.mat", "nci9": "asu/nci9.mat",
           "Prostate-GE": "asu/Prostate-GE.mat", "TOX-171": "asu/TOX-171.mat", "cns": "efsis/cns.arff",
-          "dlbcl": "efsis/dlbcl.arff"}
+          "dlbcl": "efsis/dlbcl.arff", "leukemia": "asu/leukemia.mat", "arcene": "asu/arcene.mat",
+          "orlraws10P": "asu/orlraws10P.mat", "pixraw10P": "asu/pixraw10P.mat", "warpAR10P": "asu/warpAR10P.mat",
+          "warpPIE10P": "asu/warpPIE10P.mat", "Yale": "asu/Yale.mat", "ORL": "asu/ORL.mat"}
 SIZES = (1, 2, 5, 10, 20)
 
 
