@@ -25,6 +25,8 @@ SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "asu"
     ("auto", 700, 10, 15),   # PBMC: 35, at most 15
     ("auto", 50, 1, 15),     # one labeled class (never fitted so, but defined)
     (7, 33, 4, 7),           # a number is taken as given
+    ("auto", 4, 2, 3),       # never more than n - 1 (as the kNN search clamps any k)
+    (7, 5, 2, 4),
 ])
 def test_neighbours_by_hand(k, n, classes, expected):
     assert graph_neighbours(k, n, classes) == expected

@@ -418,15 +418,15 @@ def refine_genes(genes, p: int, n: int | None = None) -> int:
 
 def graph_neighbours(k, n: int, n_classes: int) -> int:
     """The kNN graphs' neighbours: ``k``, or "auto" = half an average labeled class, n / (2 ``n_classes``), within
-    :data:`AUTO_K` (5-15; 15 from 30 samples per class on, so cells and arrays of a few hundred samples keep 15).
+    :data:`AUTO_K` (5-15; 15 from 30 samples per class on, so cells and arrays of a few hundred samples keep 15);
+    never more than n - 1.
 
     A neighbourhood larger than half its class reaches into the others: 33 samples of 4 classes with 15
     neighbours each (half the data) grouped 45 % of the unlabeled samples right at 3 labels per class, 60 % with 5
     (the 8 real arrays of ../shared at 3 labels per class: 0.45 -> 0.60 on average, lymphoma's 9 classes 0.30 ->
     0.51; docs/labels_that_count.md, "Neighbours and genes for small studies")."""
-    if k == "auto":
-        return int(min(AUTO_K[1], max(AUTO_K[0], round(n / (2 * max(int(n_classes), 1))))))
-    return int(k)
+    k = min(AUTO_K[1], max(AUTO_K[0], round(n / (2 * max(int(n_classes), 1))))) if k == "auto" else k
+    return int(min(k, max(n - 1, 1)))  # as every kNN search clamps it
 
 
 def _agreement(c: Candidate, y, K, pos, prop) -> Candidate:
