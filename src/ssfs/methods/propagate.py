@@ -1811,8 +1811,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     X, y
         Samples x features, dense (standardised for the graph) or sparse (log counts); class codes, -1 unlabeled.
     constraints, rng, k, n_pcs, refine, genes
-        Not used (deterministic); kNN graphs' neighbours ("auto": :func:`graph_neighbours`); most components
-        (Horn 1965); rounds of rebuilding the graph (0: none) on ``genes`` features ("auto": :func:`refine_genes`).
+        Not used (deterministic); kNN graphs' neighbours ("auto": n / 2K for K labeled classes, 5-15); most
+        components (Horn 1965); rebuilds of the graph (0: none) on ``genes`` features ("auto": 10 %, 100-500, <= n).
     propagation
         "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 W
         D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu et al. 2003, eq. 5).
