@@ -320,13 +320,21 @@ def _svm_accuracy(Xtr, ytr, Xte, yte, order) -> float:
     return float(np.mean(acc))
 
 
-def sweep_real(args, cache: Cache) -> list[dict]:
-    """Mean SVM accuracy on the top 1-20 features, ``args.real_per_class`` labels per class (3), per set x
-    rep x method."""
+def real_splits(y: np.ndarray, reps: int, per_class: int):
+    """(rep, train, test, labels) of the real sets' ``reps`` stratified 2/3 - 1/3 splits, ``per_class`` labels per
+    class of the training samples (-1 elsewhere), drawn from the seed ``rep``: every real-set benchmark's splits."""
     from sklearn.model_selection import StratifiedShuffleSplit
 
     from ssfs.simulate import labels_per_class
 
+    splits = StratifiedShuffleSplit(n_splits=reps, test_size=1 / 3, random_state=0).split(np.zeros(y.size), y)
+    for rep, (train, test) in enumerate(splits):
+        yield rep, train, test, labels_per_class(y[train], per_class, np.random.default_rng(rep))
+
+
+def sweep_real(args, cache: Cache) -> list[dict]:
+    """Mean SVM accuracy on the top 1-20 features, ``args.real_per_class`` labels per class (3), per set x
+    rep x method."""
     rows = []
     for name in args.real:
         loaded = load_real(name, Path(args.data))
@@ -335,10 +343,7 @@ def sweep_real(args, cache: Cache) -> list[dict]:
             continue
         X, counts, y = loaded
         kind = "counts" if counts is not None else "microarray"
-        splits = StratifiedShuffleSplit(n_splits=args.reps, test_size=1 / 3, random_state=0).split(
-            np.zeros(y.size), y)
-        for rep, (tr, te) in enumerate(splits):
-            ylab = labels_per_class(y[tr], args.real_per_class, np.random.default_rng(rep))
+        for rep, tr, te, ylab in real_splits(y, args.reps, args.real_per_class):
             per_class = "" if args.real_per_class == 3 else f"-{args.real_per_class}pc"  # 3: the former keys
             data = {"expression": X[tr], "counts": None if counts is None else counts[tr]}
             for spec in args.real_methods:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_labels_sweep import ARRAYS, load_real  # noqa: E402
+from bench_labels_sweep import ARRAYS, load_real, real_splits  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TOP = 50
@@ -55,10 +55,8 @@ def params_for(setting: str, p: int) -> dict:
 
 def measure(names, settings, per_class: int, reps: int, data: Path) -> list[dict]:
     from sklearn.feature_selection import f_classif
-    from sklearn.model_selection import StratifiedShuffleSplit
 
     from ssfs.methods.propagate import fit_propagation
-    from ssfs.simulate import labels_per_class
 
     rows = []
     for name in names:
@@ -69,10 +67,7 @@ def measure(names, settings, per_class: int, reps: int, data: Path) -> list[dict
         X, _, truth = loaded
         F = np.nan_to_num(f_classif(X, truth)[0])
         full = np.argsort(-F, kind="stable")[:TOP]
-        splits = StratifiedShuffleSplit(n_splits=reps, test_size=1 / 3, random_state=0).split(np.zeros(truth.size),
-                                                                                               truth)
-        for rep, (train, _) in enumerate(splits):
-            y = labels_per_class(truth[train], per_class, np.random.default_rng(rep))
+        for rep, train, _, y in real_splits(truth, reps, per_class):
             unlabeled = y < 0
             for setting in settings:
                 start = time.process_time()

@@ -421,10 +421,11 @@ def graph_neighbours(k, n: int, n_classes: int) -> int:
     :data:`AUTO_K` (5-15; 15 from 30 samples per class on, so cells and arrays of a few hundred samples keep 15);
     never more than n - 1.
 
-    A neighbourhood larger than half its class reaches into the others: 33 samples of 4 classes with 15
-    neighbours each (half the data) grouped 45 % of the unlabeled samples right at 3 labels per class, 60 % with 5
-    (the 8 real arrays of ../shared at 3 labels per class: 0.45 -> 0.60 on average, lymphoma's 9 classes 0.30 ->
-    0.51; docs/labels_that_count.md, "Neighbours and genes for small studies")."""
+    A neighbourhood larger than half its class reaches into the others: GLIOMA's 33 training samples of 4 classes
+    with 15 neighbours each (half the data) grouped 45 % of the unlabeled samples right at 3 labels per class, 60 %
+    with 5 (the 8 real arrays of ../shared at 3 labels per class, with the gene bound of :func:`refine_genes`: 0.46
+    -> 0.54 on average, lymphoma's 9 classes 0.30 -> 0.51; docs/labels_that_count.md, "Neighbours and genes for
+    small studies")."""
     k = min(AUTO_K[1], max(AUTO_K[0], round(n / (2 * max(int(n_classes), 1))))) if k == "auto" else k
     return int(min(k, max(n - 1, 1)))  # as every kNN search clamps it
 
