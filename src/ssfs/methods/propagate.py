@@ -27,9 +27,10 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``). On dense
    X the explained features first and the others in turn by R^2 and by the label-free score too, where
    the label-free score's best features predict at least as many held-out labels as those the R^2
-   follows (:func:`free_turns`); else all by R^2. With ``per_class="interleave"`` that order and every
-   group's up-markers (Welch's t, read group by group as scanpy's ``rank_genes_groups``) are taken in
-   turn (:func:`with_class_turns`).
+   follows (:func:`free_turns`); else all by R^2. Where the R^2 leads on dense X every group's best up-marker
+   (Welch's t) then takes a turn with that order (``per_class="auto"``, :func:`class_turns`); with
+   ``per_class="interleave"`` every group's up-markers, read group by group as scanpy's ``rank_genes_groups``
+   (:func:`with_class_turns`).
 4. Refinement (``refine`` rounds): the graph is rebuilt on the best ``genes`` features (at most one per
    sample, :func:`refine_genes`) and the
    labels spread again. Two chains start from different pilots, the graph of all features and
@@ -185,6 +186,8 @@ class Propagation:
     free_turns: tuple = (False, 0, 0, 0, 0)
     #: whether those label-free scores then ranked alone after the explained features (:func:`free_leads`)
     free_leads: bool = False
+    #: how the groups' up-markers entered the order (:func:`class_turns`: "none", "interleave", "leaders")
+    class_turns: str = "none"
     #: whether they did because the held-out labels could not judge (:func:`held_out_judges` False)
     free_unjudged: bool = False
     #: whether they did on the places of the held-out labels' own classes alone (:func:`free_leads`: the
@@ -234,6 +237,7 @@ class Propagation:
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
                           "neighbours": int(self.neighbours), "refined_genes": int(self.refined_genes),
+                          "class_turns": self.class_turns,
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
@@ -1041,7 +1045,7 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
             unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
             weighting: str = "evidence", label_free: str = "auto", gene_choice: str = "balanced",
             unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
-            space: str = "auto", per_class: str = "none",
+            space: str = "auto", per_class: str = "auto",
             graph_free: str = "auto", gene_scale: str = "auto", sample_scale: str = "auto",
             unclipped=None) -> Propagation:
     """The model of X as it is read (:func:`fit_propagation`); ``classes``: names of the label codes (for the
@@ -1108,9 +1112,28 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
         _free_in_turn(model, X, y, K, (free, free_how), ranked_by, pos, batch,
                       lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)),
                       X if unclipped is None else unclipped)
-    if per_class == "interleave":
-        model.scores = with_class_turns(model.scores, group_t(X, groups, weight))
+    model.class_turns = class_turns(per_class, X, model)
+    if model.class_turns != "none":
+        model.scores = with_class_turns(model.scores, *turning_markers(X, groups, weight, model.class_turns))
     return model
+
+
+def class_turns(per_class: str, X, model: Propagation) -> str:
+    """How the groups' up-markers enter the order (``per_class``): as given, or "auto" = "leaders" (every group's
+    best up-marker, :func:`with_class_turns` at depth 1) on dense X where the R^2 of the labels' groups leads the
+    order on the held-out labels' evidence (not :attr:`Propagation.free_leads`, nor ranking alone because the genes
+    were rescaled one by one, :attr:`Propagation.free_rescaled`), else "none".
+
+    The R^2 of a one-way ANOVA ranks first whatever tells the easiest classes apart; on real arrays of many
+    classes the top 20 then held markers of a few classes only (ORL's 40 faces at 3 labels per class: linear SVM
+    on the top 1-20, 0.305 against ``rank_genes_groups``' 0.413; with every group's leader in turn 0.431; the
+    other face sets +0.03 to +0.10, the 8 microarrays +0.003 on average; docs/labels_that_count.md, "Every
+    group's leader"). Where the label-free order leads, the held-out labels found the groups no better than it
+    (planted 8 and 20 classes at 2-3 labels per class, groups 16-23 % right): their leaders were noise there
+    (recall 0.675 -> 0.594). Counts keep their order (their tiers of explained features, :func:`with_unexplained`)."""
+    if per_class != "auto":
+        return per_class
+    return "none" if model.free_leads or model.free_rescaled or count_like(X) else "leaders"
 
 
 def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained,
@@ -1702,16 +1725,40 @@ def crossfit_pvalues(X, genes: np.ndarray, r2: np.ndarray, opts: dict, grouping)
 
 
 #: how the scores take in the per-class markers (the ``per_class`` parameter; :func:`with_class_turns`)
-PER_CLASS = ("none", "interleave")
+PER_CLASS = ("auto", "none", "interleave", "leaders")
 
 
-def group_t(X, groups: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Welch's t of every group (the classes and the groups of their own) against all other
+#: Benjamini-Hochberg level a group's leader must pass to take a turn (:func:`turning_markers`)
+LEADER_FDR = 0.05
+
+
+def group_t(X, groups: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(t, q): Welch's t of every group (the classes and the groups of their own) against all other
     samples, from the final ``groups`` weighted ``weight`` (:func:`ssfs.class_statistics`: the
-    per-group markers of the fit's ``class_statistics``), on the distinct columns (a copy gets its
-    feature's bits): one row per group that holds a sample."""
+    per-group markers of the fit's ``class_statistics``), and its Benjamini-Hochberg adjusted p-values over the
+    features, on the distinct columns (a copy gets its feature's bits): one row per group that holds a sample."""
     P, present = _memberships(groups, weight, int(groups.max()) + 1)
-    return np.asarray(per_distinct_column(lambda A: class_statistics(A, P, present.astype(str)).scores, X))
+
+    def both(A):
+        stats = class_statistics(A, P, present.astype(str))
+        return np.stack([stats.scores, stats.pvals_adj])
+
+    t, q = np.asarray(per_distinct_column(both, X))
+    return t, q
+
+
+def turning_markers(X, groups: np.ndarray, weight: np.ndarray, how: str) -> tuple[np.ndarray, int | None]:
+    """(class_t, depth) for :func:`with_class_turns`: every group's up-markers (:func:`group_t`) with ``how``
+    "interleave"; with "leaders" depth 1 and only the groups whose best up-marker passes :data:`LEADER_FDR` (its
+    Benjamini-Hochberg q over the features): a group the graph did not find, whose best t is the largest of
+    noise, leaves the order as it is (10 planted classes, one with 20 strong markers and nine with 3 weak ones,
+    3 labels per class: 11-13 of the top 20 were markers with every leader, 18-20 with those that pass, as
+    without leaders; ORL 0.431 and 0.432)."""
+    t, q = group_t(X, groups, weight)
+    if how != "leaders":
+        return t, None
+    best = np.argmax(t, axis=1)
+    return t[q[np.arange(t.shape[0]), best] < LEADER_FDR], 1
 
 
 def _places(*keys: np.ndarray) -> np.ndarray:
@@ -1723,12 +1770,13 @@ def _places(*keys: np.ndarray) -> np.ndarray:
     return np.r_[0, np.cumsum(counts)[:-1]][inverse.ravel()]
 
 
-def with_class_turns(scores: np.ndarray, class_t: np.ndarray) -> np.ndarray:
+def with_class_turns(scores: np.ndarray, class_t: np.ndarray, depth: int | None = None) -> np.ndarray:
     """Scores whose order takes in turn a feature from the ``scores`` order and one from the
     groups' marker order (a feature's place is its better place of the two; ties: ``scores``),
     the groups' order being each group's best up-marker by Welch's t (``class_t``, groups x p:
     :func:`group_t`, a type nobody labeled included), then each one's second, ... as scanpy's
-    ``rank_genes_groups`` lists read group by group (ties: ``scores``). The R^2 of a one-way ANOVA
+    ``rank_genes_groups`` lists read group by group (ties: ``scores``); with ``depth`` only each group's first
+    ``depth`` markers take turns, the others keep their ``scores`` place. The R^2 of a one-way ANOVA
     ranks first the features that tell the easiest class apart; with few labels on real
     multi-class arrays some classes then had no marker in the top 10 (docs/labels_that_count.md,
     "Per-class markers in the ranking"). Scores are (m - place) / m over the m features with a
@@ -1741,6 +1789,8 @@ def with_class_turns(scores: np.ndarray, class_t: np.ndarray) -> np.ndarray:
     by_score = _places(neg(scores))
     in_class = np.min([_places(t) for t in neg(class_t)], axis=0) if len(class_t) else by_score
     by_class = _places(in_class, by_score)
+    if depth is not None:
+        by_class = np.where(in_class < depth, by_class, m)
     out[finite] = (m - _places(np.minimum(by_score, by_class), by_score)) / m
     return out
 
@@ -1800,7 +1850,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
                     counts: Literal["auto", "log1p", "as_is"] = "auto",
                     space: Literal["auto", "residuals", "values"] = "auto",
-                    per_class: Literal["none", "interleave"] = "none",
+                    per_class: Literal["auto", "none", "interleave", "leaders"] = "auto",
                     graph_free: Literal["auto", "always", "never"] = "auto",
                     gene_scale: Literal["auto", "standardized", "as_is"] = "auto",
                     sample_scale: Literal["auto", "as_is", "equal"] = "auto",
@@ -1824,8 +1874,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     graph, embedding
         The start graph's connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
     weighting
-        Weight of the propagated samples (labeled: 1): "evidence" (:func:`propagated_weight`),
-        "kept_evidence" (the kept graph's evidence only), "coherence" (r shrunk towards the coherence).
+        Propagated samples' weight (labeled: 1): "evidence" (:func:`propagated_weight`), "kept_evidence" (the
+        kept graph's evidence only), "coherence" (r shrunk towards the coherence).
     label_free
         Without labels (:func:`label_free_scores`): "auto" (:func:`resolved_label_free`: "clusters",
         :func:`cluster_scores`, on counts), "clusters", "autocorrelation", "residual", "moran", "signal", "span".
@@ -1849,8 +1899,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
         "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),
         "as_is"; samples "as_is" (the former), "equal" (scaled alike); "auto": all compete (:func:`graph_scales`).
     per_class, tails
-        "none": the order above; "interleave": it and the groups' up-markers in turn (:func:`with_class_turns`).
-        Dense values: genes clipped to median +- 3 robust sd ("clip"; "auto": heavy tails, :func:`clipped_tails`).
+        Groups' up-markers in turn with that order: "none", all ("interleave"), each one's best ("leaders"), "auto"
+        (:func:`class_turns`). Dense genes clipped to median +- 3 robust sd ("clip"; "auto": :func:`clipped_tails`).
 
     Returns
     -------
