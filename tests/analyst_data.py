@@ -46,3 +46,39 @@ def write_analyst_csv(path, **kw) -> np.ndarray:
     df, truth = analyst_frame(**kw)
     df.to_csv(path)
     return truth
+
+
+def rank_fits(tmp_path, capsys, X: np.ndarray, labels: np.ndarray, params: list[list[str]]) -> list[dict]:
+    """The ``fit`` of ``ssfs rank``'s JSON line for X written as a CSV (a ``label`` column first, ``labels`` as
+    given, "" = unlabeled; genes ``g0``...) under ``tmp_path`` / ``study.csv``, once per list of extra arguments
+    in ``params`` (e.g. ``["--param", "k=9"]``)."""
+    import json
+
+    from ssfs.cli import main
+
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", labels)
+    frame.to_csv(tmp_path / "study.csv", index_label="sample")
+    fits = []
+    for extra in params:
+        assert main(["rank", str(tmp_path / "study.csv"), "--label-column", "label", *extra,
+                     "-o", str(tmp_path / "ranking.tsv")]) == 0
+        fits.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"])
+    return fits
+
+
+def anndata_fit(X: np.ndarray, labels: np.ndarray, **params) -> dict:
+    """``uns["propagate"]["fit"]`` of ``ssfs.tl.rank_features`` on X as float32 AnnData, ``labels`` in ``obs["label"]``
+    ("" = unlabeled)."""
+    import warnings
+
+    import anndata as ad
+
+    from ssfs.tl import rank_features
+
+    adata = ad.AnnData(np.asarray(X, dtype=np.float32))
+    adata.obs["label"] = pd.Categorical(np.where(labels != "", labels, None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rank_features(adata, "propagate", groupby="label", **params)
+    return adata.uns["propagate"]["fit"]

@@ -5,7 +5,6 @@ up-marker (Welch's t, passing :data:`LEADER_FDR`) takes a turn with the R^2 orde
 
 from __future__ import annotations
 
-import json
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
@@ -140,35 +139,20 @@ def test_the_doors(tmp_path, capsys):
     """``ssfs rank``'s JSON line and ``ssfs.tl.rank_features``' ``uns[key]["fit"]`` say how the groups' markers
     entered the order (``class_turns``); ``--param per_class=none`` is taken as given; a workflow config with a
     per_class the method does not know is refused in one line before any job."""
-    import anndata as ad
-    import pandas as pd
+    from analyst_data import anndata_fit, rank_fits
 
     from ssfs.cli import main
-    from ssfs.tl import rank_features
+    from ssfs.errors import ConfigError
+    from ssfs.workflow.config import load_schema, validate_config
 
     X, y, _ = _uneven_classes(0)
     labels = np.where(y >= 0, np.char.add("type", y.astype(str)), "")
-    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
-    frame.insert(0, "label", labels)
-    frame.to_csv(tmp_path / "study.csv", index_label="sample")
-    fits = []
-    for extra in ([], ["--param", "per_class=none"]):
-        assert main(["rank", str(tmp_path / "study.csv"), "--label-column", "label", *extra,
-                     "-o", str(tmp_path / "ranking.tsv")]) == 0
-        fits.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"])
+    fits = rank_fits(tmp_path, capsys, X, labels, [[], ["--param", "per_class=none"]])
     assert [f["class_turns"] for f in fits] == ["leaders", "none"]
     assert main(["rank", str(tmp_path / "study.csv"), "--label-column", "label", "--param", "per_class=first",
                  "-o", str(tmp_path / "ranking.tsv")]) != 0
     assert "per_class" in capsys.readouterr().err
-    adata = ad.AnnData(X.astype(np.float32))
-    adata.obs["label"] = pd.Categorical(np.where(y >= 0, labels, None))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rank_features(adata, "propagate", groupby="label")
-    assert adata.uns["propagate"]["fit"]["class_turns"] == "leaders"
-    from ssfs.errors import ConfigError
-    from ssfs.workflow.config import load_schema, validate_config
-
+    assert anndata_fit(X, labels)["class_turns"] == "leaders"
     config = {"datasets": {"wine": {"source": "builtin", "name": "wine"}},
               "methods": {"propagate": {"per_class": "leaders"}}}
     schema = load_schema(Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml")

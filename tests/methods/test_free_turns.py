@@ -4,7 +4,6 @@ docs/labels_that_count.md, "The label-free scores in turn on dense arrays")."""
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
@@ -96,19 +95,11 @@ def test_heteroscedastic_arrays():
 def test_the_turn_through_the_command_line(tmp_path, capsys):
     """``ssfs rank`` reports ``label_free_turns`` in its JSON line's fit; ``--param unexplained=r2`` keeps
     the R^2 order."""
-    import pandas as pd
-
-    from ssfs.cli import main
+    from analyst_data import rank_fits
 
     X, y, _ = _small_arrays(2, hetero=False)
-    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
-    frame.insert(0, "label", np.where(y >= 0, np.where(y == 1, "case", "control"), ""))
-    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
-    fits = []
-    for extra in ([], ["--param", "unexplained=r2"]):
-        assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", *extra,
-                     "-o", str(tmp_path / "ranking.tsv")]) == 0
-        fits.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"])
+    labels = np.where(y >= 0, np.where(y == 1, "case", "control"), "")
+    fits = rank_fits(tmp_path, capsys, X, labels, [[], ["--param", "unexplained=r2"]])
     assert fits[0]["label_free_turns"] is True and fits[1]["label_free_turns"] is False
 
 

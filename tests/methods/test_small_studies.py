@@ -127,28 +127,11 @@ def test_real_multi_class_arrays_group_more_samples_right(name, right, right_15)
 def test_the_command_line_and_anndata_doors(tmp_path, capsys):
     """``ssfs rank``'s JSON line and ``ssfs.tl.rank_features``' ``uns[key]["fit"]`` carry the neighbours and genes
     used; ``--param k=9`` is taken as given."""
-    import json
-
-    import anndata as ad
-    import pandas as pd
-
-    from ssfs.cli import main
-    from ssfs.tl import rank_features
+    from analyst_data import anndata_fit, rank_fits
 
     X, y, _, _ = _five_classes_of_eight(0)
     labels = np.where(y >= 0, np.char.add("type", y.astype(str)), "")
-    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
-    frame.insert(0, "label", labels)
-    frame.to_csv(tmp_path / "study.csv", index_label="sample")
-    fits = []
-    for extra in ([], ["--param", "k=9"]):
-        assert main(["rank", str(tmp_path / "study.csv"), "--label-column", "label", *extra,
-                     "-o", str(tmp_path / "ranking.tsv")]) == 0
-        fits.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"])
+    fits = rank_fits(tmp_path, capsys, X, labels, [[], ["--param", "k=9"]])
     assert [(f["neighbours"], f["refined_genes"]) for f in fits] == [(5, 100), (9, 100)]
-    adata = ad.AnnData(X.astype(np.float32))
-    adata.obs["label"] = pd.Categorical(np.where(y >= 0, labels, None))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rank_features(adata, "propagate", groupby="label")
-    assert (adata.uns["propagate"]["fit"]["neighbours"], adata.uns["propagate"]["fit"]["refined_genes"]) == (5, 100)
+    fit = anndata_fit(X, labels)
+    assert (fit["neighbours"], fit["refined_genes"]) == (5, 100)
