@@ -11,7 +11,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from scipy import sparse
 
 from ssfs.methods import propagate
 from ssfs.methods.propagate import class_turns, fit_propagation, with_class_turns
@@ -38,19 +37,17 @@ def test_leaders_by_hand():
     assert np.allclose(leaders, (6 - np.array([0, 2, 1, 4, 3, 5])) / 6)  # (m - place) / m: f0..f5's places
 
 
-@pytest.mark.parametrize(("per_class", "model", "counts", "expected"), [
-    ("auto", {"free_leads": False, "free_rescaled": False}, False, "leaders"),   # the R^2 leads on dense X
-    ("auto", {"free_leads": True, "free_rescaled": False}, False, "none"),       # the label-free order leads
-    ("auto", {"free_leads": False, "free_rescaled": True}, False, "none"),       # genes rescaled one by one
-    ("auto", {"free_leads": False, "free_rescaled": False}, True, "none"),       # counts keep their tiers
-    ("interleave", {"free_leads": True, "free_rescaled": False}, True, "interleave"),  # as given
-    ("none", {"free_leads": False, "free_rescaled": False}, False, "none"),
+@pytest.mark.parametrize(("per_class", "model", "expected"), [
+    ("auto", {"free_leads": False, "free_rescaled": False}, "leaders"),   # the R^2 leads
+    ("auto", {"free_leads": True, "free_rescaled": False}, "none"),       # the label-free order leads
+    ("auto", {"free_leads": False, "free_rescaled": True}, "none"),       # genes rescaled one by one
+    ("auto", {"free_leads": False, "free_rescaled": False, "groups": [0, 1, 1, 0]}, "none"),  # two groups
+    ("interleave", {"free_leads": True, "free_rescaled": False}, "interleave"),  # as given
+    ("none", {"free_leads": False, "free_rescaled": False}, "none"),
 ])
-def test_the_rule(per_class, model, counts, expected):
-    rng = np.random.default_rng(0)
-    X = sparse.random(200, 50, density=0.3, random_state=0, data_rvs=lambda k: rng.poisson(3, k) + 1.0).tocsr() \
-        if counts else rng.standard_normal((200, 50))
-    assert class_turns(per_class, X, SimpleNamespace(**model)) == expected
+def test_the_rule(per_class, model, expected):
+    model = {"groups": [0, 1, 2, 2], **model}
+    assert class_turns(per_class, SimpleNamespace(**model)) == expected
 
 
 def _uneven_classes(seed: int, n=320, p=1000, k=8, per=10, strong=3.0, weak=2.0):

@@ -27,7 +27,7 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``). On dense
    X the explained features first and the others in turn by R^2 and by the label-free score too, where
    the label-free score's best features predict at least as many held-out labels as those the R^2
-   follows (:func:`free_turns`); else all by R^2. Where the R^2 leads on dense X every group's best up-marker
+   follows (:func:`free_turns`); else all by R^2. Where the R^2 leads every group's best up-marker
    (Welch's t) then takes a turn with that order (``per_class="auto"``, :func:`class_turns`); with
    ``per_class="interleave"`` every group's up-markers, read group by group as scanpy's ``rank_genes_groups``
    (:func:`with_class_turns`).
@@ -1112,28 +1112,30 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
         _free_in_turn(model, X, y, K, (free, free_how), ranked_by, pos, batch,
                       lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)),
                       X if unclipped is None else unclipped)
-    model.class_turns = class_turns(per_class, X, model)
+    model.class_turns = class_turns(per_class, model)
     if model.class_turns != "none":
         model.scores = with_class_turns(model.scores, *turning_markers(X, groups, weight, model.class_turns))
     return model
 
 
-def class_turns(per_class: str, X, model: Propagation) -> str:
+def class_turns(per_class: str, model: Propagation) -> str:
     """How the groups' up-markers enter the order (``per_class``): as given, or "auto" = "leaders" (every group's
-    best up-marker, :func:`with_class_turns` at depth 1) on dense X where the R^2 of the labels' groups leads the
-    order on the held-out labels' evidence (not :attr:`Propagation.free_leads`, nor ranking alone because the genes
-    were rescaled one by one, :attr:`Propagation.free_rescaled`), else "none".
+    best up-marker, :func:`with_class_turns` at depth 1, :func:`turning_markers`) where the R^2 of the labels'
+    groups leads the order on the held-out labels' evidence (not :attr:`Propagation.free_leads`, nor ranking
+    alone because the genes were rescaled one by one, :attr:`Propagation.free_rescaled`) and 3 groups or more hold
+    samples (of two groups every feature the R^2 ranks tells both apart; a second group's leader only took a place
+    from a marker: 2 types of counts, the log-normalised genes higher in the type without markers), else "none".
 
     The R^2 of a one-way ANOVA ranks first whatever tells the easiest classes apart; on real arrays of many
     classes the top 20 then held markers of a few classes only (ORL's 40 faces at 3 labels per class: linear SVM
-    on the top 1-20, 0.305 against ``rank_genes_groups``' 0.413; with every group's leader in turn 0.431; the
-    other face sets +0.03 to +0.10, the 8 microarrays +0.003 on average; docs/labels_that_count.md, "Every
-    group's leader"). Where the label-free order leads, the held-out labels found the groups no better than it
-    (planted 8 and 20 classes at 2-3 labels per class, groups 16-23 % right): their leaders were noise there
-    (recall 0.675 -> 0.594). Counts keep their order (their tiers of explained features, :func:`with_unexplained`)."""
+    on the top 1-20, 0.305 against ``rank_genes_groups``' 0.413; with every group's leader in turn 0.432; the
+    other face sets +0.02 to +0.10, the 12 microarrays level, PBMC 0.645 -> 0.663; docs/labels_that_count.md,
+    "Every group's leader"). Where the label-free order leads, the held-out labels found the groups no better than
+    it (planted 8 and 20 classes at 2-3 labels per class, groups 16-23 % right): their leaders were noise there
+    (recall 0.675 -> 0.594)."""
     if per_class != "auto":
         return per_class
-    return "none" if model.free_leads or model.free_rescaled or count_like(X) else "leaders"
+    return "none" if model.free_leads or model.free_rescaled or np.unique(model.groups).size < 3 else "leaders"
 
 
 def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained,
