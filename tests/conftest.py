@@ -16,20 +16,31 @@ def shared_data():
     return SHARED_DATA
 
 
-@pytest.fixture
-def other_shapes():
-    """``benchmarks/bench_other_shapes.py`` as a module (the shapes tests redraw must be the benchmark's); skips when
-    the benchmarks folder is not beside the tests."""
+def _benchmark(name: str):
+    """``benchmarks/<name>.py`` as a module; skips when the benchmarks folder is not beside the tests."""
     import importlib.util
 
-    path = REPO / "benchmarks" / "bench_other_shapes.py"
+    path = REPO / "benchmarks" / f"{name}.py"
     if not path.is_file():
         pytest.skip("benchmarks/ is not beside the tests")
-    sys.path.insert(0, str(path.parent))  # it imports bench_labels_sweep beside it
-    spec = importlib.util.spec_from_file_location("bench_other_shapes", path)
+    sys.path.insert(0, str(path.parent))  # bench_other_shapes imports bench_labels_sweep beside it
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def other_shapes():
+    """``benchmarks/bench_other_shapes.py`` as a module (the shapes tests redraw must be the benchmark's)."""
+    return _benchmark("bench_other_shapes")
+
+
+@pytest.fixture
+def real_sets(shared_data):
+    """``benchmarks/bench_labels_sweep.py`` as a module, for its real sets (``load_real(name, shared_data)``) and
+    their splits (``real_splits``: the real-set benchmarks' own); skips without ../shared/data."""
+    return _benchmark("bench_labels_sweep")
 
 
 @pytest.fixture

@@ -15,8 +15,6 @@ import pytest
 from ssfs.methods import propagate
 from ssfs.methods.propagate import class_turns, fit_propagation, with_class_turns
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "asu"
-
 
 def _order(scores) -> list[int]:
     return np.argsort(-scores, kind="stable").tolist()
@@ -50,25 +48,34 @@ def test_the_rule(per_class, model, expected):
     assert class_turns(per_class, SimpleNamespace(**model)) == expected
 
 
-def _uneven_classes(seed: int, n=320, p=1000, k=8, per=10, strong=3.0, weak=2.0):
-    """8 classes of 40 samples x 1,000 genes of N(0, 1) noise; 10 markers per class, +3 sd for classes 0-3 and +2 sd
-    for 4-7; 3 labels per class; the columns shuffled."""
+def _planted_classes(seed: int, n: int, markers: list[int], effects: list[float], p: int = 1000):
+    """n samples x p genes of N(0, 1) noise in len(markers) equal classes; class c raises its ``markers[c]`` genes by
+    ``effects[c]`` sd; 3 labels per class; the columns shuffled. Returns X, labels and every class's markers (their
+    columns in X)."""
     rng = np.random.default_rng(seed)
+    k = len(markers)
     cls = np.repeat(np.arange(k), n // k)
     X = rng.standard_normal((n, p))
+    first = np.r_[0, np.cumsum(markers)]
     for c in range(k):
-        X[np.ix_(cls == c, np.arange(c * per, (c + 1) * per))] += strong if c < k // 2 else weak
+        X[np.ix_(cls == c, np.arange(first[c], first[c + 1]))] += effects[c]
     y = np.full(n, -1)
     for c in range(k):
         y[rng.choice(np.flatnonzero(cls == c), 3, replace=False)] = c
     perm = rng.permutation(p)
-    return X[:, perm], y, np.argsort(perm)[:k * per].reshape(k, per)
+    inverse = np.argsort(perm)
+    return X[:, perm], y, [inverse[first[c]:first[c + 1]] for c in range(k)]
+
+
+def _uneven_classes(seed: int):
+    """8 classes of 40 samples, 10 markers each, +3 sd for classes 0-3 and +2 sd for 4-7."""
+    return _planted_classes(seed, 320, [10] * 8, [3.0] * 4 + [2.0] * 4)
 
 
 def _classes_in(scores, markers, top: int) -> tuple[int, int]:
     """(classes with a marker in the top ``top``, markers there)."""
     first = np.argsort(-scores, kind="stable")[:top]
-    return int(sum(np.isin(m, first).any() for m in markers)), int(np.isin(markers, first).sum())
+    return int(sum(np.isin(m, first).any() for m in markers)), int(sum(np.isin(m, first).sum() for m in markers))
 
 
 def test_every_class_gets_a_place_in_the_top():
@@ -82,20 +89,10 @@ def test_every_class_gets_a_place_in_the_top():
         assert _classes_in(now.scores, markers, 16) == (classes, 16)
 
 
-def _one_loud_class(seed: int, n=300, p=1000, k=10):
-    """10 classes of 30 samples x 1,000 genes: class 0 with 20 markers at +3 sd, the nine others 3 markers at +1.5
-    sd (too weak for a graph of 3 labels per class to find them); the columns shuffled."""
-    rng = np.random.default_rng(seed)
-    cls = np.repeat(np.arange(k), n // k)
-    X = rng.standard_normal((n, p))
-    X[np.ix_(cls == 0, np.arange(20))] += 3.0
-    for c in range(1, k):
-        X[np.ix_(cls == c, np.arange(20 + 3 * (c - 1), 20 + 3 * c))] += 1.5
-    y = np.full(n, -1)
-    for c in range(k):
-        y[rng.choice(np.flatnonzero(cls == c), 3, replace=False)] = c
-    perm = rng.permutation(p)
-    return X[:, perm], y, np.argsort(perm)[:47]
+def _one_loud_class(seed: int):
+    """10 classes of 30 samples: class 0 with 20 markers at +3 sd, the nine others 3 markers at +1.5 sd (too weak
+    for a graph of 3 labels per class to find them)."""
+    return _planted_classes(seed, 300, [20] + [3] * 9, [3.0] + [1.5] * 9)
 
 
 def test_a_leader_of_noise_does_not_take_a_turn(monkeypatch):
@@ -110,25 +107,19 @@ def test_a_leader_of_noise_does_not_take_a_turn(monkeypatch):
             assert _classes_in(fit_propagation(X, y).scores, markers, 20)[1] == every
 
 
-@pytest.mark.skipif(not (SHARED / "ORL.mat").is_file(), reason="../shared/data is not beside the repository")
-def test_orl_faces():
+def test_orl_faces(real_sets, shared_data):
     """ORL (400 faces of 40 people, 1,024 pixels), 3 labels per class, the real-array benchmark's first 3 splits:
-    linear SVM accuracy on the top 1, 2, 5, 10 and 20 pixels, summed over the splits (10 splits: 0.305 -> 0.431,
+    linear SVM accuracy on the top 1, 2, 5, 10 and 20 pixels, summed over the splits (10 splits: 0.305 -> 0.432,
     ``rank_genes_groups`` 0.413)."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-    from bench_labels_sweep import _svm_accuracy, load_real, real_splits
-
-    X, _, truth = load_real("ORL", SHARED.parent)
+    X, _, truth = real_sets.load_real("ORL", shared_data)
     total = {"auto": 0.0, "none": 0.0}
-    for _, train, test, y in real_splits(truth, 3, 3):
+    for _, train, test, y in real_sets.real_splits(truth, 3, 3):
         for per_class in total:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = fit_propagation(X[train], y, per_class=per_class)
             order = np.argsort(-model.scores, kind="stable")
-            total[per_class] += _svm_accuracy(X[train], truth[train], X[test], truth[test], order)
+            total[per_class] += real_sets._svm_accuracy(X[train], truth[train], X[test], truth[test], order)
     assert (round(total["auto"], 3), round(total["none"], 3)) == (1.282, 0.924)
 
 

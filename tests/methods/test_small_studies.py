@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +12,6 @@ from method_settings import former_graphs
 
 from ssfs import run_method
 from ssfs.methods.propagate import AUTO_GENES, AUTO_K, fit_propagation, graph_neighbours, refine_genes
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "asu"
 
 
 @pytest.mark.parametrize(("k", "n", "classes", "expected"), [
@@ -97,28 +94,17 @@ def test_the_fit_reports_them():
     assert (given["neighbours"], given["refined_genes"]) == (9, 150)
 
 
-@pytest.mark.skipif(not (SHARED / "lymphoma.mat").is_file(), reason="../shared/data is not beside the repository")
 @pytest.mark.parametrize(("name", "right", "right_15"), [
     ("lymphoma", 70, 36),   # 96 arrays of 9 classes, 4,026 genes: 64 per split (64 / 18 = 3.6: 5 neighbours)
     ("GLIOMA", 32, 25),     # 50 arrays of 4 brain tumour classes, 4,434 genes: 33 per split
 ])
-def test_real_multi_class_arrays_group_more_samples_right(name, right, right_15):
+def test_real_multi_class_arrays_group_more_samples_right(real_sets, shared_data, name, right, right_15):
     """3 labels per class on the real-array benchmark's first 3 training splits: the unlabeled samples the groups
     put in their own class with ``k="auto"`` (5) and with 15 neighbours (of 33-64 samples: a neighbourhood reaching
     into the other classes). Of the 123 (63) unlabeled samples."""
-    from scipy.io import loadmat
-    from sklearn.model_selection import StratifiedShuffleSplit
-
-    from ssfs.simulate import labels_per_class
-
-    d = loadmat(SHARED / f"{name}.mat")
-    X, truth = np.asarray(d["X"], dtype=float), np.unique(np.asarray(d["Y"]).ravel(), return_inverse=True)[1]
-    if X.max() > 100:  # raw intensities, logged as the benchmark does
-        X = np.log2(np.maximum(X, 1.0))
+    X, _, truth = real_sets.load_real(name, shared_data)
     grouped = {"auto": 0, 15: 0}
-    splits = StratifiedShuffleSplit(n_splits=3, test_size=1 / 3, random_state=0).split(np.zeros(truth.size), truth)
-    for rep, (train, _) in enumerate(splits):
-        y = labels_per_class(truth[train], 3, np.random.default_rng(rep))
+    for _, train, _, y in real_sets.real_splits(truth, 3, 3):
         for k in grouped:
             grouped[k] += _grouped_right(fit_propagation(X[train], y, k=k), y, truth[train])
     assert (grouped["auto"], grouped[15]) == (right, right_15)
