@@ -75,14 +75,14 @@ def test_free_leads_on_the_predictions_or_the_places(counts, leads):
 def test_eight_classes_lead_by_the_places(monkeypatch):
     """8 classes of 5 equal-noise markers at 3 labels per class (test_free_turns's draws, 12 seeds: 247 -> 292 of
     the 480 markers; 285 since the start graphs judge the scales; 347 since session 36's R^2 at chance, which
-    comes first on every one of these draws but seeds 2 and 7: ``FEW_LABELS`` 0 here turns it off). Seed 0: the
+    comes first on every one of these draws but seeds 2 and 7: turned off here). Seed 0: the
     predictions 2 to 1, the places 12 to 3: the label-free order leads, 26 of the 40 markers (in turn 22); the
     note says why."""
     from ssfs.methods import propagate
 
     X, y, markers = _many_classes(0)
     assert fit_propagation(X, y).free_at_chance  # the R^2's features right on 3 of 24 held-out labels: chance
-    monkeypatch.setattr(propagate, "FEW_LABELS", 0)
+    monkeypatch.setattr(propagate, "r2_at_chance", lambda judged, y: False)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 2, 1, 12, 3) and model.free_leads and model.free_by_places
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 26
@@ -117,7 +117,7 @@ def test_the_benchmark_s_eight_classes(other_shapes, monkeypatch):
     at_chance = fit_propagation(X, y)
     assert at_chance.free_at_chance and at_chance.r2_held_out[2] == 24
     assert np.isin(np.argsort(-at_chance.scores, kind="stable")[:40], markers).sum() == 31
-    monkeypatch.setattr(propagate, "FEW_LABELS", 0)
+    monkeypatch.setattr(propagate, "r2_at_chance", lambda judged, y: False)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 5, 1, 15, 1) and model.free_by_places
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 31

@@ -147,14 +147,14 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     class's place (session 35) they place 14 nearer and 3 farther, which leads (:func:`free_leads`): 28.
     Seed 10: the label-free features predict fewer (1 to 2) and place 14 nearer, 7 farther (no lead): the
     R^2 stays (8). Since session 36 the R^2's features right on no more held-out labels than chance lead first on
-    both (``r2_at_chance``: 28 and 29); ``FEW_LABELS`` 0 turns that off to test the turns."""
+    both (``r2_at_chance``: 28 and 29); that rule is turned off here to test the turns."""
     from ssfs.methods import propagate
     from ssfs.methods.propagate import fit_propagation
 
     X, y, markers = _many_classes(10)
     model = fit_propagation(X, y)
     assert model.free_at_chance and np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 29
-    monkeypatch.setattr(propagate, "FEW_LABELS", 0)
+    monkeypatch.setattr(propagate, "r2_at_chance", lambda judged, y: False)
     X, y, markers = _many_classes(8)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 4, 0, 14, 3) and model.free_leads and model.free_by_places

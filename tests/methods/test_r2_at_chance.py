@@ -96,6 +96,41 @@ def test_ten_labels_per_class_keep_the_r2(other_shapes, monkeypatch):
     assert lowered.free_at_chance and _found(lowered.scores, markers) == _found(gene_dispersion(X), markers) == 6
 
 
+def test_ten_labels_per_class_the_label_free_order_takes_turns(other_shapes, monkeypatch):
+    """20 classes of 5 markers at 10 labels per class (seed 0, the default graphs): the label-free features predict
+    39 held-out labels the propagated samples' features miss and miss 20 (the sign test passes), but the 200 labeled
+    samples outweigh the 400 propagated ones (weight 0.08) and the R^2 ranked is mostly the labels' own: it holds 94
+    of the 100 markers (`fisher` 92) with the label-free order in turn; leading, that order would give 84 (session
+    39). The same draw with 10 labels per class counted as few (the bar at 11): it leads."""
+    X, _, cls, markers = other_shapes.SHAPES["twenty_classes"](0)
+    y = other_shapes.budget_labels(cls, "10/class", 0)
+    model = fit_propagation(X, y)
+    lab = y >= 0
+    assert model.propagated_weight * (~lab).sum() < lab.sum() and not model.labels_alone[0]
+    assert model.free_turns == (True, 39, 20, 71, 41) and propagate.free_leads(39, 20) and not model.free_leads
+    assert _found(model.scores, markers) == 94 and model.class_turns == "leaders"
+    monkeypatch.setattr(propagate, "FEW_LABELS", FEW_LABELS + 1)
+    lowered = fit_propagation(X, y)
+    assert lowered.free_leads and _found(lowered.scores, markers) == 84
+
+
+def test_many_labels_lead_where_the_labels_themselves_were_judged(other_shapes):
+    """1,000 samples of 120 genes at 20 labels per class (seed 1): the labels' own features predict the held-out
+    labels better than the propagated samples' (the labels lead, the propagated samples count 0), so the label-free
+    features were judged against what ranks; they win, and lead: 19 of the 20 markers (the labels' R^2 13)."""
+    X, _, cls, markers = other_shapes.SHAPES["many_samples_few_genes"](1)
+    model = fit_propagation(X, other_shapes.budget_labels(cls, "20/class", 1))
+    assert model.labels_alone[0] and model.propagated_weight == 0.0 and model.free_leads
+    assert _found(model.scores, markers) == 19 and _found(model.labels_scores, markers) == 13
+
+
+@pytest.mark.parametrize(("per_class", "few"), [(3, True), (FEW_LABELS - 1, True), (FEW_LABELS, False), (0, False)])
+def test_few_labels_by_hand(per_class, few):
+    """The labeled classes' median below 10; no label at all is not few (nothing to judge)."""
+    y = np.concatenate([np.repeat(np.arange(4), per_class), np.full(20, -1)])
+    assert propagate.few_labels(y) is few
+
+
 def test_the_verdict_says_so():
     fit = {"label_free_leads": True, "label_free_at_chance": True, "r2_held_out": 0.2, "r2_chance": 0.2}
     assert _free_leads_sentence({"fit": {"propagate": fit}}) == (
