@@ -138,3 +138,27 @@ def test_the_verdict_says_so():
         "R^2 of the groups its labels spread into ranks first predicted 20% of the held-out labels, no more than "
         "chance (20%): below the features those groups explain its order is the label-free one (the resamples' lists "
         "read the labels' own order)." + FREE_LEADS_ADVICE)
+
+
+def test_ten_labels_per_class_through_the_cli(other_shapes, tmp_path, capsys):
+    """The same draw as a CSV with blank label cells, ranked by ``ssfs rank`` with its defaults: the fit it reports
+    took the label-free turns (39 to 20) without leading, and its ranking's top 100 holds the 94 markers."""
+    import json
+
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    X, _, cls, markers = other_shapes.SHAPES["twenty_classes"](0)
+    y = other_shapes.budget_labels(cls, "10/class", 0)
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
+    assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o",
+                 str(tmp_path / "ranking.tsv")]) == 0
+    fit = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["fit"]
+    assert fit["label_free_turns"] is True and fit["label_free_leads"] is False
+    assert (fit["label_free_beyond"], fit["label_free_behind"]) == (39, 20)
+    ranking = pd.read_csv(tmp_path / "ranking.tsv", sep="\t")
+    top = ranking.sort_values("rank")["feature"].head(markers.size).str[1:].astype(int)
+    assert int(np.isin(top, markers).sum()) == 94
