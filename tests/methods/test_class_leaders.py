@@ -107,6 +107,23 @@ def test_a_leader_of_noise_does_not_take_a_turn(monkeypatch):
             assert _classes_in(fit_propagation(X, y).scores, markers, 20)[1] == every
 
 
+def test_the_leaders_are_the_fit_s_own_per_group_statistics():
+    """The leaders are read from the statistics the fit reports (one computation of every group's Welch t and its
+    Benjamini-Hochberg q), on the distinct columns: a copied feature gets its feature's statistics and score to the
+    last bit."""
+    X, y, by_class = _planted_classes(0, 200, [5] * 4, [1.5] * 4)
+    markers = np.concatenate(by_class)
+    X = np.c_[X, X[:, markers[:3]]]  # three markers copied at the end
+    model = fit_propagation(X, y)
+    stats = model.statistics
+    assert model.class_turns == "leaders"
+    t, depth = propagate.turning_markers(stats, "leaders")
+    assert depth == 1 and np.array_equal(t, stats.scores[stats.pvals_adj[np.arange(len(t)), t.argmax(axis=1)] < 0.05])
+    for field in propagate.PER_FEATURE:
+        assert np.array_equal(getattr(stats, field)[:, markers[:3]], getattr(stats, field)[:, -3:]), field
+    assert np.array_equal(model.scores[markers[:3]], model.scores[-3:])
+
+
 def test_orl_faces(real_sets, shared_data):
     """ORL (400 faces of 40 people, 1,024 pixels), 3 labels per class, the real-array benchmark's first 3 splits:
     linear SVM accuracy on the top 1, 2, 5, 10 and 20 pixels, summed over the splits (10 splits: 0.305 -> 0.432,

@@ -1115,7 +1115,7 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
                       X if unclipped is None else unclipped)
     model.class_turns = class_turns(per_class, model)
     if model.class_turns != "none":
-        model.scores = with_class_turns(model.scores, *turning_markers(X, groups, weight, model.class_turns))
+        model.scores = with_class_turns(model.scores, *turning_markers(model.statistics, model.class_turns))
     return model
 
 
@@ -1655,12 +1655,29 @@ def _memberships(groups: np.ndarray, weight: np.ndarray, n_groups: int) -> tuple
     return P[:, present], present
 
 
+#: the fields of :class:`~ssfs.methods._shared.class_stats.ClassStatistics` that hold a value per group and feature
+PER_FEATURE = ("mean", "mean_rest", "var", "var_rest", "pts", "pts_rest", "scores", "pvals", "pvals_adj",
+               "logfoldchanges")
+
+
+def _group_statistics(X, P: np.ndarray, names: np.ndarray) -> ClassStatistics:
+    """:func:`ssfs.class_statistics` of the groups' memberships ``P`` on X's distinct columns, copied to their
+    duplicates (a copy gets its feature's bits, as :func:`~ssfs.methods._shared.invariance.per_distinct_column`;
+    the Benjamini-Hochberg adjustment over the distinct features): the statistics the fit reports and the groups'
+    leaders it takes in turn (:func:`turning_markers`) read."""
+    first, group = distinct_columns(X)
+    if first.size == X.shape[1]:
+        return class_statistics(X, P, names)
+    stats = class_statistics(X[:, first], P, names)
+    return dataclasses.replace(stats, **{f: getattr(stats, f)[:, group] for f in PER_FEATURE})
+
+
 def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None) -> Propagation:
     """Scores, group names and per-group statistics of the final groups."""
     names = [str(classes[c]) if classes is not None and c < len(classes) else str(c) for c in range(K)]
     names += [f"unlabeled {j + 1}" for j in range(int(groups.max()) + 1 - K)]
     P, present = _memberships(groups, weight, len(names))
-    stats = class_statistics(X, P, np.asarray(names, dtype=object)[present])
+    stats = _group_statistics(X, P, np.asarray(names, dtype=object)[present])
     acc, chance = chosen.agreement[:2]
     scores = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch), X)  # copies: same bits
     return Propagation(scores, groups, names, stats, chosen.name, float(acc),
@@ -1750,29 +1767,15 @@ PER_CLASS = ("auto", "none", "interleave", "leaders")
 LEADER_FDR = 0.05
 
 
-def group_t(X, groups: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(t, q): Welch's t of every group (the classes and the groups of their own) against all other
-    samples, from the final ``groups`` weighted ``weight`` (:func:`ssfs.class_statistics`: the
-    per-group markers of the fit's ``class_statistics``), and its Benjamini-Hochberg adjusted p-values over the
-    features, on the distinct columns (a copy gets its feature's bits): one row per group that holds a sample."""
-    P, present = _memberships(groups, weight, int(groups.max()) + 1)
-
-    def both(A):
-        stats = class_statistics(A, P, present.astype(str))
-        return np.stack([stats.scores, stats.pvals_adj])
-
-    t, q = np.asarray(per_distinct_column(both, X))
-    return t, q
-
-
-def turning_markers(X, groups: np.ndarray, weight: np.ndarray, how: str) -> tuple[np.ndarray, int | None]:
-    """(class_t, depth) for :func:`with_class_turns`: every group's up-markers (:func:`group_t`) with ``how``
-    "interleave"; with "leaders" depth 1 and only the groups whose best up-marker passes :data:`LEADER_FDR` (its
-    Benjamini-Hochberg q over the features): a group the graph did not find, whose best t is the largest of
-    noise, leaves the order as it is (10 planted classes, one with 20 strong markers and nine with 3 weak ones,
-    3 labels per class: 11-13 of the top 20 were markers with every leader, 18-20 with those that pass, as
-    without leaders; ORL 0.431 and 0.432)."""
-    t, q = group_t(X, groups, weight)
+def turning_markers(stats: ClassStatistics, how: str) -> tuple[np.ndarray, int | None]:
+    """(class_t, depth) for :func:`with_class_turns` from the fit's per-group statistics (:func:`_group_statistics`:
+    Welch's t of every group that holds a sample, a type nobody labeled included, against all other samples, from
+    the final groups and weights): every group's up-markers with ``how`` "interleave"; with "leaders" depth 1 and
+    only the groups whose best up-marker passes :data:`LEADER_FDR` (its Benjamini-Hochberg q over the features): a
+    group the graph did not find, whose best t is the largest of noise, leaves the order as it is (10 planted
+    classes, one with 20 strong markers and nine with 3 weak ones, 3 labels per class: 11-13 of the top 20 were
+    markers with every leader, 18-20 with those that pass, as without leaders; ORL 0.431 and 0.432)."""
+    t, q = stats.scores, stats.pvals_adj
     if how != "leaders":
         return t, None
     best = np.argmax(t, axis=1)
@@ -1792,7 +1795,7 @@ def with_class_turns(scores: np.ndarray, class_t: np.ndarray, depth: int | None 
     """Scores whose order takes in turn a feature from the ``scores`` order and one from the
     groups' marker order (a feature's place is its better place of the two; ties: ``scores``),
     the groups' order being each group's best up-marker by Welch's t (``class_t``, groups x p:
-    :func:`group_t`, a type nobody labeled included), then each one's second, ... as scanpy's
+    :func:`turning_markers`, a type nobody labeled included), then each one's second, ... as scanpy's
     ``rank_genes_groups`` lists read group by group (ties: ``scores``); with ``depth`` only each group's first
     ``depth`` markers take turns, the others keep their ``scores`` place. The R^2 of a one-way ANOVA
     ranks first the features that tell the easiest class apart; with few labels on real
