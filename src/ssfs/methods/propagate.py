@@ -1109,10 +1109,10 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
     elif unexplained == "interleave" and ranked_by is not None:
         free, _, free_how = _label_free_beside(X, n_pcs, label_free, batch, graph, embedding, rows, None, space,
                                                sample_scale)
-        may_lead = bool(few_labels(y) or lead[0] or weight[~lab].sum() >= weight[lab].sum())  # judged what ranks
-        _free_in_turn(model, X, y, K, (free, free_how, may_lead), ranked_by, pos, batch,
+        _free_in_turn(model, X, y, K, (free, free_how), ranked_by, pos, batch,
                       lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)),
-                      X if unclipped is None else unclipped)
+                      X if unclipped is None else unclipped,
+                      may_lead=bool(few_labels(y) or lead[0] or weight[~lab].sum() >= weight[lab].sum()))
     model.class_turns = class_turns(per_class, model)
     if model.class_turns != "none":
         model.scores = with_class_turns(model.scores, *turning_markers(model.statistics, model.class_turns))
@@ -1140,12 +1140,12 @@ def class_turns(per_class: str, model: Propagation) -> str:
 
 
 def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained,
-                  unclipped=None) -> None:
-    """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them, whether they may
-    lead on the held-out labels' evidence) in turn with the R^2 of ``model`` (:func:`free_turns`), or ranking alone
-    below the explained features (``explained()``, :func:`with_unexplained`) where they lead: where the held-out
-    labels cannot judge (:func:`held_out_judges`), where the R^2's features predict them no better than chance and
-    nothing rises (:func:`r2_at_chance`), or where they win :func:`free_leads` and may lead. They may where the
+                  unclipped=None, *, may_lead: bool = True) -> None:
+    """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them) in turn with the
+    R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
+    :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
+    where the R^2's features predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
+    they win :func:`free_leads` and ``may_lead`` on the held-out labels' evidence. They may where the
     labels are few (:func:`few_labels`) or where the features they were judged against are those the R^2 ranks:
     the labels' own where the labels lead, the propagated samples' where those outweigh the labeled ones. With 10
     labels per class or more and the labeled samples weighing more, the R^2 ranked is mostly the labels' own
@@ -1170,7 +1170,7 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     if model.free_turns[0]:
         model.explained = explained()
         model.labels_scores = model.scores
-        model.free_leads = alone or (free[2] and free_leads(*model.free_turns[1:]))
+        model.free_leads = alone or (may_lead and free_leads(*model.free_turns[1:]))
         model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
         model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads)
 
