@@ -11,10 +11,12 @@ modules, as in real arrays) with markers of mixed strength; and low-depth counts
 added two-colour log ratios, 20 classes, weak markers, a lineage's shared markers and one loud class (session 35),
 unlogged intensities, 1,000 samples of 120 genes, many weak (polygenic) markers, markers co-expressed within their
 class, a 60-sample two-class study of 6,000 genes, three shapes z-scored gene by gene and one min-max scaled
-(session 36). The metric is the recall of the planted markers in the top m (m = the number of markers); ``k``
-labels per class are drawn from every class. ``propagate (no labels)`` is the default with every
-label hidden (its label-free scores), so a row shows whether the labels helped it. Prints one
-line per draw and then the table of means (markdown); nothing is cached or written.
+(session 36); gene modules of equal variance (10 modules at 30 % of the noise, 40 at 60 %), a continuous program,
+classes of two subclusters, markers of mixed strength and on/off counts of 10 types (session 40, a blind check).
+The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
+are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
+scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
+(markdown); nothing is cached or written.
 """
 
 from __future__ import annotations
@@ -162,6 +164,83 @@ def low_depth_counts(seed: int, n=2000, p=1500, k=8, per=15, depth=1500, fold=2.
     return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e4), C, cls, markers
 
 
+def equal_variance_modules(seed: int, n=200, p=2000, k=3, per=15, effect=1.3, modules=10, share=0.3):
+    """Noise with structure the classes do not share, stronger than theirs: every gene in one of ``modules``
+    co-expressed modules, its noise ``share`` its module's factor and the rest its own (unit variance either way:
+    a module adds no variance, so ``variance`` ranks the markers); class c shifts its ``per`` markers by
+    +-``effect``. Gene means N(7, 2)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    module = rng.integers(0, modules, p)
+    X = (np.sqrt(share) * rng.normal(size=(n, modules))[:, module] + np.sqrt(1.0 - share) * rng.normal(size=(n, p))
+         + rng.normal(7.0, 2.0, p))
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += effect * rng.choice([-1.0, 1.0], per)
+    return X, None, cls, markers
+
+
+def program(seed: int, n=300, p=2000, k=4, per=10, effect=1.2, genes=150, strength=2.0):
+    """A continuous program the classes do not share (cell-cycle-like): a score max(0, N(0, 1)) per sample raises
+    ``genes`` genes by ``strength`` x U(0.5, 1.5) x score; class c shifts its ``per`` markers by +-``effect``."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    order = rng.permutation(p)
+    markers, programmed = order[:k * per], order[k * per:k * per + genes]
+    X[:, programmed] += strength * np.clip(rng.normal(size=n), 0.0, None)[:, None] * rng.uniform(0.5, 1.5, genes)
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += effect * rng.choice([-1.0, 1.0], per)
+    return X, None, cls, markers
+
+
+def subclusters(seed: int, n=400, p=2500, k=4, per=10, effect=1.5, sub=1.5, sub_per=15):
+    """Every class two subclusters: the class's ``per`` markers (shifted +-``effect``) shared by both, and each
+    subcluster raising ``sub_per`` genes of its own by ``sub`` (not counted as markers)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    half = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    order = rng.permutation(p)
+    markers, own = order[:k * per], order[k * per:k * per + 2 * k * sub_per]
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += effect * rng.choice([-1.0, 1.0], per)
+        for h in range(2):
+            X[np.ix_((cls == c) & (half == h), own[(2 * c + h) * sub_per:(2 * c + h + 1) * sub_per])] += sub
+    return X, None, cls, markers
+
+
+def mixed_effects(seed: int, n=250, p=3000, k=5, per=12):
+    """Markers of every strength: shifts of +-exp(N(log 1.2, 0.5)) sd (about 0.4-3)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    shift = np.exp(rng.normal(np.log(1.2), 0.5, k * per)) * rng.choice([-1.0, 1.0], k * per)
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += shift[c * per:(c + 1) * per]
+    return X, None, cls, markers
+
+
+def on_off_counts(seed: int, n=3000, p=2000, k=10, per=10, depth=3000):
+    """Negative binomial counts (dispersion 1/3) of ``k`` types of Dirichlet(2) shares, library sizes
+    log-normal(log ``depth``, 0.7); each type's ``per`` markers (among the more expressed half) 10 x lower in the
+    other types and 3 x higher in their own. Returns log1p(CP10k) and the counts."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k, rng.dirichlet(np.full(k, 2.0)))
+    base = np.exp(rng.normal(-1.0, 1.8, p))
+    mu = np.tile(base, (k, 1))
+    markers = rng.choice(np.flatnonzero(base > np.quantile(base, 0.5)), k * per, replace=False)
+    for c in range(k):
+        genes = markers[c * per:(c + 1) * per]
+        mu[:, genes] *= 0.1
+        mu[c, genes] *= 30.0
+    mu /= mu.sum(axis=1, keepdims=True)
+    lam = mu[cls] * rng.lognormal(np.log(depth), 0.7, n)[:, None]
+    C = rng.negative_binomial(3, 3.0 / (3.0 + lam)).astype(float)
+    return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e4), C, cls, markers
+
+
 SHAPES = {
     "heteroscedastic": lambda s: gaussian_array(s, hetero=True),
     "many_classes": lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5),
@@ -190,6 +269,12 @@ SHAPES = {
     "z_scored_twenty_classes": rescaled(lambda s: gaussian_array(s, n=600, p=2000, k=20, per=5, effect=2.0), "z"),
     "z_scored_few_samples": rescaled(lambda s: gaussian_array(s, n=40, p=5000, k=2, per=20), "z"),
     "min_max_many_classes": rescaled(lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5), "min_max"),
+    "gene_modules": equal_variance_modules,
+    "gene_modules_strong": lambda s: equal_variance_modules(s, modules=40, share=0.6),
+    "program": program,
+    "subclusters": subclusters,
+    "mixed_effects": mixed_effects,
+    "on_off_counts": on_off_counts,
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -117,9 +117,12 @@ def _few_samples_many_labels(seed):
 
 @pytest.mark.parametrize("seed", [0, 1, 3])
 def test_few_propagated_samples_do_not_outweigh_the_labels(seed):
+    """The weighting's case: 15 neighbours of 48 samples follow the factors (k="auto", 6: see test_neighbours.py),
+    the factors kept (``unwanted="kept"``; since session 40 the held-out labels reject seed 3's three factors and
+    the fit runs without them: 0.75 of the markers, 0.50 with them, test_unwanted.py)."""
     X, y, markers = _few_samples_many_labels(seed)
-    r = run_method("propagate", X, y, k=15)  # the weighting's case: 15 neighbours of 48 samples follow the factors
-    former = run_method("propagate", X, y, k=15, weighting="coherence")  # (k="auto", 6: see test_neighbours.py)
+    r = run_method("propagate", X, y, k=15, unwanted="kept")
+    former = run_method("propagate", X, y, k=15, weighting="coherence", unwanted="kept")
     weights = r.result.extra["graph"]["propagated_weight"], former.result.extra["graph"]["propagated_weight"]
     assert weights[0] < 0.1 and weights[0] < weights[1] / 5, weights
     assert _recall(r.order, markers) >= _recall(former.order, markers) + 0.19  # 8 of the 40 markers more
@@ -127,10 +130,10 @@ def test_few_propagated_samples_do_not_outweigh_the_labels(seed):
     # every group's markers in turn (per_class="interleave"): 4 classes of 10 markers each, 0.475, 0.625, 0.525
     # (seeds 1, 3: the labels alone lead since session 28, the default 0.575 and 0.525); on the samples as they
     # are: seed 3's default keeps a graph on samples scaled alike since session 30 (0.500, in turn 0.450)
-    base = run_method("propagate", X, y, k=15, sample_scale="as_is")
+    base = run_method("propagate", X, y, k=15, sample_scale="as_is", unwanted="kept")
     lead = base.result.extra["graph"]["labels_lead"]
-    assert _recall(run_method("propagate", X, y, k=15, per_class="interleave", sample_scale="as_is").order,
-                   markers) >= _recall(base.order, markers) + (0.0 if lead else 0.02)
+    assert _recall(run_method("propagate", X, y, k=15, per_class="interleave", sample_scale="as_is",
+                              unwanted="kept").order, markers) >= _recall(base.order, markers) + (0.0 if lead else 0.02)
 
 
 def test_evidence_weight_and_excess_coherence_by_hand():

@@ -97,7 +97,8 @@ def verdict(s: dict) -> str:
             note = "no feature selected"
         return " ".join(t for t in (note[0].upper() + note[1:] + ".", left, _label_free_sentence(s),
                                     _labels_in_resamples_sentence(s), _one_label_sentence(s),
-                                    _labels_lead_sentence(s), _free_leads_sentence(s), _clipped_sentence(s)) if t)
+                                    _labels_lead_sentence(s), _unwanted_sentence(s), _free_leads_sentence(s),
+                                    _clipped_sentence(s)) if t)
     head = f"{_n(n, 'feature')} selected; {_bound_sentence(s)}"
     head = head.replace("; The error bound", ". The error bound")
     bound = s["error_bound"].get("bound")
@@ -113,7 +114,8 @@ def verdict(s: dict) -> str:
     note = s.get("note")
     return " ".join(t for t in (head, tail, left, _label_free_sentence(s), _labels_in_resamples_sentence(s),
                                 _batch_sentence(s), _one_label_sentence(s), _populations_sentence(s),
-                                _labels_lead_sentence(s), _free_leads_sentence(s), _clipped_sentence(s),
+                                _labels_lead_sentence(s), _unwanted_sentence(s), _free_leads_sentence(s),
+                                _clipped_sentence(s),
                                 _outlying_sentence(s),
                                 note and note[0].upper() + note[1:] + ".") if t)
 
@@ -131,6 +133,19 @@ def _labels_lead_sentence(s: dict) -> str:
         f"held-out labels that the groups' features missed, and missed {f.get('labels_alone_behind', 0)} they "
         "predicted, so the propagated samples counted 0 and its order rests on the labeled samples; more labels "
         "per class make it firmer." for m, f in led.items())
+
+
+def _unwanted_sentence(s: dict) -> str:
+    """The methods whose full-data fit ran without rising components the held-out labels rejected (``fit``'s
+    ``unwanted_components``, ``propagate``: :func:`ssfs.methods.propagate.unwanted_rejected`) ('' if none)."""
+    fits = (s.get("fit") or {}).items()
+    removed = {m: int(f["unwanted_components"]) for m, f in fits if f.get("unwanted_components")}
+    return " ".join(
+        f"In {m}'s ranking of all samples the held-out labels rejected the data's {c} rising component"
+        f"{'s' if c > 1 else ''} (structure the classes do not share: a batch nobody recorded, gene modules?): the "
+        f"genes' best features outside {'them' if c > 1 else 'it'} predicted significantly more held-out labels, so "
+        f"it ranked the data without {'them' if c > 1 else 'it'} (each resample's fit asks again; "
+        "unwanted='kept' keeps them)." for m, c in removed.items())
 
 
 def _free_leads_sentence(s: dict) -> str:

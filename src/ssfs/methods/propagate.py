@@ -111,6 +111,7 @@ from ._shared.signal import (
     tail_weight,
     winsorized,
 )
+from ._shared.unwanted import outside, outside_dispersion, rising_basis
 
 #: folds of the held-out agreement of the refined chains (each fold refits the chain)
 FOLDS = 3
@@ -207,6 +208,13 @@ class Propagation:
     #: 0: no refinement)
     neighbours: int = 0
     refined_genes: int = 0
+    #: the rising components removed from X before the fit because the held-out labels rejected them
+    #: (:func:`unwanted_rejected`; 0: none) and the counts behind the test: (b, c, nearer, farther) against the
+    #: features the first fit ranked by, then against the label-free scores' best
+    unwanted: int = 0
+    unwanted_evidence: tuple = ()
+    #: a first fit's basis of the components rejected (:func:`fit_propagation` fits again without them)
+    unwanted_basis: np.ndarray | None = None
 
     #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own
     #: order (``extra["resample_scores"]``: what a resample's top list reads in selection mode,
@@ -237,6 +245,7 @@ class Propagation:
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
                           "neighbours": int(self.neighbours), "refined_genes": int(self.refined_genes),
+                          "unwanted_components": int(self.unwanted),
                           "class_turns": self.class_turns,
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
@@ -1030,12 +1039,22 @@ def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
     return winsorized(D, CLIP_SDS), weight
 
 
-def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", **params) -> Propagation:
+def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted: str = "auto",
+                    **params) -> Propagation:
     """The whole model (module doc, :func:`_fitted`) of X read as counts where it holds them
-    (:func:`~ssfs.methods._shared.counts.read_counts`) with its heavy tails clipped (:func:`clipped_tails`)."""
+    (:func:`~ssfs.methods._shared.counts.read_counts`) with its heavy tails clipped (:func:`clipped_tails`), fitted
+    again on X without its rising components where the held-out labels reject them (``unwanted="auto"``,
+    :func:`unwanted_rejected`; "kept": never)."""
+    if unwanted not in UNWANTED:
+        raise MethodError(f"propagate: unwanted must be one of {UNWANTED}, got {unwanted!r}")
     given = read_counts(X, counts)
     X, weight = clipped_tails(given, tails)
-    model = _fitted(X, y, unclipped=given, **params)
+    model = _fitted(X, y, unclipped=given, unwanted=unwanted, **params)
+    if model.unwanted_basis is not None:
+        basis, evidence = model.unwanted_basis, model.unwanted_evidence
+        batch = batch_codes(params.get("batch"), np.asarray(y).size, "propagate: batch", MethodError)
+        model = _fitted(outside(X, basis, batch), y, unclipped=given, unwanted="kept", **params)
+        model.unwanted, model.unwanted_evidence = int(basis.shape[1]), evidence
     model.tail_weight = weight
     return model
 
@@ -1047,11 +1066,11 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
             unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
             space: str = "auto", per_class: str = "auto",
             graph_free: str = "auto", gene_scale: str = "auto", sample_scale: str = "auto",
-            unclipped=None) -> Propagation:
-    """The model of X as it is read (:func:`fit_propagation`); ``classes``: names of the label codes (for the
-    groups); ``space``: the graphs' (:func:`count_model`); ``unclipped``: X before its heavy tails were clipped."""
-    if space not in SPACES:
-        raise MethodError(f"propagate: space must be one of {SPACES}, got {space!r}")
+            unclipped=None, unwanted: str = "kept") -> Propagation:
+    """The model of X as it is read (:func:`fit_propagation`); ``classes``: names of the label codes (for the groups);
+    ``space``: the graphs' (:func:`count_model`); ``unclipped``: X before its heavy tails were clipped; ``unwanted``
+    "auto": an unfinished model where the held-out labels reject X's rising components (their basis in
+    :attr:`Propagation.unwanted_basis`, :func:`unwanted_rejected`: :func:`fit_propagation` fits again without them)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
     prop = {"method": propagation, "alpha": alpha, "class_mass": class_mass}
@@ -1059,7 +1078,7 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
     if batch is not None and np.unique(batch).size < 2:
         batch = None  # one batch is no batch, bit for bit
     _check_choices(gene_choice=gene_choice, unexplained=unexplained, explained=explained, per_class=per_class,
-                   graph_free=graph_free, gene_scale=gene_scale, sample_scale=sample_scale)
+                   graph_free=graph_free, gene_scale=gene_scale, sample_scale=sample_scale, space=space)
     if np.unique(y[lab]).size < 2:
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
                            (graph, embedding), space, sample_scale)
@@ -1112,7 +1131,10 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
         _free_in_turn(model, X, y, K, (free, free_how), ranked_by, pos, batch,
                       lambda: _explained(X, model.scores, weight, groups, chosen.genes, explained, (opts, grouping)),
                       X if unclipped is None else unclipped,
-                      may_lead=bool(few_labels(y) or lead[0] or weight[~lab].sum() >= weight[lab].sum()))
+                      may_lead=bool(few_labels(y) or lead[0] or weight[~lab].sum() >= weight[lab].sum()),
+                      unwanted_pcs=n_pcs if unwanted == "auto" else None)
+        if model.unwanted_basis is not None:
+            return model  # fitted again without them (fit_propagation)
     model.class_turns = class_turns(per_class, model)
     if model.class_turns != "none":
         model.scores = with_class_turns(model.scores, *turning_markers(model.statistics, model.class_turns))
@@ -1140,7 +1162,7 @@ def class_turns(per_class: str, model: Propagation) -> str:
 
 
 def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos, batch, explained,
-                  unclipped=None, *, may_lead: bool = True) -> None:
+                  unclipped=None, *, may_lead: bool = True, unwanted_pcs: int | None = None) -> None:
     """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them) in turn with the
     R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
@@ -1156,11 +1178,18 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     labels per class: the label-free order takes turns", session 39). Sets the model's ``free_*`` fields,
     ``explained``, ``labels_scores`` and ``scores``. Where the label-free scores are dispersions of genes rescaled
     one by one (``unclipped``, X as given, :func:`rescaled_gene_by_gene`) they neither take turns nor lead: their
-    order is the rescaling's."""
+    order is the rescaling's. Where they read rising components (``free[1]`` "signal") that the held-out labels
+    reject (:func:`unwanted_rejected`, on ``unwanted_pcs`` components at most; None: not asked) nothing is set but
+    ``model.unwanted_basis`` (and its evidence): the fit is to run again without them."""
     if free[1] == "dispersion" and rescaled_gene_by_gene(unclipped):
         model.free_rescaled = True
         return
     judged = ranked_by() if held_out_judges(y) else None
+    if unwanted_pcs is not None and judged is not None and free[1] == "signal":
+        model.unwanted_basis, model.unwanted_evidence = unwanted_rejected(X, y, K, free[0], judged, pos, batch,
+                                                                          unwanted_pcs)
+        if model.unwanted_basis is not None:
+            return
     model.free_unjudged = judged is None
     model.free_at_chance = judged is not None and free[1] == "dispersion" and r2_at_chance(judged, y)
     if model.free_at_chance:
@@ -1173,6 +1202,33 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         model.free_leads = alone or (may_lead and free_leads(*model.free_turns[1:]))
         model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
         model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads)
+
+
+def unwanted_rejected(X, y, K: int, free: np.ndarray, judged: tuple, pos, batch, n_pcs: int) -> tuple:
+    """(basis, evidence): the orthonormal basis of dense X's rising components (:func:`~ssfs.methods._shared.
+    unwanted.rising_basis`) where the held-out labels reject them, else None. The genes' dispersion outside those
+    components (:func:`~ssfs.methods._shared.unwanted.outside_dispersion`, no label) picks its
+    :data:`~ssfs.methods._shared.labels_alone.GENES` best features; evidence: (b, c, nearer, farther) for them, as
+    :func:`free_turns` counts them, against the features the fit ranks by (``judged``, :func:`free_turns`'
+    yardstick) and against the label-free scores' best (``free``). Rejected where both pass :func:`free_leads`
+    (predictions or places, one-sided sign test at 0.05): the features outside the components carry the classes
+    better than the components' own and than the groups found along them, so the components are structure the
+    classes do not share (an unrecorded batch, co-expressed modules, a program; docs/labels_that_count.md,
+    "Components the labels reject", session 40). Against the fit's features alone, 1,000 samples of 120 genes at
+    1 % labels (4 classes of 5 markers: their components are the rising ones) lost every marker; against both, no
+    shape, ``microarray_*`` draw or real array at 3 or 10 labels per class lost."""
+    Q = rising_basis(X, n_pcs, batch)
+    if Q.shape[1] == 0:
+        return None, ()
+    agree = functools.partial(labels_alone_agreement, X, y, K, positions=pos, folds=FOLDS, batch=batch)
+    best = [np.argsort(-np.nan_to_num(v, nan=-np.inf), kind="stable")[:GENES]
+            for v in (outside_dispersion(X, Q, batch), free)]
+    outside_features, free_features = agree(features=best[0]), agree(features=best[1])
+    counts = []
+    for incumbent in (judged, free_features):
+        _, b, c = labels_lead(incumbent, outside_features, y)
+        counts.append((b, c, *nearer_own_class(incumbent, outside_features)))
+    return (Q if all(free_leads(*each) for each in counts) else None), tuple(counts)
 
 
 #: relative spread of the genes' standard deviations (or ranges) within which they count as set gene by gene
@@ -1386,7 +1442,7 @@ def _check_choices(**given: str) -> None:
     registry checks ``propagate``'s parameters first)."""
     options = {"gene_choice": GENE_CHOICES, "unexplained": UNEXPLAINED, "explained": EXPLAINED,
                "per_class": PER_CLASS, "graph_free": GRAPH_FREE, "gene_scale": GENE_SCALES,
-               "sample_scale": SAMPLE_SCALES}
+               "sample_scale": SAMPLE_SCALES, "space": SPACES}
     for name, value in given.items():
         if value not in options[name]:
             raise MethodError(f"propagate: {name} must be one of {options[name]}, got {value!r}")
@@ -1688,6 +1744,9 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None) ->
 EXPLAINED_FDR = 0.05
 #: how the features the groups do not explain are ordered (the ``unexplained`` parameter)
 UNEXPLAINED = ("interleave", "r2")
+#: ``unwanted``: X's rising components removed where the held-out labels reject them ("auto",
+#: :func:`unwanted_rejected`) or never ("kept")
+UNWANTED = ("auto", "kept")
 #: ``graph_free``: the genes' Pearson residual variance beside the graph's label-free scores ...
 GRAPH_FREE = ("auto", "always", "never")
 #: ... with "auto" when the propagated samples weigh less than this (the graph carries the classes little, and a
@@ -1875,7 +1934,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
                     graph_free: Literal["auto", "always", "never"] = "auto",
                     gene_scale: Literal["auto", "standardized", "as_is"] = "auto",
                     sample_scale: Literal["auto", "as_is", "equal"] = "auto",
-                    tails: Literal["auto", "clip", "as_is"] = "auto"):
+                    tails: Literal["auto", "clip", "as_is"] = "auto", unwanted: Literal["auto", "kept"] = "auto"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc), higher is better.
 
     Parameters
@@ -1888,21 +1947,18 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     propagation
         "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 W
         D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu et al. 2003, eq. 5).
-    alpha, class_mass, unreached, refine_samples
+    alpha, class_mass, unreached, refine_samples, graph, embedding
         Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation before the argmax
         (Zhu et al. 2003, section 4): priors q_c uniform, the labeled shares ("labeled"), or none. Samples the
-        labels barely reach form groups of their own; most samples the refinement runs on.
-    graph, embedding
-        The start graph's connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
-    weighting
-        Propagated samples' weight (labeled: 1): "evidence" (:func:`propagated_weight`), "kept_evidence" (the
-        kept graph's evidence only), "coherence" (r shrunk towards the coherence).
+        labels barely reach form groups of their own; most samples the refinement runs on. The start graph's
+        connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
+    weighting, gene_choice
+        Propagated samples' weight (labeled: 1): "evidence" (:func:`propagated_weight`), "kept_evidence" (the kept
+        graph's only), "coherence" (r shrunk towards the coherence). Refined graphs' ``genes``: "balanced" (half by
+        R^2, half in turn from every group's up-markers; one label per class: "total") or "total" (all by R^2).
     label_free
         Without labels (:func:`label_free_scores`): "auto" (:func:`resolved_label_free`: "clusters",
         :func:`cluster_scores`, on counts), "clusters", "autocorrelation", "residual", "moran", "signal", "span".
-    gene_choice
-        The refined graphs' ``genes``: "balanced", half by R^2, half in turn from every group's
-        up-markers (one label per class: "total"); "total", all by R^2 (the former default).
     unexplained, graph_free
         "interleave": on counts the features the groups explain (:func:`explained_features`), a population's
         they miss (:func:`unseen_populations`), the label-free groups', then the others in turn by R^2 and
@@ -1919,9 +1975,11 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
         The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
         "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),
         "as_is"; samples "as_is" (the former), "equal" (scaled alike); "auto": all compete (:func:`graph_scales`).
-    per_class, tails
+    per_class, tails, unwanted
         Groups' up-markers in turn with that order: "none", all ("interleave"), each one's best ("leaders"), "auto"
         (:func:`class_turns`). Dense genes clipped to median +- 3 robust sd ("clip"; "auto": :func:`clipped_tails`).
+        Dense X fitted again without its rising components where the held-out labels reject them ("auto": a batch,
+        gene modules; :func:`unwanted_rejected`, RUV, Gagnon-Bartsch & Speed 2012, eq. 3) or never ("kept").
 
     Returns
     -------
@@ -1936,7 +1994,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
                             graph=graph, embedding=embedding, weighting=weighting, label_free=label_free,
                             gene_choice=gene_choice, unexplained=unexplained, explained=explained, batch=codes,
                             classes=current_classes(), counts=counts, space=space, per_class=per_class,
-                            graph_free=graph_free, gene_scale=gene_scale, sample_scale=sample_scale, tails=tails)
+                            graph_free=graph_free, gene_scale=gene_scale, sample_scale=sample_scale, tails=tails,
+                            unwanted=unwanted)
     for note in _notes(model, codes, np.asarray(y)):
         warnings.warn(f"propagate: {note}", UserWarning, stacklevel=2)
     return SelectionResult(scores=model.scores, extra=model.extra())
@@ -1970,6 +2029,15 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append(f"the genes' noise has heavy tails (median excess kurtosis {model.tail_weight:.1f}): every gene's "
                      f"values were clipped to its median +- {CLIP_SDS:g} robust standard deviations before the fit, "
                      "its statistics included (tails='as_is' keeps them)")
+    if model.unwanted:
+        (b, c, n, f), (b2, c2, n2, f2) = model.unwanted_evidence
+        them = "them" if model.unwanted > 1 else "it"
+        notes.append(f"the held-out labels reject the data's {model.unwanted} rising component"
+                     f"{'s' if model.unwanted > 1 else ''}: the genes' best features outside {them} predict {b} "
+                     f"held-out labels that the features the groups followed miss and miss {c} (place the own class of "
+                     f"{n} nearer, {f} farther), against the label-free order's {b2} and {c2} ({n2}, {f2}); the fit "
+                     f"ran on the data without {them} (an unrecorded batch, gene modules? unwanted='kept' keeps "
+                     f"{them})")
     if model.free_leads and model.free_unjudged:
         notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
                      f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): below the features the groups "
