@@ -135,16 +135,60 @@ def test_three_noise_factors_of_a_small_study(seed, components, found):
 
 
 def test_the_selection_verdict_says_it():
-    """Selection mode's verdict reads the full-data fit's ``unwanted_components``."""
+    """Selection mode's verdict reads the full-data fit's ``unwanted_components`` and ``unwanted_inherited``."""
     from ssfs.experiment.verdict import _unwanted_sentence
 
     assert _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 0}}}) == ""
-    assert _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 1}}}) == (
+    assert _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 1, "unwanted_inherited": True}}}) == (
         "In propagate's ranking of all samples the held-out labels rejected the data's 1 rising component (structure "
         "the classes do not share: a batch nobody recorded, gene modules?): the genes' best features outside it "
-        "predicted significantly more held-out labels, so it ranked the data without it (each resample's fit asks "
-        "again; unwanted='kept' keeps them).")
-    assert "3 rising components" in _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 3}}})
+        "predicted significantly more held-out labels, so it ranked the data without it, and every resample was "
+        "ranked without it too, as after a batch correction (unwanted='kept' keeps it).")
+    said = _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 3}}})
+    assert "3 rising components" in said and "each resample's fit asked again with its own labels" in said
+
+
+def test_resamples_inherit_the_decided_fit_s_removal():
+    """:func:`~ssfs.experiment.stable_selection.inherited`: without a removed basis X and the settings as given;
+    with one, X without it and the method told to keep what is left."""
+    from types import SimpleNamespace
+
+    from ssfs.experiment.stable_selection import inherited
+    from ssfs.runner import MethodConfig
+
+    X = np.array([[1.0, 4.0], [3.0, 0.0], [5.0, 4.0], [3.0, 4.0]])
+    settings = MethodConfig("propagate", "propagate", {"k": 3})
+    assert inherited(X, None, settings) == (X, settings)
+    plain = SimpleNamespace(result=SimpleNamespace(extra={"graph": {}}))
+    assert inherited(X, plain, settings)[1] is settings
+    Q = np.array([[0.5], [-0.5], [0.5], [-0.5]])
+    removed = SimpleNamespace(result=SimpleNamespace(extra={"unwanted_basis": Q}))
+    X2, settings2 = inherited(X, removed, settings)
+    np.testing.assert_allclose(X2, [[1.0, 3.0], [3.0, 1.0], [5.0, 3.0], [3.0, 5.0]])  # test_outside_by_hand
+    assert settings2.params == {"k": 3, "unwanted": "kept"} and settings.params == {"k": 3}
+
+
+def test_the_answer_on_an_unrecorded_batch(other_shapes, tmp_path, capsys):
+    """``ssfs select`` with its defaults on the hidden_batch draw at 3 labels per class: the full-data fit removes the
+    batch's component and every resample is ranked without it: 40 features listed, the 40 markers (each resample
+    deciding alone listed none; keeping the component listed 2 false ones)."""
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](0)
+    y = other_shapes.budget_labels(cls, "3/class", 0)
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
+    assert main(["select", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o", str(tmp_path / "out")]) == 0
+    assert "and every resample was ranked without it too" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["fit"]["propagate"]["unwanted_components"] == 1
+    assert summary["fit"]["propagate"]["unwanted_inherited"] is True
+    table = pd.read_csv(tmp_path / "out" / "consensus.tsv", sep="\t")
+    listed = table.loc[table["selected"], "feature"].str[1:].astype(int)
+    assert listed.size == 40 and np.isin(listed, markers).all()
 
 
 def test_an_unrecorded_batch_through_anndata_and_scikit_learn(other_shapes):

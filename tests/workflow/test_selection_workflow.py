@@ -384,3 +384,19 @@ def test_labeled_auto_decides_on_the_data_through_the_workflow(tmp_path, capsys)
     assert s["labeled_resampling"] == "rotated" and 0 <= s["labeled_weight"] < 0.5, s["verdict"]
     assert "left out in turn" in s["verdict"]
     assert s["graph_free"] and "Pearson residual variance, which needs no graph" in s["verdict"]  # via the rank files
+
+
+@pytest.mark.slow
+def test_an_unrecorded_batch_is_removed_in_every_chunk(tmp_path, capsys, other_shapes):
+    """``bench_other_shapes.py``'s hidden_batch draw (half the samples shifted by N(0, 1) per gene, not recorded), 3
+    labels per class: every job's full-data fit removes the batch's component the held-out labels reject, and its
+    resamples are ranked without it (``reps_per_job: 3``: 4 chunks); ``ssfs select`` gives the same bytes, and the
+    list is the 40 markers."""
+    X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](0)
+    y = other_shapes.budget_labels(cls, "3/class", 0)
+    s = _propagate_through_workflow_and_cli(tmp_path, capsys, "batch", X, y, 3)
+    assert s["fit"]["propagate"]["unwanted_components"] == 1 and s["fit"]["propagate"]["unwanted_inherited"]
+    assert "every resample was ranked without it too" in s["verdict"]
+    listed = pd.read_csv(tmp_path / "run" / "results" / "batch" / "selection" / "consensus.tsv", sep="\t")
+    listed = listed.loc[listed["selected"], "feature"].str[1:].astype(int)
+    assert listed.size == 40 and np.isin(listed, markers).all(), s["verdict"]

@@ -137,15 +137,20 @@ def _labels_lead_sentence(s: dict) -> str:
 
 def _unwanted_sentence(s: dict) -> str:
     """The methods whose full-data fit ran without rising components the held-out labels rejected (``fit``'s
-    ``unwanted_components``, ``propagate``: :func:`ssfs.methods.propagate.unwanted_rejected`) ('' if none)."""
-    fits = (s.get("fit") or {}).items()
-    removed = {m: int(f["unwanted_components"]) for m, f in fits if f.get("unwanted_components")}
-    return " ".join(
-        f"In {m}'s ranking of all samples the held-out labels rejected the data's {c} rising component"
-        f"{'s' if c > 1 else ''} (structure the classes do not share: a batch nobody recorded, gene modules?): the "
-        f"genes' best features outside {'them' if c > 1 else 'it'} predicted significantly more held-out labels, so "
-        f"it ranked the data without {'them' if c > 1 else 'it'} (each resample's fit asks again; "
-        "unwanted='kept' keeps them)." for m, c in removed.items())
+    ``unwanted_components``, ``propagate``: :func:`ssfs.methods.propagate.unwanted_rejected`) and whether the
+    resamples inherited that (``unwanted_inherited``, :func:`ssfs.experiment.stable_selection.inherited`)."""
+    fits = {m: f for m, f in (s.get("fit") or {}).items() if f.get("unwanted_components")}
+    texts = []
+    for m, f in fits.items():
+        c = int(f["unwanted_components"])
+        them = "them" if c > 1 else "it"
+        then = (f"every resample was ranked without {them} too, as after a batch correction" if
+                f.get("unwanted_inherited") else "each resample's fit asked again with its own labels")
+        texts.append(f"In {m}'s ranking of all samples the held-out labels rejected the data's {c} rising component"
+                     f"{'s' if c > 1 else ''} (structure the classes do not share: a batch nobody recorded, gene "
+                     f"modules?): the genes' best features outside {them} predicted significantly more held-out "
+                     f"labels, so it ranked the data without {them}, and {then} (unwanted='kept' keeps {them}).")
+    return " ".join(texts)
 
 
 def _free_leads_sentence(s: dict) -> str:

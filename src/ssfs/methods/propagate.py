@@ -213,8 +213,10 @@ class Propagation:
     #: features the first fit ranked by, then against the label-free scores' best
     unwanted: int = 0
     unwanted_evidence: tuple = ()
-    #: a first fit's basis of the components rejected (:func:`fit_propagation` fits again without them)
+    #: a first fit's basis of the components rejected (:func:`fit_propagation` fits again without them); on the
+    #: fit without them, the basis removed (``extra["unwanted_basis"]``: selection mode's resamples inherit it)
     unwanted_basis: np.ndarray | None = None
+    removed_basis: np.ndarray | None = None
 
     #: dense X whose label-free scores took turns (:func:`free_turns`): the scores before, the labels' own
     #: order (``extra["resample_scores"]``: what a resample's top list reads in selection mode,
@@ -224,8 +226,9 @@ class Propagation:
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores: per-group statistics
         (``class_statistics``, scanpy's layout), groups, ``explained``, ``unseen``, ``unseen_sizes``,
-        ``unseen_cells`` (populations missed), ``outlying_samples``, the fit (``graph``), ``note``, and
-        ``resample_scores`` where the label-free scores took turns."""
+        ``unseen_cells`` (populations missed), ``outlying_samples``, the fit (``graph``), ``note``,
+        ``resample_scores`` where the label-free scores took turns, and ``unwanted_basis`` (n x r) where rising
+        components were removed."""
         return {"class_statistics": self.statistics, "groups": self.groups, "group_names": self.group_names,
                 "explained": self.explained, "unseen": self.unseen, "unseen_sizes": list(self.unseen_sizes),
                 "unseen_cells": self.unseen_cells, "outlying_samples": self.outlying,
@@ -250,7 +253,8 @@ class Propagation:
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
-                **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {})}
+                **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {}),
+                **({"unwanted_basis": self.removed_basis} if self.removed_basis is not None else {})}
 
 
 def _knn(Z: np.ndarray, k: int):
@@ -1054,7 +1058,7 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
         basis, evidence = model.unwanted_basis, model.unwanted_evidence
         batch = batch_codes(params.get("batch"), np.asarray(y).size, "propagate: batch", MethodError)
         model = _fitted(outside(X, basis, batch), y, unclipped=given, unwanted="kept", **params)
-        model.unwanted, model.unwanted_evidence = int(basis.shape[1]), evidence
+        model.unwanted, model.unwanted_evidence, model.removed_basis = int(basis.shape[1]), evidence, basis
     model.tail_weight = weight
     return model
 
