@@ -329,7 +329,7 @@ def inherited(X, ranked, settings: MethodConfig, batch=None) -> tuple:
     unwanted.outside`, as a batch correction before resampling) and the method keeping what is left
     (``unwanted="kept"``); else both as given. A resample's own test, with a few of each class's labels left out,
     rejected an unrecorded batch's component in 2 and 12 of 20 resamples (3 labels per class): no list, and 9 of the
-    40 markers listed (docs/labels_that_count.md, "Components the labels reject")."""
+    40 markers listed; inherited, the 40 on both (docs/labels_that_count.md, "Components the labels reject")."""
     extra = getattr(getattr(ranked, "result", None), "extra", None) or {}
     basis = extra.get("unwanted_basis") if isinstance(extra, dict) else None
     if basis is None:
