@@ -1221,7 +1221,7 @@ def unwanted_rejected(X, y, K: int, free: np.ndarray, judged: tuple, pos, batch,
     "Components the labels reject", session 40). Against the fit's features alone, 1,000 samples of 120 genes at
     1 % labels (4 classes of 5 markers: their components are the rising ones) lost every marker; against both, no
     shape, ``microarray_*`` draw or real array at 3 or 10 labels per class lost."""
-    Q = rising_basis(X, n_pcs, batch)
+    Q = rising_basis(X, n_pcs)
     if Q.shape[1] == 0:
         return None, ()
     agree = functools.partial(labels_alone_agreement, X, y, K, positions=pos, folds=FOLDS, batch=batch)

@@ -24,14 +24,15 @@ from .batches import centred_in_batches
 from .signal import rising_embedding
 
 
-def rising_basis(X, n_pcs: int, batch=None) -> np.ndarray:
+def rising_basis(X, n_pcs: int) -> np.ndarray:
     """Orthonormal n x r basis of the sample scores of the r principal components of dense X (genes in their own
-    units, centred within ``batch`` when given) that rise above a column-permuted copy
-    (:func:`~ssfs.methods._shared.signal.rising_embedding`); r = 0 when none does."""
-    Xc = centred(X, batch)
-    Z, _, found, _ = rising_embedding(Xc, n_pcs, standardize=False, equal=False)
+    units, as the label-free "signal" scores read them) that rise above a column-permuted copy of X
+    (:func:`~ssfs.methods._shared.signal.rising_embedding`; the permutation follows X's contents, so X is read as
+    given, not centred first); r = 0 when none does."""
+    X = np.asarray(X, dtype=np.float64)
+    Z, _, found, _ = rising_embedding(X, n_pcs, standardize=False, equal=False)
     if found < 1:
-        return np.zeros((Xc.shape[0], 0))
+        return np.zeros((X.shape[0], 0))
     Z = Z[:, :found] - Z[:, :found].mean(axis=0)
     Q, _ = np.linalg.qr(Z)
     return Q
