@@ -12,7 +12,9 @@ added two-colour log ratios, 20 classes, weak markers, a lineage's shared marker
 unlogged intensities, 1,000 samples of 120 genes, many weak (polygenic) markers, markers co-expressed within their
 class, a 60-sample two-class study of 6,000 genes, three shapes z-scored gene by gene and one min-max scaled
 (session 36); gene modules of equal variance (10 modules at 30 % of the noise, 40 at 60 %), a continuous program,
-classes of two subclusters, markers of mixed strength and on/off counts of 10 types (session 40, a blind check).
+classes of two subclusters, markers of mixed strength and on/off counts of 10 types (session 40, a blind check);
+SNP genotypes, methylation beta values, classes cut from a continuum, censored intensities with zeros for missing
+values, and counts with a cell-cycle-like program, an unrecorded batch or doublets (session 41, a blind check).
 The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
 are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
 scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
@@ -241,6 +243,89 @@ def on_off_counts(seed: int, n=3000, p=2000, k=10, per=10, depth=3000):
     return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e4), C, cls, markers
 
 
+def genotypes(seed: int, n=400, p=3000, k=3, per=15, delta=0.25):
+    """SNP genotypes 0 / 1 / 2 (Binomial(2, f)) of ``k`` populations: allele frequencies U(0.05, 0.95), each
+    population's ``per`` markers shifted by +-``delta`` (session 41, a blind check)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    f = rng.uniform(0.05, 0.95, p)
+    F = np.tile(f, (k, 1))
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        genes = markers[c * per:(c + 1) * per]
+        F[c, genes] = np.clip(f[genes] + delta * rng.choice([-1.0, 1.0], per), 0.01, 0.99)
+    return rng.binomial(2, F[cls]).astype(float), None, cls, markers
+
+
+def methylation(seed: int, n=200, p=4000, k=3, per=15, shift=0.2, precision=20.0):
+    """Methylation beta values in (0, 1): Beta(mu phi, (1 - mu) phi) about CpG means Beta(0.5, 0.5) (mostly near 0
+    or 1, so the noise follows mu (1 - mu)); each class moves its ``per`` markers ``shift`` towards the middle."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    mu = np.clip(rng.beta(0.5, 0.5, p), 0.02, 0.98)
+    M = np.tile(mu, (k, 1))
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        genes = markers[c * per:(c + 1) * per]
+        M[c, genes] = np.clip(mu[genes] + shift * np.where(mu[genes] > 0.5, -1.0, 1.0), 0.02, 0.98)
+    return rng.beta(M[cls] * precision, (1.0 - M[cls]) * precision), None, cls, markers
+
+
+def gradient(seed: int, n=300, p=2000, k=4, graded=40, effect=2.0):
+    """Classes cut from a continuum: a time t ~ U(0, 1) per sample, class = its quarter of t; the ``graded`` markers
+    follow a sigmoid of t (threshold U(0.2, 0.8), width 0.08, +-``effect``), so no class owns a marker."""
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0.0, 1.0, n)
+    cls = np.minimum((t * k).astype(int), k - 1)
+    X = rng.normal(size=(n, p)) + rng.normal(6.0, 2.0, p)
+    markers = rng.choice(p, graded, replace=False)
+    step = 1.0 / (1.0 + np.exp(-(t[:, None] - rng.uniform(0.2, 0.8, graded)) / 0.08))
+    X[:, markers] += effect * rng.choice([-1.0, 1.0], graded) * step
+    return X, None, cls, markers
+
+
+def censored_intensities(seed: int, n=200, p=3000, k=4, per=12, effect=1.5, limit=18.0):
+    """Proteomics-like log intensities N(20, 2) + N(0, 1) with every value below the detection ``limit`` exported as
+    0 (a missing value filled with zero: a third of the values); class c shifts its ``per`` markers +-``effect``."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    X = rng.normal(size=(n, p)) + rng.normal(20.0, 2.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    for c in range(k):
+        X[np.ix_(cls == c, markers[c * per:(c + 1) * per])] += effect * rng.choice([-1.0, 1.0], per)
+    np.copyto(X, 0.0, where=np.less(X, limit))  # below the detection limit
+    return X, None, cls, markers
+
+
+def typed_counts(seed: int, n=2000, p=1500, k=6, per=15, fold=3.0, depth=2000, nuisance: str = "", strength=4.0):
+    """Negative binomial counts (dispersion 1/5) of ``k`` types drawn uniformly, log-normal(log ``depth``, 0.4)
+    libraries, each type raising its ``per`` markers (among the 70 % most expressed genes) ``fold``-fold, with a
+    ``nuisance`` the types do not share: "program" (120 genes ``strength``-fold in a random 35 % of the cells, a
+    cell cycle), "batch" (half the cells, every gene x log-normal(0, 0.6), not recorded) or "doublets" (12 % of the
+    cells the sum of two). Returns log1p(CP10k) and the counts (session 41, a blind check)."""
+    rng = np.random.default_rng(seed)
+    cls = rng.integers(0, k, n)
+    flagged = rng.random(n) < {"program": 0.35, "batch": 0.5}.get(nuisance, 0.0)
+    base = np.exp(rng.normal(-1.0, 1.5, p))
+    mu = np.tile(base / base.sum(), (k, 1))
+    expressed = np.flatnonzero(base > np.quantile(base, 0.3))
+    markers = rng.choice(expressed, k * per, replace=False)
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= fold
+    M = mu[cls] / mu[cls].sum(axis=1, keepdims=True)
+    if nuisance == "program":
+        M[np.ix_(flagged, rng.choice(expressed, 120, replace=False))] *= strength
+    elif nuisance == "batch":
+        M[flagged] *= rng.lognormal(0.0, 0.6, p)
+    M /= M.sum(axis=1, keepdims=True)
+    lam = M * rng.lognormal(np.log(depth), 0.4, n)[:, None]
+    C = rng.negative_binomial(5, 5.0 / (5.0 + lam)).astype(float)
+    if nuisance == "doublets":
+        pairs = np.flatnonzero(rng.random(n) < 0.12)
+        C[pairs] += C[rng.integers(0, n, pairs.size)]
+    return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e4), C, cls, markers
+
+
 SHAPES = {
     "heteroscedastic": lambda s: gaussian_array(s, hetero=True),
     "many_classes": lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5),
@@ -275,6 +360,13 @@ SHAPES = {
     "subclusters": subclusters,
     "mixed_effects": mixed_effects,
     "on_off_counts": on_off_counts,
+    "genotypes": genotypes,
+    "methylation": methylation,
+    "gradient": gradient,
+    "censored_intensities": censored_intensities,
+    "counts_program": lambda s: typed_counts(s, nuisance="program"),
+    "counts_hidden_batch": lambda s: typed_counts(s, nuisance="batch"),
+    "counts_doublets": lambda s: typed_counts(s, nuisance="doublets"),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

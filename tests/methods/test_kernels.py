@@ -187,6 +187,25 @@ def test_compiled_spread_same_values_as_numpy(weighted, monkeypatch):
     assert np.abs(ref[0]).max() > 0 and (ref[1][y < 0].argmax(axis=1) == ref[0][y < 0].argmax(axis=1)).mean() > 0.6
 
 
+def test_large_systems_are_solved_compiled_at_once(monkeypatch):
+    """From :data:`~ssfs.methods._shared.kernels.CG_AT_ONCE` samples the first system is solved compiled (one
+    spread takes seconds there); below, only after :data:`~ssfs.methods._shared.kernels.CG_WARM_SPREADS`."""
+    monkeypatch.setattr(kernels, "_spreads", {"large": 0})
+    assert kernels.use_cg_kernel(kernels.CG_AT_ONCE, 2) and not kernels.use_cg_kernel(kernels.CG_AT_ONCE - 1, 2)
+    assert not kernels.use_cg_kernel(kernels.CG_AT_ONCE, 1)  # one column: numpy sums it pairwise
+    monkeypatch.setattr(kernels, "CG_AT_ONCE", 300)  # a graph of 300 samples then: numpy's bits
+    from ssfs.methods._shared import propagation
+
+    rng = np.random.default_rng(5)
+    W = graph.knn_graph(rng.standard_normal((300, 4)), 8)
+    y = np.full(300, -1)
+    y[rng.choice(300, 24, replace=False)] = np.arange(24) % 6
+    Y = propagation.one_hot_labels(y, 6)
+    got = propagation.spread(W, Y, 0.99)
+    monkeypatch.setattr(kernels, "CG_MIN_SAMPLES", 10**9)
+    assert got.tobytes() == propagation.spread(W, Y, 0.99).tobytes()
+
+
 def test_products_same_values_as_scipy(cells, forced):
     X, _ = cells
     M = np.random.default_rng(0).standard_normal((X.shape[1], 7))

@@ -335,6 +335,29 @@ def test_many_samples_refine_on_a_subsample_and_build_the_final_graph_once(cells
     assert g["chosen"] in ("graph", "labels") and g["agreement"] == 1.0
 
 
+def test_the_graph_of_many_samples_is_judged_by_enough_held_out_labels(cells, monkeypatch):
+    """After a choice on a subsample, the graph of all samples is judged by held-out folds until
+    :data:`~ssfs.methods.propagate.HELD_OUT_ENOUGH` labels are held out: with 5 the first fold of 3 (7 of
+    the 20 labels, 5 per class), two spreads over every sample fewer and the same markers."""
+    import ssfs.methods._shared.propagation as shared
+    import ssfs.methods.propagate as mod
+
+    X, sim = cells
+    y = few_labels(sim.cell_type, 5, 1)
+    calls = []
+    real = shared.propagate
+    monkeypatch.setattr(shared, "propagate", lambda W, *a, **k: calls.append(W.shape[0]) or real(W, *a, **k))
+    monkeypatch.setattr(mod, "propagate", shared.propagate)
+    every = run_method("propagate", X, y, refine_samples=300)
+    n_every, calls[:] = calls.count(800), []
+    monkeypatch.setattr(mod, "HELD_OUT_ENOUGH", 5)
+    first = run_method("propagate", X, y, refine_samples=300)
+    assert calls.count(800) == n_every - 2
+    assert _recall(first.order, sim.markers) == _recall(every.order, sim.markers) >= 0.95
+    # the agreement of the first fold's 7 held-out labels (all right) against that of all 20 (19 right)
+    assert first.result.extra["graph"]["agreement"] == 1.0 and every.result.extra["graph"]["agreement"] == 0.95
+
+
 def test_a_given_graph_at_scale_is_the_start_whose_agreement_is_reported(cells):
     from ssfs.methods._shared.graph import knn_graph
 

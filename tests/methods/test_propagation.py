@@ -13,6 +13,7 @@ from ssfs.methods._shared.propagation import (
     class_mass_normalize,
     graph_agreement,
     harmonic,
+    held_out_agreement,
     joined_unreached,
     normalized_affinities,
     one_hot_labels,
@@ -210,6 +211,36 @@ def test_held_out_agreement_high_on_clusters_chance_on_noise():
     noise = np.random.default_rng(0).normal(size=X.shape)
     acc_noise = graph_agreement(_knn(noise, 5), y, 2)[0]
     assert acc_noise < 0.75
+
+
+def test_held_out_agreement_stops_once_enough_labels_are_held_out():
+    """``enough``: the folds after the one that held out that many labels are not run; their samples are
+    not predicted (-1) and their reach is not measured (NaN); the folds run are those of every fold."""
+    X, t = _clusters((40, 40), seed=3)
+    y = np.full(t.size, -1)
+    y[::2] = t[::2]  # 40 labels, 3 folds of 14, 13, 13
+    W = _knn(X, 5)
+    calls = []
+
+    def scores_for(yy):
+        calls.append(yy)
+        return propagate(W, yy, 2)
+
+    every = held_out_agreement(scores_for, y, 2, folds=3)
+    assert len(calls) == 3 and (every[2] >= 0).all()
+    calls.clear()
+    acc, chance, pred, reach = held_out_agreement(scores_for, y, 2, folds=3, enough=10)
+    first = pred >= 0
+    assert len(calls) == 1 and first.sum() == 14 and np.isnan(reach[~first]).all()
+    assert (pred[first] == every[2][first]).all() and np.array_equal(reach[first], every[3][first])
+    assert acc == (pred[first] == y[y >= 0][first]).mean() and chance == every[1]
+    calls.clear()
+    held_out_agreement(scores_for, y, 2, folds=3, enough=20)
+    assert len(calls) == 2  # 14 held out after the first fold, fewer than 20: a second fold
+    floor = reach_floor(reach, y[y >= 0], 2)
+    assert np.array_equal(floor, reach_floor(np.where(first, reach, np.nan), y[y >= 0], 2))
+    assert np.isfinite(floor).all()  # NaN (not measured) never the floor
+    assert reach_floor(np.array([np.nan, np.nan, -1.0]), np.array([0, 0, 1]), 2)[0] == -np.inf  # none measured
 
 
 def _floor(W, y, K):

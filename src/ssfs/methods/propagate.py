@@ -123,6 +123,11 @@ AUTO_GENES = (100, 500)
 AUTO_K = (5, 15)
 #: most samples the refinement chains and their held-out refits run on (:func:`refinement_rows`)
 REFINE_SAMPLES = 10_000
+#: held-out labels that measure the agreement of the graph of all samples built after a choice on a subsample
+#: (:func:`_chosen_on_rows`): its folds stop once this many are held out (a standard error of at most 0.016; at
+#: 1,000,000 cells with 1 % labeled the first fold holds 3,334 of them, and each fold spreads the labels over
+#: every cell: 2 of the 3 spreads, 87 of 260 s CPU, saved)
+HELD_OUT_ENOUGH = 1000
 
 
 @dataclass
@@ -1701,7 +1706,7 @@ def _chosen_on_rows(X, y, K, rows, opts, prop, pos, graph, embedding, space=None
     if graph is not None:
         start = _agreement(_candidate("start", y, K, *_start_graph(X, 1, 1, graph, None), prop), y, K, pos, prop)
     whole = _candidate(chosen.name, y, K, *_graph_on(X, chosen.genes, {**opts, "graphs": {}, "fit_rows": rows}), prop)
-    whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, **prop)
+    whole.agreement = graph_agreement(whole.graph, y, K, positions=pos, folds=FOLDS, enough=HELD_OUT_ENOUGH, **prop)
     whole.sample, whole.rerun, whole.genes = (chosen.graph, yr, pos[rows]), chosen.rerun, chosen.genes
     return whole, start
 

@@ -134,6 +134,10 @@ CG_MIN_SAMPLES = 256
 #: jobs (10-42 fits) switch early. The values do not depend on when: the kernel gives numpy's bits.
 CG_WARM_SPREADS = 200
 
+#: ... or at once from this many samples, where one spread takes seconds: the kernel's load is repaid by the first
+#: (200,000 samples, 9 classes, one thread: 2.68 -> 2.27 s; at 1,000,000 cells a spread takes 7-40 s)
+CG_AT_ONCE = 50_000
+
 _spreads = {"large": 0}  # this process's spreads of CG_MIN_SAMPLES samples or more
 
 
@@ -141,11 +145,11 @@ def use_cg_kernel(n: int, n_columns: int) -> bool:
     """Whether :func:`shifted_cg` solves the next system of ``n`` samples and ``n_columns`` right-hand
     sides (counting it): at least :data:`CG_MIN_SAMPLES` samples, 2 columns (numpy sums one column
     pairwise, several column by column, which the kernel repeats) and :data:`CG_WARM_SPREADS` such systems
-    solved before in this process."""
+    solved before in this process, or :data:`CG_AT_ONCE` samples."""
     if n < CG_MIN_SAMPLES or n_columns < 2:
         return False
     _spreads["large"] += 1
-    return _spreads["large"] > CG_WARM_SPREADS
+    return _spreads["large"] > CG_WARM_SPREADS or n >= CG_AT_ONCE
 
 
 def shifted_cg(S: sparse.csr_matrix, diag: np.ndarray, scale: float, B: np.ndarray, tol: float,

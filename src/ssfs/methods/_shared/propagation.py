@@ -185,8 +185,8 @@ def propagate(W, y: np.ndarray, n_classes: int, *, method: str = "spread", alpha
     return class_mass_normalize(F, y, class_mass)
 
 
-def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=None,
-                       folds: int = 5) -> tuple[float, float, np.ndarray, np.ndarray]:
+def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=None, folds: int = 5,
+                       enough: int | None = None) -> tuple[float, float, np.ndarray, np.ndarray]:
     """(accuracy, chance, predicted, reach): the labeled samples in ``folds`` folds (dealt in the
     order of ``positions``, e.g. :func:`ssfs.methods._shared.signal.canonical_rows`, so that the
     folds do not depend on the sample order; default: index order); each fold's labels are
@@ -196,7 +196,8 @@ def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=N
     ``predicted`` (labeled samples, in index order) is -1 where a sample was not held out (the
     only labeled sample of its class is never hidden); ``reach`` (same order) is the log of the
     held-out sample's score for its own class. (nan, nan, ...) when fewer than 2 samples can be
-    held out."""
+    held out. ``enough``: no fold after the one with which that many samples have been held out
+    (their ``predicted`` -1, ``reach`` NaN: not measured); every fold when None."""
     lab = np.flatnonzero(y >= 0)
     pred = np.full(lab.size, -1, dtype=np.int64)
     reach = np.full(lab.size, -np.inf)
@@ -209,6 +210,9 @@ def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=N
     fold = np.argsort(np.argsort(key, kind="stable"), kind="stable") % max(2, min(int(folds), int(ok.sum())))
     fold[~ok] = -1
     for f in np.unique(fold[ok]):
+        if enough is not None and (pred >= 0).sum() >= enough:
+            reach[(fold >= f)] = np.nan
+            break
         held = lab[fold == f]
         yy = y.copy()
         yy[held] = -1
@@ -223,10 +227,10 @@ def held_out_agreement(scores_for, y: np.ndarray, n_classes: int, *, positions=N
     return acc, float((share**2).sum()), pred, reach
 
 
-def graph_agreement(W, y: np.ndarray, n_classes: int, *, positions=None, folds: int = 5, **kw):
+def graph_agreement(W, y: np.ndarray, n_classes: int, *, positions=None, folds: int = 5, enough=None, **kw):
     """:func:`held_out_agreement` of the labels spread over the fixed graph W (:func:`propagate`, ``kw``)."""
     return held_out_agreement(lambda yy: propagate(W, yy, n_classes, **kw), y, n_classes,
-                              positions=positions, folds=folds)
+                              positions=positions, folds=folds, enough=enough)
 
 
 def _otsu(r: np.ndarray) -> tuple[float, float]:
@@ -263,7 +267,11 @@ def reach_floor(held_reach: np.ndarray, y_labeled: np.ndarray, K: int) -> np.nda
     never found."""
     floor = np.full(K, np.inf)
     for c in np.unique(y_labeled):
-        values = np.sort(np.asarray(held_reach, dtype=np.float64)[y_labeled == c])  # -inf: never held out
+        values = np.asarray(held_reach, dtype=np.float64)[y_labeled == c]
+        values = np.sort(values[~np.isnan(values)])  # -inf: never held out; NaN: not measured (``enough``)
+        if not values.size:  # none measured: no floor, as for a class's only label
+            floor[c] = -np.inf
+            continue
         floor[c] = values[int(np.ceil(LABELED_TAIL * values.size)) - 1]
     return floor
 
