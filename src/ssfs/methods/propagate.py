@@ -76,6 +76,7 @@ from ._shared.class_stats import (
     within_batch_total,
 )
 from ._shared.counts import count_like, read_counts
+from ._shared.crossed import crossed_sides
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
@@ -218,6 +219,9 @@ class Propagation:
     #: features the first fit ranked by, then against the label-free scores' best
     unwanted: int = 0
     unwanted_evidence: tuple = ()
+    #: components of the counts' residuals every group shares, whose sides the fit read as batches
+    #: (:func:`crossed_batches`; 0: none)
+    crossed: int = 0
     #: a first fit's basis of the components rejected (:func:`fit_propagation` fits again without them); on the
     #: fit without them, the basis removed (``extra["unwanted_basis"]``: selection mode's resamples inherit it)
     unwanted_basis: np.ndarray | None = None
@@ -253,7 +257,7 @@ class Propagation:
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
                           "neighbours": int(self.neighbours), "refined_genes": int(self.refined_genes),
-                          "unwanted_components": int(self.unwanted),
+                          "unwanted_components": int(self.unwanted), "shared_components": int(self.crossed),
                           "class_turns": self.class_turns,
                           "clipped_tails": self.tail_weight is not None,
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
@@ -1053,12 +1057,20 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     """The whole model (module doc, :func:`_fitted`) of X read as counts where it holds them
     (:func:`~ssfs.methods._shared.counts.read_counts`) with its heavy tails clipped (:func:`clipped_tails`), fitted
     again on X without its rising components where the held-out labels reject them (``unwanted="auto"``,
-    :func:`unwanted_rejected`; "kept": never)."""
+    :func:`unwanted_rejected`; "kept": never), and on counts within the sides of a residual component every group
+    shares (:func:`crossed_batches`)."""
     if unwanted not in UNWANTED:
         raise MethodError(f"propagate: unwanted must be one of {UNWANTED}, got {unwanted!r}")
     given = read_counts(X, counts)
     X, weight = clipped_tails(given, tails)
-    model = _fitted(X, y, unclipped=given, unwanted=unwanted, **params)
+    codes = np.asarray(y)
+    labeled = np.unique(codes[codes >= 0]).size >= 2  # else label-free scores, which need no content order
+    pos = canonical_rows(standardized(X)) if labeled else None  # the content order every part of the fit reads
+    sides, found = crossed_batches(X, y, unwanted, params, pos)
+    if sides is not None:
+        params = {**params, "batch": sides}
+    model = _fitted(X, y, unclipped=given, unwanted=unwanted, pos=pos, **params)
+    model.crossed = found
     if model.unwanted_basis is not None:
         basis, evidence = model.unwanted_basis, model.unwanted_evidence
         batch = batch_codes(params.get("batch"), np.asarray(y).size, "propagate: batch", MethodError)
@@ -1068,6 +1080,25 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     return model
 
 
+def crossed_batches(X, y, unwanted: str, params: dict, pos: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """(sides, found): with ``unwanted="auto"``, labels of 2 classes or more and graphs on the residuals of counts
+    (no ``batch``, ``graph`` or ``embedding`` given), the sides of the components every group shares
+    (:func:`~ssfs.methods._shared.crossed.crossed_sides`: an unrecorded batch, a program of every type), which the
+    fit then reads as batches; (None, 0) otherwise. Many cells: found on :data:`REFINE_SAMPLES` of them chosen by
+    content (``pos``, :func:`~ssfs.methods._shared.signal.canonical_rows`). Planted counts of 6 types (4 draws,
+    ``bench_other_shapes.py``): an unrecorded batch at 2 labels per type 0.36 -> 1.00 of the markers, at 1 % 0.48 ->
+    1.00; a cell-cycle-like program 0.55 -> 1.00 and 0.56 -> 1.00 (docs/labels_that_count.md, "A component every
+    group shares")."""
+    y = np.asarray(y)
+    batch = batch_codes(params.get("batch"), y.size, "propagate: batch", MethodError)  # one batch is no batch
+    if (unwanted != "auto" or (batch is not None and np.unique(batch).size > 1) or params.get("graph") is not None
+            or params.get("embedding") is not None or np.unique(y[y >= 0]).size < 2):
+        return None, 0
+    most = params.get("refine_samples", REFINE_SAMPLES)
+    model = count_model(X, params.get("space", "auto"), pos, most)  # the fit's, as _fitted reads it
+    return (None, 0) if model is None else crossed_sides(model, params.get("n_pcs", 50), y, content_rows(pos, most))
+
+
 def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
             propagation: str = "spread", alpha: float = 0.99, class_mass: str = "uniform",
             unreached: bool = True, refine_samples: int = REFINE_SAMPLES, graph=None, embedding=None,
@@ -1075,7 +1106,7 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
             unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
             space: str = "auto", per_class: str = "auto",
             graph_free: str = "auto", gene_scale: str = "auto", sample_scale: str = "auto",
-            unclipped=None, unwanted: str = "kept") -> Propagation:
+            unclipped=None, unwanted: str = "kept", pos=None) -> Propagation:
     """The model of X as it is read (:func:`fit_propagation`); ``classes``: names of the label codes (for the groups);
     ``space``: the graphs' (:func:`count_model`); ``unclipped``: X before its heavy tails were clipped; ``unwanted``
     "auto": an unfinished model where the held-out labels reject X's rising components (their basis in
@@ -1092,7 +1123,7 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
                            (graph, embedding), space, sample_scale)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
-    pos = canonical_rows(standardized(X))  # folds: not the sample order, nor a feature's unit or offset
+    pos = canonical_rows(standardized(X)) if pos is None else pos  # folds: not the sample order, nor a unit
     opts = {"k": graph_neighbours(k, X.shape[0], np.unique(y[lab]).size), "n_pcs": n_pcs, "refine": int(refine),
             "genes": refine_genes(genes, X.shape[1], X.shape[0]),
             "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
@@ -1987,8 +2018,8 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     per_class, tails, unwanted
         Groups' up-markers in turn with that order: "none", all ("interleave"), each one's best ("leaders"), "auto"
         (:func:`class_turns`). Dense genes clipped to median +- 3 robust sd ("clip"; "auto": :func:`clipped_tails`).
-        Dense X fitted again without its rising components where the held-out labels reject them ("auto": a batch,
-        gene modules; :func:`unwanted_rejected`, RUV, Gagnon-Bartsch & Speed 2012, eq. 3) or never ("kept").
+        "auto": dense X fitted again without rising components the held-out labels reject (:func:`unwanted_rejected`,
+        RUV's eq. 3), counts within the sides of a component all groups share (:func:`crossed_batches`); "kept".
 
     Returns
     -------
@@ -2047,6 +2078,11 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                      f"{n} nearer, {f} farther), against the label-free order's {b2} and {c2} ({n2}, {f2}); the fit "
                      f"ran on the data without {them} (an unrecorded batch, gene modules? unwanted='kept' keeps "
                      f"{them})")
+    if model.crossed:
+        notes.append(f"{model.crossed} component{'s' if model.crossed > 1 else ''} of the counts' residuals split"
+                     f"{'' if model.crossed > 1 else 's'} the cells in two sides that hold every group of the others "
+                     "alike and that the labels do not follow (an unrecorded batch, a program of every type?): the "
+                     "fit read the sides as batches (give batch= if they are known; unwanted='kept' keeps them)")
     if model.free_leads and model.free_unjudged:
         notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
                      f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): below the features the groups "

@@ -1,0 +1,119 @@
+"""A component every group shares (issue #28, session 41): a component of the counts' residuals whose cells fall in
+two sides holding every group of the other components alike, and that the labels do not follow, is read as an
+unrecorded batch (``ssfs.methods._shared.crossed``; ``propagate.crossed_batches``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ssfs import run_method
+from ssfs.methods._shared.crossed import cramers_v, crossed_sides, labels_follow
+from ssfs.methods._shared.residuals import CountModel
+from ssfs.simulate import get_scenario
+
+
+def _recall(order, markers) -> float:
+    return float(np.isin(np.asarray(order)[:markers.size], markers).mean())
+
+
+def test_cramers_v_by_hand():
+    """V = sqrt(chi2 / (n (min(r, c) - 1))): 1 when one coding determines the other, 0 when independent; the
+    table [[3, 1], [1, 3]] has chi2 = 8 (1 - 0)^2 / ... = 2, so V = sqrt(2 / 8) = 0.5."""
+    assert cramers_v(np.array([0, 0, 1, 1]), np.array([1, 1, 0, 0])) == pytest.approx(1.0)
+    assert cramers_v(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])) == pytest.approx(0.0)
+    a = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    b = np.array([0, 0, 0, 1, 1, 1, 1, 0])
+    assert cramers_v(a, b) == pytest.approx(0.5)
+    assert cramers_v(a, np.zeros(8, dtype=np.int64)) == 0.0  # one group: nothing to compare
+
+
+def test_labels_follow_the_sides_only_when_their_classes_do():
+    """A chi-square test of the labeled samples' classes against the side (unlabeled samples ignored): classes
+    that sit on one side each follow it (6 + 6 labels: chi2 = 12, p = 0.0005); classes on both sides alike do not."""
+    side = np.repeat([False, True], 10)
+    y = np.full(20, -1)
+    y[:6], y[10:16] = 0, 1
+    assert labels_follow(y, side)
+    y[:3], y[3:6], y[10:13], y[13:16] = 0, 1, 0, 1
+    assert not labels_follow(y, side)
+    assert not labels_follow(np.where(side, 0, -1), side)  # one labeled class
+
+
+def test_an_unrecorded_batch_of_counts_is_found_and_its_sides_are_the_batch(other_shapes):
+    """``bench_other_shapes.py``'s counts_hidden_batch seed 0 (half of 2,000 cells, every gene x log-normal(0, 0.6),
+    not recorded): one component, whose sides are the batch to every cell; the labels of 2 per class do not follow
+    it. Labels that are the sides themselves (a condition of every type) keep it."""
+    X, _, cls, _ = other_shapes.SHAPES["counts_hidden_batch"](0)
+    rng = np.random.default_rng(0)
+    rng.integers(0, 6, 2000)
+    batch = rng.random(2000) < 0.5  # the generator's own draw
+    y = other_shapes.budget_labels(cls, "2/class", 0)
+    sides, found = crossed_sides(CountModel.of(X), 50, y)
+    assert found == 1 and (np.array_equal(sides, batch) or np.array_equal(sides, ~batch))
+    condition = np.where(np.arange(2000) % 50 == 0, batch.astype(np.int64), -1)  # 40 labels: the batch itself
+    assert crossed_sides(CountModel.of(X), 50, condition) == (None, 0)
+
+
+@pytest.mark.parametrize("name", ["counts", "rare", "unlabeled_type", "splatter"])
+def test_types_components_are_never_read_as_batches(name):
+    """The type components of ``ssfs.simulate``'s count scenarios (quick, seed 0, 3 labels per class) split in two
+    sides less clearly or hold the other components' groups unevenly: nothing is found."""
+    scenario = get_scenario(name)
+    sim = scenario.simulate(0, True)
+    y = scenario.labels(sim, "3/class", 0)
+    assert crossed_sides(CountModel.of(sim.expression()), 50, y) == (None, 0)
+
+
+@pytest.mark.parametrize("shape, budget, before", [("counts_hidden_batch", "2/class", 0.278),
+                                                    ("counts_hidden_batch", "1%", 0.311),
+                                                    ("counts_program", "1%", 0.533)])
+def test_the_markers_are_found_within_the_sides(other_shapes, shape, budget, before):
+    """``propagate`` with its defaults reads the sides as batches and finds all 90 markers (seurat_v3: 0.58-0.64 of
+    them); ``unwanted="kept"`` gives the fit before (seed 0 at 2 per class, seed 2 at 1 %), and reports 0."""
+    seed = 0 if budget == "2/class" else 2
+    X, _, cls, markers = other_shapes.SHAPES[shape](seed)
+    y = other_shapes.budget_labels(cls, budget, seed)
+    with pytest.warns(UserWarning, match="read the sides as batches"):
+        r = run_method("propagate", X, y)
+    assert _recall(r.order, markers) == 1.0 and r.result.extra["graph"]["shared_components"] == 1
+    kept = run_method("propagate", X, y, unwanted="kept")
+    assert _recall(kept.order, markers) == pytest.approx(before, abs=1e-3)
+    assert kept.result.extra["graph"]["shared_components"] == 0
+
+
+def test_a_given_batch_or_no_labels_leave_it_to_the_user(other_shapes):
+    """With the batch given nothing is inferred (it is the batch); without labels nothing is inferred either (a
+    split of every type may be what a label-free user looks for): the label-free scores as before."""
+    X, _, cls, markers = other_shapes.SHAPES["counts_hidden_batch"](0)
+    rng = np.random.default_rng(0)
+    rng.integers(0, 6, 2000)
+    batch = (rng.random(2000) < 0.5).astype(int)
+    y = other_shapes.budget_labels(cls, "2/class", 0)
+    given = run_method("propagate", X, y, batch=batch)
+    assert given.result.extra["graph"]["shared_components"] == 0 and _recall(given.order, markers) == 1.0
+    free = run_method("propagate", X, np.full(cls.size, -1))
+    assert free.result.extra["graph"].get("shared_components", 0) == 0
+
+
+def test_through_anndata_and_scikit_learn(other_shapes):
+    """The same draw through ``ssfs.tl.rank_features`` (blank labels) and ``SemiSupervisedSelector``: the fit
+    report holds the component, and the 90 markers come first."""
+    import anndata as ad
+    import pandas as pd
+
+    import ssfs.tl
+    from ssfs.selector import SemiSupervisedSelector
+
+    X, _, cls, markers = other_shapes.SHAPES["counts_hidden_batch"](0)
+    y = other_shapes.budget_labels(cls, "2/class", 0)
+    adata = ad.AnnData(X, obs=pd.DataFrame({"kind": pd.Categorical(np.where(y >= 0, y.astype(str), None))}))
+    with pytest.warns(UserWarning, match="read the sides as batches"):
+        ssfs.tl.rank_features(adata, groupby="kind")
+    assert adata.uns["propagate"]["fit"]["shared_components"] == 1
+    top = np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")[:markers.size]
+    assert np.isin(top, markers).all()
+    with pytest.warns(UserWarning, match="read the sides as batches"):
+        selector = SemiSupervisedSelector("propagate", n_features=90).fit(X, y)
+    assert selector.result_.extra["graph"]["shared_components"] == 1
+    assert np.isin(np.flatnonzero(selector.get_support()), markers).all()
