@@ -1063,13 +1063,14 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
         raise MethodError(f"propagate: unwanted must be one of {UNWANTED}, got {unwanted!r}")
     given = read_counts(X, counts)
     X, weight = clipped_tails(given, tails)
-    codes = np.asarray(y)
-    labeled = np.unique(codes[codes >= 0]).size >= 2  # else label-free scores, which need no content order
-    pos = canonical_rows(standardized(X)) if labeled else None  # the content order every part of the fit reads
-    sides, found = crossed_batches(X, y, unwanted, params, pos)
+    codes, space = np.asarray(y), params.get("space", "auto")
+    _check_choices(space=space)
+    labeled = np.unique(codes[codes >= 0]).size >= 2  # else label-free scores, which need neither
+    read = content_and_counts(X, space, params.get("refine_samples", REFINE_SAMPLES)) if labeled else None
+    sides, found = crossed_batches(X, y, unwanted, params, read)
     if sides is not None:
         params = {**params, "batch": sides}
-    model = _fitted(X, y, unclipped=given, unwanted=unwanted, pos=pos, **params)
+    model = _fitted(X, y, unclipped=given, unwanted=unwanted, read=read, **params)
     model.crossed = found
     if model.unwanted_basis is not None:
         basis, evidence = model.unwanted_basis, model.unwanted_evidence
@@ -1080,12 +1081,20 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     return model
 
 
-def crossed_batches(X, y, unwanted: str, params: dict, pos: np.ndarray) -> tuple[np.ndarray | None, int]:
+def content_and_counts(X, space: str, most: int) -> tuple[np.ndarray, CountModel | None]:
+    """(pos, counts) the fit reads X with, computed once: X's content order (:func:`canonical_rows` of X standardised:
+    folds and subsamples follow neither the sample order nor a feature's unit or offset) and the counts whose
+    residuals the graphs are built on (:func:`count_model`, overdispersion from ``most`` samples in that order)."""
+    pos = canonical_rows(standardized(X))
+    return pos, count_model(X, space, pos, most)
+
+
+def crossed_batches(X, y, unwanted: str, params: dict, read: tuple | None) -> tuple[np.ndarray | None, int]:
     """(sides, found): with ``unwanted="auto"``, labels of 2 classes or more and graphs on the residuals of counts
     (no ``batch``, ``graph`` or ``embedding`` given), the sides of the components every group shares
     (:func:`~ssfs.methods._shared.crossed.crossed_sides`: an unrecorded batch, a program of every type), which the
-    fit then reads as batches; (None, 0) otherwise. Many cells: found on :data:`REFINE_SAMPLES` of them chosen by
-    content (``pos``, :func:`~ssfs.methods._shared.signal.canonical_rows`). Planted counts of 6 types (4 draws,
+    fit then reads as batches; (None, 0) otherwise. ``read``: :func:`content_and_counts` of X. Many cells: found on
+    :data:`REFINE_SAMPLES` of them chosen by content. Planted counts of 6 types (4 draws,
     ``bench_other_shapes.py``): an unrecorded batch at 2 labels per type 0.36 -> 1.00 of the markers, at 1 % 0.48 ->
     1.00; a cell-cycle-like program 0.55 -> 1.00 and 0.56 -> 1.00 (docs/labels_that_count.md, "A component every
     group shares")."""
@@ -1094,9 +1103,9 @@ def crossed_batches(X, y, unwanted: str, params: dict, pos: np.ndarray) -> tuple
     if (unwanted != "auto" or (batch is not None and np.unique(batch).size > 1) or params.get("graph") is not None
             or params.get("embedding") is not None or np.unique(y[y >= 0]).size < 2):
         return None, 0
-    most = params.get("refine_samples", REFINE_SAMPLES)
-    model = count_model(X, params.get("space", "auto"), pos, most)  # the fit's, as _fitted reads it
-    return (None, 0) if model is None else crossed_sides(model, params.get("n_pcs", 50), y, content_rows(pos, most))
+    pos, model = read
+    rows = content_rows(pos, params.get("refine_samples", REFINE_SAMPLES))
+    return (None, 0) if model is None else crossed_sides(model, params.get("n_pcs", 50), y, rows)
 
 
 def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
@@ -1106,10 +1115,10 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
             unexplained: str = "interleave", explained: str = "auto", batch=None, classes=None,
             space: str = "auto", per_class: str = "auto",
             graph_free: str = "auto", gene_scale: str = "auto", sample_scale: str = "auto",
-            unclipped=None, unwanted: str = "kept", pos=None) -> Propagation:
-    """The model of X as it is read (:func:`fit_propagation`); ``classes``: names of the label codes (for the groups);
-    ``space``: the graphs' (:func:`count_model`); ``unclipped``: X before its heavy tails were clipped; ``unwanted``
-    "auto": an unfinished model where the held-out labels reject X's rising components (their basis in
+            unclipped=None, unwanted: str = "kept", read=None) -> Propagation:
+    """The model of X as it is read (:func:`fit_propagation`; ``read``: its :func:`content_and_counts`); ``classes``:
+    label codes' names; ``space``: the graphs' (:func:`count_model`); ``unclipped``: X before its tails were clipped;
+    ``unwanted`` "auto": an unfinished model where the held-out labels reject X's rising components (their basis in
     :attr:`Propagation.unwanted_basis`, :func:`unwanted_rejected`: :func:`fit_propagation` fits again without them)."""
     y = np.asarray(y, dtype=np.int64)
     lab = y >= 0
@@ -1123,10 +1132,10 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
         return _label_free(X, n_pcs, label_free, "fewer than 2 labeled classes: label-free scores", batch,
                            (graph, embedding), space, sample_scale)
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
-    pos = canonical_rows(standardized(X)) if pos is None else pos  # folds: not the sample order, nor a unit
+    pos, counts = content_and_counts(X, space, refine_samples) if read is None else read  # computed once
     opts = {"k": graph_neighbours(k, X.shape[0], np.unique(y[lab]).size), "n_pcs": n_pcs, "refine": int(refine),
             "genes": refine_genes(genes, X.shape[1], X.shape[0]),
-            "folds": FOLDS, "graphs": {}, "batch": batch, "counts": count_model(X, space, pos, refine_samples),
+            "folds": FOLDS, "graphs": {}, "batch": batch, "counts": counts,
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     chains = opts["refine"] and opts["genes"] < X.shape[1]
     rows = refinement_rows(y, pos, refine_samples) if chains else None

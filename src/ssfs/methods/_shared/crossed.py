@@ -37,16 +37,20 @@ CROSSED_SIDE = 0.05
 LABELS_FOLLOW_P = 0.01
 
 
-def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
-    """Cramér's V of two codings of the same samples (0: independent, 1: one determines the other)."""
+def contingency_chi2(a: np.ndarray, b: np.ndarray) -> tuple[float, int, int]:
+    """(Pearson's chi-square, rows, columns) of the contingency table of two codings (non-negative integers) of
+    the same samples, its empty rows and columns dropped."""
     table = np.zeros((int(a.max()) + 1, int(b.max()) + 1))
     np.add.at(table, (a, b), 1.0)
     table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
-    if min(table.shape) < 2:
-        return 0.0
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
-    chi2 = float(((table - expected) ** 2 / expected).sum())
-    return float(np.sqrt(chi2 / table.sum() / (min(table.shape) - 1)))
+    return float(((table - expected) ** 2 / expected).sum()), table.shape[0], table.shape[1]
+
+
+def cramers_v(a: np.ndarray, b: np.ndarray) -> float:
+    """Cramér's V of two codings of the same samples (0: independent, 1: one determines the other)."""
+    chi2, rows, cols = contingency_chi2(a, b)
+    return 0.0 if min(rows, cols) < 2 else float(np.sqrt(chi2 / a.size / (min(rows, cols) - 1)))
 
 
 def labels_follow(y: np.ndarray, side: np.ndarray) -> bool:
@@ -55,15 +59,10 @@ def labels_follow(y: np.ndarray, side: np.ndarray) -> bool:
     from scipy.special import chdtrc  # chi-square survival function (scipy.stats: 0.4 s of imports)
 
     lab = y >= 0
-    classes, codes = np.unique(y[lab], return_inverse=True)
-    sides = side[lab].astype(np.int64)
-    if classes.size < 2 or np.unique(sides).size < 2:
+    if not lab.any():
         return False
-    table = np.zeros((classes.size, 2))
-    np.add.at(table, (codes, sides), 1.0)
-    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
-    chi2 = float(((table - expected) ** 2 / expected).sum())
-    return bool(chdtrc(classes.size - 1, chi2) < LABELS_FOLLOW_P)
+    chi2, classes, sides = contingency_chi2(np.unique(y[lab], return_inverse=True)[1], side[lab].astype(np.int64))
+    return classes >= 2 and sides == 2 and bool(chdtrc(classes - 1, chi2) < LABELS_FOLLOW_P)
 
 
 def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tuple[np.ndarray | None, int]:
