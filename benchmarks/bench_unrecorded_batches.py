@@ -4,7 +4,8 @@ every group shares read as batches, docs/labels_that_count.md "A component every
 cells x 1,000 genes, every gene x log-normal(0, ``--batch-sd``) per batch, batches not given).
 
     python benchmarks/bench_unrecorded_batches.py --batches 2       # found: 0.99-1.00 of the markers
-    python benchmarks/bench_unrecorded_batches.py --batches 3       # not found: a loss to seurat_v3
+    python benchmarks/bench_unrecorded_batches.py --batches 3       # 2 components read together: 1.00
+    python benchmarks/bench_unrecorded_batches.py --batches 5       # not found (0.09-0.46): a loss to seurat_v3
 
 One line per draw and label budget: whether a component was read as batches, then the recall of the planted markers.
 """

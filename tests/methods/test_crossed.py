@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.methods._shared.crossed import cramers_v, crossed_sides, labels_follow
+from ssfs.methods._shared.crossed import cramers_v, crossed_sides, joint_groups, labels_follow
 from ssfs.methods._shared.residuals import CountModel
 from ssfs.simulate import get_scenario
 
@@ -117,3 +117,53 @@ def test_through_anndata_and_scikit_learn(other_shapes):
         selector = SemiSupervisedSelector("propagate", n_features=90).fit(X, y)
     assert selector.result_.extra["graph"]["shared_components"] == 1
     assert np.isin(np.flatnonzero(selector.get_support()), markers).all()
+
+
+def test_labels_follow_groups_of_three_with_their_degrees_of_freedom():
+    """Three groups: chi-square with (classes - 1)(groups - 1) degrees of freedom. Two classes of 4 labels each in
+    groups 0 / 1 and 2 (chi2 = 8 on 2 df: p = exp(-4) = 0.018, not below 0.01: not followed); 6 labels each
+    (chi2 = 12: p = exp(-6) = 0.0025: followed)."""
+    group = np.repeat([0, 1, 2], 10)
+    y = np.full(30, -1)
+    y[:4], y[10:12], y[20:22] = 0, 1, 1
+    assert not labels_follow(y, group)
+    y[:6], y[10:13], y[20:23] = 0, 1, 1
+    assert labels_follow(y, group)
+
+
+def test_components_read_together_by_hand():
+    """Three tight groups on the first two components (a triangle: neither axis alone splits in two sides holding
+    the rest alike), crossed with two groups on the third: the first two are read together, their centres the
+    triangle's corners; the same triangle with a corner on the third component's groups is not crossed."""
+    rng = np.random.default_rng(0)
+    corner = np.repeat([0, 1, 2], 200)
+    other = np.tile([0, 1], 300)
+    corners = np.array([[0.0, 0.0], [4.0, 0.0], [2.0, 3.5]])
+    Z = np.column_stack([corners[corner] + rng.normal(0, 0.3, (600, 2)), 4.0 * other + rng.normal(0, 0.3, 600)])
+    sides = np.greater(Z, np.median(Z, axis=0))
+    sides[:, :2] = Z[:, :2] > np.array([1.0, 1.75])  # each axis split between two corners
+    (columns, centres), = joint_groups(Z, 3, sides, [])
+    assert columns == (0, 1) and centres.shape == (3, 2)
+    assert np.abs(np.sort(centres, axis=0) - np.sort(corners, axis=0)).max() < 0.1
+    Z[:, 2] = 4.0 * (corner == 0) + rng.normal(0, 0.3, 600)  # the third component follows a corner
+    assert joint_groups(Z, 3, sides, []) == []  # the same blocks (sides as before): V = 1 with the third's groups
+    assert joint_groups(Z, 3, sides, [1]) == []  # a component taken alone is not read again
+
+
+@pytest.mark.parametrize("batches", [3, 4])
+def test_three_or_four_unrecorded_batches_are_read_together(batches):
+    """``ssfs.simulate``'s counts in 3 or 4 batches not recorded (5 types x 20 markers, 2,000 cells, seed 0): the
+    batches span ``batches - 1`` components read together, their groups are the batches; ``propagate`` at 2 labels
+    per type finds all 100 markers, 0.19-0.47 before (``unwanted="kept"``)."""
+    from ssfs.simulate import make_labels, simulate_counts
+
+    sim = simulate_counts(2000, 1000, 5, 20, rng=0, fold_change=(2, 6), n_batches=batches, batch_sd=0.6,
+                          mean_expression=0.5)
+    X = sim.expression()
+    y = make_labels(sim.classes, "2/class", 0)
+    codes, found = crossed_sides(CountModel.of(X), 50, y)
+    assert found == batches - 1 and cramers_v(codes, sim.batch) == pytest.approx(1.0)
+    with pytest.warns(UserWarning, match="read the sides as batches"):
+        r = run_method("propagate", X, y)
+    assert sim.recall(r.order) == 1.0 and r.result.extra["graph"]["shared_components"] == batches - 1
+    assert sim.recall(run_method("propagate", X, y, unwanted="kept").order) < 0.5

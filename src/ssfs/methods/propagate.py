@@ -2089,7 +2089,7 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                      f"{them})")
     if model.crossed:
         notes.append(f"{model.crossed} component{'s' if model.crossed > 1 else ''} of the counts' residuals split"
-                     f"{'' if model.crossed > 1 else 's'} the cells in two sides that hold every group of the others "
+                     f"{'' if model.crossed > 1 else 's'} the cells in sides that hold every group of the others "
                      "alike and that the labels do not follow (an unrecorded batch, a program of every type?): the "
                      "fit read the sides as batches (give batch= if they are known; unwanted='kept' keeps them)")
     if model.free_leads and model.free_unjudged:
