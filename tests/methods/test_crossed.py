@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.methods._shared.crossed import cramers_v, crossed_sides, joint_groups, labels_follow
+from ssfs.methods._shared.crossed import _crossed, cramers_v, crossed_sides, joint_groups, labels_follow
 from ssfs.methods._shared.residuals import CountModel
 from ssfs.simulate import get_scenario
 
@@ -167,3 +167,49 @@ def test_three_or_four_unrecorded_batches_are_read_together(batches):
         r = run_method("propagate", X, y)
     assert sim.recall(r.order) == 1.0 and r.result.extra["graph"]["shared_components"] == batches - 1
     assert sim.recall(run_method("propagate", X, y, unwanted="kept").order) < 0.5
+
+
+def _coded(counts_per_group):
+    """(code, groups) with ``counts_per_group[g][c]`` samples of group g in side (level) c."""
+    code, groups = [], []
+    for g, counts in enumerate(counts_per_group):
+        for c, n in enumerate(counts):
+            code += [c] * n
+            groups += [g] * n
+    return np.array(code), np.array(groups)
+
+
+def test_crossed_by_hand():
+    """Sides hold the other components' groups alike when Cramér's V <= 0.1, or V <= 0.3 with at least 0.3 of the
+    samples outside their group's commonest side. Groups of 100 split 60/40 and 40/60: phi = (0.3^2 - 0.2^2) / 0.5^2
+    = 0.2, 0.4 outside: crossed (a batch whose types' shares differ). 80/20 and 92/8: V = 1200 / sqrt(100^2 172 28)
+    = 0.173 but 0.14 outside: not (a small side the groups hold unevenly). 52/48 and 48/52: V 0.04; 70/30 and
+    30/70: V 0.4."""
+    assert _crossed(*_coded([[60, 40], [40, 60]]))
+    assert cramers_v(*_coded([[80, 20], [92, 8]])) == pytest.approx(1200 / np.sqrt(100 * 100 * 172 * 28))
+    assert not _crossed(*_coded([[80, 20], [92, 8]]))
+    assert _crossed(*_coded([[52, 48], [48, 52]]))
+    assert not _crossed(*_coded([[70, 30], [30, 70]]))
+
+
+@pytest.mark.parametrize("batches, seed", [(2, 2), (3, 2)])
+def test_batches_whose_types_shares_differ_are_still_found(batches, seed):
+    """Donors rarely hold the same mix of types: ``ssfs.simulate`` counts (3,000 cells, 5 types) of which each batch
+    keeps a random 10-100 % of each type's cells (Cramér's V of batch and type 0.29 and 0.21 here). The batches are
+    still read (their sides' V with the other components' groups is above 0.1, but half the cells are mixed), and the
+    markers found are those found with the batch given (2 labels per type); with ``unwanted="kept"`` 0.44 and 0.11."""
+    from ssfs.simulate import make_labels, simulate_counts
+
+    sim = simulate_counts(3000, 1000, 5, 20, rng=seed, fold_change=(2, 6), n_batches=batches, batch_sd=0.6,
+                          mean_expression=0.5)
+    rng = np.random.default_rng(seed)
+    share_kept = np.clip(1 - 0.9 * rng.random((batches, 5)), 0.05, 1)  # batch x type
+    keep = rng.random(sim.classes.size) < share_kept[sim.batch, sim.classes]
+    X, cls, batch = sim.expression()[keep], sim.classes[keep], sim.batch[keep]
+    y = make_labels(cls, "2/class", seed)
+    with pytest.warns(UserWarning, match="read the sides as batches"):
+        r = run_method("propagate", X, y)
+    assert r.result.extra["graph"]["shared_components"] == batches - 1
+    markers = np.asarray(sim.markers)
+    assert _recall(r.order, markers) == _recall(run_method("propagate", X, y, batch=batch).order, markers) == 1.0
+    assert _recall(run_method("propagate", X, y, unwanted="kept").order, markers) < 0.5
