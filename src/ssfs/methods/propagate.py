@@ -417,14 +417,18 @@ def count_model(X, space: str, pos: np.ndarray, most: int) -> CountModel | None:
     or "auto" for counts: :func:`~ssfs.methods._shared.counts.count_like` X without negative values),
     or None for graphs on X's values ("values", or "auto" for other X). The overdispersion from at
     most ``most`` samples chosen by content (``pos``). Measured: docs/labels_that_count.md, "Residuals"."""
+    return CountModel.of(X, content_rows(pos, most)) if on_residuals(X, space) else None
+
+
+def on_residuals(X, space: str) -> bool:
+    """Whether the graphs are built on the Pearson residuals of the counts behind X (:func:`count_model`); an
+    error for ``space="residuals"`` on X that holds no counts."""
     counts = count_like(X) and has_count_scale(X)
-    if space == "values" or (space == "auto" and not counts):
-        return None
-    if not counts:
+    if space == "residuals" and not counts:
         raise MethodError("propagate: space='residuals' needs counts or log1p-normalised counts (non-negative: "
                           "sparse, half zeros, long-tailed integers or log counts); these data are not: use "
                           "space='values'")
-    return CountModel.of(X, content_rows(pos, most))
+    return counts and space != "values"
 
 
 def refine_genes(genes, p: int, n: int | None = None) -> int:
@@ -1090,19 +1094,24 @@ def content_and_counts(X, space: str, most: int) -> tuple[np.ndarray, CountModel
 
 
 def crossed_batches(X, y, unwanted: str, params: dict, read: tuple | None) -> tuple[np.ndarray | None, int]:
-    """(sides, found): with ``unwanted="auto"``, labels of 2 classes or more and graphs on the residuals of counts
-    (no ``batch``, ``graph`` or ``embedding`` given), the sides of the components every group shares
-    (:func:`~ssfs.methods._shared.crossed.crossed_sides`: an unrecorded batch, a program of every type), which the
-    fit then reads as batches; (None, 0) otherwise. ``read``: :func:`content_and_counts` of X. Many cells: found on
+    """(sides, found): with ``unwanted="auto"`` and graphs on the residuals of counts (no ``batch``, ``graph`` or
+    ``embedding`` given), the sides of the components every group shares that labels of 2 classes or more do not
+    follow (:func:`~ssfs.methods._shared.crossed.crossed_sides`: an unrecorded batch, a program of every type), which
+    the fit then reads as batches; (None, 0) otherwise. Without labels (session 42) nothing can veto them: the fit
+    warns. ``read``: :func:`content_and_counts` of X (None: computed here for counts). Many cells: found on
     :data:`REFINE_SAMPLES` of them chosen by content. Planted counts of 6 types (4 draws,
     ``bench_other_shapes.py``): an unrecorded batch at 2 labels per type 0.36 -> 1.00 of the markers, at 1 % 0.48 ->
-    1.00; a cell-cycle-like program 0.55 -> 1.00 and 0.56 -> 1.00 (docs/labels_that_count.md, "A component every
-    group shares")."""
+    1.00, without labels 0.33 -> 0.99; a cell-cycle-like program 0.55 -> 1.00, 0.56 -> 1.00 and 0.37 -> 0.99
+    (docs/labels_that_count.md, "A component every group shares")."""
     y = np.asarray(y)
     batch = batch_codes(params.get("batch"), y.size, "propagate: batch", MethodError)  # one batch is no batch
     if (unwanted != "auto" or (batch is not None and np.unique(batch).size > 1) or params.get("graph") is not None
-            or params.get("embedding") is not None or np.unique(y[y >= 0]).size < 2):
+            or params.get("embedding") is not None):
         return None, 0
+    if read is None:  # a label-free fit reads neither otherwise
+        if not on_residuals(X, params.get("space", "auto")):
+            return None, 0
+        read = content_and_counts(X, params.get("space", "auto"), params.get("refine_samples", REFINE_SAMPLES))
     pos, model = read
     rows = content_rows(pos, params.get("refine_samples", REFINE_SAMPLES))
     return (None, 0) if model is None else crossed_sides(model, params.get("n_pcs", 50), y, rows)
@@ -2090,7 +2099,7 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
     if model.crossed:
         notes.append(f"{model.crossed} component{'s' if model.crossed > 1 else ''} of the counts' residuals split"
                      f"{'' if model.crossed > 1 else 's'} the cells in sides that hold every group of the others "
-                     "alike and that the labels do not follow (an unrecorded batch, a program of every type?): the "
+                     "alike, no labeled class following them (an unrecorded batch, a program of every type?): the "
                      "fit read the sides as batches (give batch= if they are known; unwanted='kept' keeps them)")
     if model.free_leads and model.free_unjudged:
         notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
