@@ -125,34 +125,67 @@ def test_through_anndata_and_scikit_learn(other_shapes):
 
 
 def test_labels_follow_groups_of_three_with_their_degrees_of_freedom():
-    """Three groups: chi-square with (classes - 1)(groups - 1) degrees of freedom. Two classes of 4 labels each in
-    groups 0 / 1 and 2 (chi2 = 8 on 2 df: p = exp(-4) = 0.018, not below 0.01: not followed); 6 labels each
-    (chi2 = 12: p = exp(-6) = 0.0025: followed)."""
+    """Three groups: chi-square with (classes - 1)(groups - 1) degrees of freedom (p = exp(-chi2 / 2) on 2). Two
+    classes of 10 labels in groups 0 / 1 / 2 as 6 / 2 / 2 and 2 / 4 / 4: chi2 = 2 (1 + 1/3 + 1/3) = 3.33, p = 0.19,
+    V = sqrt(3.33 / 20) = 0.41: not followed; 6 labels each, class 0 in group 0, class 1 in groups 1 and 2:
+    chi2 = 12, p = exp(-6) = 0.0025: followed."""
     group = np.repeat([0, 1, 2], 10)
     y = np.full(30, -1)
-    y[:4], y[10:12], y[20:22] = 0, 1, 1
+    y[:6], y[10:12], y[20:22] = 0, 0, 0
+    y[6:8], y[12:16], y[22:26] = 1, 1, 1
     assert not labels_follow(y, group)
+    y[:] = -1
     y[:6], y[10:13], y[20:23] = 0, 1, 1
     assert labels_follow(y, group)
 
 
+def test_few_labels_follow_sides_of_their_own():
+    """2 classes of 3 labels, each class on a side of its own: chi2 = 6 on 1 degree of freedom, p = 0.014, not below
+    0.01, but Cramér's V = 1 >= 0.8: followed (the sides are the classes, not a batch). A label of each class more,
+    on the other's side (3 / 1 and 1 / 2): chi2 = 1.22, p = 0.27, V = sqrt(1.22 / 7) = 0.42: not followed."""
+    side = np.repeat([0, 1], 10)
+    y = np.full(20, -1)
+    y[:3], y[10:13] = 0, 1
+    assert labels_follow(y, side)
+    y[12] = 0
+    y[3] = 1
+    assert not labels_follow(y, side)
+
+
+def test_two_types_alone_are_not_a_batch():
+    """Two strongly separate types and nothing else (``ssfs.simulate`` counts, 2 types x 50 markers 5-10-fold,
+    seeds 0-1): their component splits in two clear sides, and the only other component (a weak one) holds them
+    alike, but one other component is too little to say the sides are crossed with anything: nothing is read, with
+    3 labels per type or none, and every marker comes first (before: 0.23-0.29 and 0.54-0.62)."""
+    from ssfs.simulate import make_labels, simulate_counts
+
+    for seed in (0, 1):
+        sim = simulate_counts(2000, 1000, 2, 50, rng=seed, fold_change=(5, 10), mean_expression=0.5)
+        X = sim.expression()
+        for y in (make_labels(sim.classes, "3/class", seed), np.full(sim.classes.size, -1)):
+            assert crossed_sides(CountModel.of(X), 50, y) == (None, 0)
+            assert sim.recall(run_method("propagate", X, y).order) == 1.0
+
+
 def test_components_read_together_by_hand():
     """Three tight groups on the first two components (a triangle: neither axis alone splits in two sides holding
-    the rest alike), crossed with two groups on the third: the first two are read together, their centres the
-    triangle's corners; the same triangle with a corner on the third component's groups is not crossed."""
+    the rest alike), crossed with two groups on each of two more: the first two are read together, their centres the
+    triangle's corners; the same triangle with a corner on the third component's groups is not crossed. With one
+    component besides the triangle there is too little to be crossed with (``CROSSED_REST`` = 2)."""
     rng = np.random.default_rng(0)
     corner = np.repeat([0, 1, 2], 200)
-    other = np.tile([0, 1], 300)
+    others = np.column_stack([np.tile([0, 1], 300), rng.permutation(np.tile([0, 1], 300))])
     corners = np.array([[0.0, 0.0], [4.0, 0.0], [2.0, 3.5]])
-    Z = np.column_stack([corners[corner] + rng.normal(0, 0.3, (600, 2)), 4.0 * other + rng.normal(0, 0.3, 600)])
+    Z = np.column_stack([corners[corner] + rng.normal(0, 0.3, (600, 2)), 4.0 * others + rng.normal(0, 0.3, (600, 2))])
     sides = np.greater(Z, np.median(Z, axis=0))
     sides[:, :2] = Z[:, :2] > np.array([1.0, 1.75])  # each axis split between two corners
-    (columns, centres), = joint_groups(Z, 3, sides, [])
+    (columns, centres), = joint_groups(Z, 4, sides, [])
     assert columns == (0, 1) and centres.shape == (3, 2)
     assert np.abs(np.sort(centres, axis=0) - np.sort(corners, axis=0)).max() < 0.1
+    assert joint_groups(Z[:, :3], 3, sides[:, :3], []) == []  # one other component
     Z[:, 2] = 4.0 * (corner == 0) + rng.normal(0, 0.3, 600)  # the third component follows a corner
-    assert joint_groups(Z, 3, sides, []) == []  # the same blocks (sides as before): V = 1 with the third's groups
-    assert joint_groups(Z, 3, sides, [1]) == []  # a component taken alone is not read again
+    assert joint_groups(Z, 4, sides, []) == []  # the same blocks (sides as before): V = 1 with the third's groups
+    assert joint_groups(Z, 4, sides, [1]) == []  # a component taken alone is not read again
 
 
 @pytest.mark.parametrize("batches", [3, 4])
