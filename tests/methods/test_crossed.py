@@ -205,6 +205,8 @@ def test_three_or_four_unrecorded_batches_are_read_together(batches):
         r = run_method("propagate", X, y)
     assert sim.recall(r.order) == 1.0 and r.result.extra["graph"]["shared_components"] == batches - 1
     assert sim.recall(run_method("propagate", X, y, unwanted="kept").order) < 0.5
+    many = run_method("propagate", X, y, refine_samples=500)  # as for many cells: found on 500, every cell grouped
+    assert sim.recall(many.order) == 1.0 and many.result.extra["graph"]["shared_components"] == batches - 1
 
 
 def _coded(counts_per_group):
