@@ -84,11 +84,11 @@ def labels_follow(y: np.ndarray, side: np.ndarray) -> bool:
     lab = y >= 0
     if not lab.any():
         return False
-    classes = np.unique(y[lab], return_inverse=True)[1]
-    chi2, rows, sides = contingency_chi2(classes, side[lab].astype(np.int64))
+    classes, where = np.unique(y[lab], return_inverse=True)[1], side[lab].astype(np.int64)
+    chi2, rows, sides = contingency_chi2(classes, where)
     if rows < 2 or sides < 2:
         return False
-    table = contingency(classes, side[lab].astype(np.int64))[np.bincount(classes) >= 2]
+    table = contingency(classes, where)[np.bincount(classes) >= 2]
     own_side = (table > 0).sum(axis=1) == 1  # the classes of 2 labels or more whose labels share a side
     pure = table.shape[0] >= 2 and own_side.all() and np.unique(table.argmax(axis=1)).size >= 2
     return bool(pure or chdtrc((rows - 1) * (sides - 1), chi2) < LABELS_FOLLOW_P)
@@ -98,8 +98,8 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
     """(codes, found): every cell's side of each component of the counts' residuals
     (:func:`~ssfs.methods._shared.residuals.residual_embedding`) that splits in two sides (Otsu's eta at least
     :data:`CROSSED_ETA`, each side at least :data:`CROSSED_SIDE` of the cells) holding the k-means groups of the
-    other components alike (Cramér's V at most :data:`CROSSED_V`), and every cell's group of the components read
-    together (:func:`joint_groups`: three batches or more), that the labels ``y`` do not follow
+    other components (at least :data:`CROSSED_REST`) alike (:func:`_crossed`), and every cell's group of the
+    components read together (:func:`joint_groups`: three batches or more), that the labels ``y`` do not follow
     (:func:`labels_follow`), combined into one code per cell (None when none is found; ``found``: the components
     read). ``rows``: the components, sides and groups from those cells only (many cells: the cost of a subsample),
     every cell projected on the components found and sided."""
