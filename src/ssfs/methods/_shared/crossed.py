@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from .kmeans import kmeans
-from .propagation import _otsu
+from .populations import contingency
+from .propagation import otsu
 from .residuals import CountModel, residual_embedding
 
 #: Otsu's eta from which a component's cells fall in two sides (2/pi = 0.64 for normal scores)
@@ -53,17 +54,11 @@ JOINT_V = 0.3
 JOINT_MOST = 3
 
 
-def contingency(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The contingency table of two codings (non-negative integers) of the same samples, its empty rows and
-    columns dropped."""
-    table = np.zeros((int(a.max()) + 1, int(b.max()) + 1))
-    np.add.at(table, (a, b), 1.0)
-    return table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
-
-
 def contingency_chi2(a: np.ndarray, b: np.ndarray) -> tuple[float, int, int]:
-    """(Pearson's chi-square, rows, columns) of the :func:`contingency` table of two codings of the same samples."""
+    """(Pearson's chi-square, rows, columns) of the :func:`~ssfs.methods._shared.populations.contingency` table of
+    two codings (non-negative integers) of the same samples, its empty rows and columns dropped."""
     table = contingency(a, b)
+    table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
     return float(((table - expected) ** 2 / expected).sum()), table.shape[0], table.shape[1]
 
@@ -104,7 +99,7 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
     read). ``rows``: the components, sides and groups from those cells only (many cells: the cost of a subsample),
     every cell projected on the components found and sided."""
     Z, d = residual_embedding(model if rows is None else model.subset(rows), n_pcs)
-    cuts = [_otsu(Z[:, j]) for j in range(d)]
+    cuts = [otsu(Z[:, j]) for j in range(d)]
     sides = np.greater(Z, [threshold for _, threshold in cuts])
     taken = []
     for j, (eta, threshold) in enumerate(cuts):

@@ -48,7 +48,7 @@ def separation(W, groups: np.ndarray) -> np.ndarray:
         return np.where(size > 1, np.bincount(g, weights=share, minlength=G) / size, np.nan)
 
 
-def _contingency(groups: np.ndarray, other: np.ndarray) -> np.ndarray:
+def contingency(groups: np.ndarray, other: np.ndarray) -> np.ndarray:
     """G x H counts of the samples in group g of ``groups`` and group h of ``other`` (codes >= 0;
     samples of code < 0 in ``other`` belong to none of its groups; at least one column)."""
     g = np.asarray(groups, dtype=np.int64)
@@ -61,7 +61,7 @@ def _contingency(groups: np.ndarray, other: np.ndarray) -> np.ndarray:
 def best_overlap(groups: np.ndarray, other: np.ndarray) -> np.ndarray:
     """Per group code 0..G-1 of ``groups``: the largest Jaccard index |A ∩ B| / |A ∪ B| between it
     and a group B of ``other`` (codes >= 0; samples of code < 0 belong to none), 0 for an empty one."""
-    common = _contingency(groups, other)
+    common = contingency(groups, other)
     sizes = np.bincount(np.asarray(groups, dtype=np.int64), minlength=common.shape[0])[:, None]
     union = sizes + common.sum(axis=0)[None, :] - common
     jaccard = np.divide(common, union, out=np.zeros_like(common), where=union > 0)
@@ -73,7 +73,7 @@ def labeled_by_host(groups: np.ndarray, other: np.ndarray, labels: np.ndarray) -
     the code of its host, the group of ``other`` holding most of its samples (ties: the lowest code)."""
     g = np.asarray(groups, dtype=np.int64)
     lab = np.asarray(labels, dtype=np.int64)
-    host = _contingency(g, other).argmax(axis=1)
+    host = contingency(g, other).argmax(axis=1)
     hit = (lab >= 0) & (lab == host[g])
     return np.bincount(g[hit], minlength=host.size) > 0
 

@@ -233,7 +233,7 @@ def graph_agreement(W, y: np.ndarray, n_classes: int, *, positions=None, folds: 
                               positions=positions, folds=folds, enough=enough)
 
 
-def _otsu(r: np.ndarray) -> tuple[float, float]:
+def otsu(r: np.ndarray) -> tuple[float, float]:
     """(eta, threshold): Otsu's split of the values r maximising the between-part variance,
     eta = between / total (2/pi for a normal distribution, near 1 for two separate modes);
     each part at least 2 % of the values."""
@@ -334,7 +334,7 @@ def unreached_groups(F: np.ndarray, y: np.ndarray, *, floor=None, min_size: int 
     nxt = K
     for c in range(K):  # one test per class
         members = np.flatnonzero(g == c)
-        eta, thr = _otsu(reach[members])
+        eta, thr = otsu(reach[members])
         low = members[reach[members] < thr]
         few_labeled = lab[low].sum() < max(LABELED_TAIL * lab[members].sum(), 1.0)
         low = low[~lab[low]]
