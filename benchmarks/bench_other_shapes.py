@@ -14,7 +14,9 @@ class, a 60-sample two-class study of 6,000 genes, three shapes z-scored gene by
 (session 36); gene modules of equal variance (10 modules at 30 % of the noise, 40 at 60 %), a continuous program,
 classes of two subclusters, markers of mixed strength and on/off counts of 10 types (session 40, a blind check);
 SNP genotypes, methylation beta values, classes cut from a continuum, censored intensities with zeros for missing
-values, and counts with a cell-cycle-like program, an unrecorded batch or doublets (session 41, a blind check).
+values, and counts with a cell-cycle-like program, an unrecorded batch or doublets (session 41, a blind check);
+counts whose types differ in depth (one at 4x, one at 0.4x), with dropouts, with markers lower in their type, with
+ambient RNA, of six types of 40 % down to 3 %, of two lineages of three types, and along a continuum (session 43).
 The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
 are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
 scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
@@ -326,6 +328,76 @@ def typed_counts(seed: int, n=2000, p=1500, k=6, per=15, fold=3.0, depth=2000, n
     return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e4), C, cls, markers
 
 
+def _log_counts(rng, lam: np.ndarray, dispersion: float = 4.0) -> tuple[np.ndarray, np.ndarray]:
+    """(log1p(CP10k), counts) of negative binomial counts of means ``lam`` (size ``dispersion``)."""
+    C = rng.negative_binomial(dispersion, dispersion / (dispersion + lam)).astype(float)
+    return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4), C
+
+
+def planted_counts(seed: int, n=2000, p=2000, k=5, per=15, fold=3.0, depth=2500, shares=None, depths=None,
+                   down=False, dropout=0.0, ambient=0.0):
+    """Negative binomial counts (size 4) of ``k`` types (``shares``; equal by default), library sizes
+    log-normal(log ``depth``, 0.4) times the type's factor in ``depths``; each type's ``per`` markers (among the 60 %
+    most expressed genes, the 40 % with ``down``) ``fold``-fold higher in it, or ``fold``-fold lower with ``down``.
+    ``dropout``: every count zeroed with probability exp(-``dropout`` x its mean); ``ambient``: every cell's profile
+    mixed with the pooled one at U(0.05, ``ambient``) (session 43, a blind check)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k, shares)
+    base = np.exp(rng.normal(-1.0, 1.6, p))
+    pool = np.flatnonzero(base > np.quantile(base, 0.6 if down else 0.4))
+    markers = rng.choice(pool, k * per, replace=False)
+    mu = np.tile(base, (k, 1))
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= 1.0 / fold if down else fold
+    mu /= mu.sum(axis=1, keepdims=True)
+    M = mu[cls]
+    if ambient:
+        mixed = rng.uniform(0.05, ambient, n)[:, None]
+        M = (1.0 - mixed) * M + mixed * M.mean(axis=0)
+    totals = rng.lognormal(np.log(depth), 0.4, n) * (1.0 if depths is None else np.asarray(depths, float)[cls])
+    lam = M * totals[:, None]
+    X, C = _log_counts(rng, lam)
+    if dropout:
+        C[rng.random(C.shape) < np.exp(-dropout * lam)] = 0.0
+        X = np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4)
+    return X, C, cls, markers
+
+
+def lineage_counts(seed: int, n=2400, p=2000, lineages=2, sub=3, lineage_per=20, sub_per=10, depth=2500):
+    """Counts of ``lineages`` x ``sub`` types: each lineage's ``lineage_per`` markers 3-fold higher in its types,
+    each type's ``sub_per`` markers 2-fold higher in it alone; the markers are both (session 43, a blind check)."""
+    rng = np.random.default_rng(seed)
+    k = lineages * sub
+    cls = _classes(rng, n, k)
+    base = np.exp(rng.normal(-1.0, 1.6, p))
+    markers = rng.choice(np.flatnonzero(base > np.quantile(base, 0.4)), lineages * lineage_per + k * sub_per,
+                         replace=False)
+    mu = np.tile(base, (k, 1))
+    for lineage in range(lineages):
+        mu[lineage * sub:(lineage + 1) * sub, markers[lineage * lineage_per:(lineage + 1) * lineage_per]] *= 3.0
+    own = markers[lineages * lineage_per:]
+    for c in range(k):
+        mu[c, own[c * sub_per:(c + 1) * sub_per]] *= 2.0
+    mu /= mu.sum(axis=1, keepdims=True)
+    return (*_log_counts(rng, mu[cls] * rng.lognormal(np.log(depth), 0.5, n)[:, None]), cls, markers)
+
+
+def continuum_counts(seed: int, n=2000, p=2000, k=4, graded=60, fold=4.0, depth=2500):
+    """Counts of cells along a time t ~ U(0, 1), class = its quarter of t; the ``graded`` markers' log means follow
+    a sigmoid of t (threshold U(0.2, 0.8), width 0.08, +-log ``fold``), the counts' version of :func:`gradient`."""
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0.0, 1.0, n)
+    cls = np.minimum((t * k).astype(int), k - 1)
+    base = np.exp(rng.normal(-1.0, 1.6, p))
+    markers = rng.choice(np.flatnonzero(base > np.quantile(base, 0.4)), graded, replace=False)
+    log_mu = np.tile(np.log(base), (n, 1))
+    step = 1.0 / (1.0 + np.exp(-(t[:, None] - rng.uniform(0.2, 0.8, graded)) / 0.08))
+    log_mu[:, markers] += np.log(fold) * rng.choice([-1.0, 1.0], graded) * step
+    mu = np.exp(log_mu)
+    mu /= mu.sum(axis=1, keepdims=True)
+    return (*_log_counts(rng, mu * rng.lognormal(np.log(depth), 0.4, n)[:, None]), cls, markers)
+
+
 SHAPES = {
     "heteroscedastic": lambda s: gaussian_array(s, hetero=True),
     "many_classes": lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5),
@@ -367,6 +439,13 @@ SHAPES = {
     "counts_program": lambda s: typed_counts(s, nuisance="program"),
     "counts_hidden_batch": lambda s: typed_counts(s, nuisance="batch"),
     "counts_doublets": lambda s: typed_counts(s, nuisance="doublets"),
+    "depth_confounded_counts": lambda s: planted_counts(s, depths=[4.0, 0.4, 1.0, 1.0, 1.0]),
+    "zero_inflated_counts": lambda s: planted_counts(s, depth=3000, dropout=0.5),
+    "down_marker_counts": lambda s: planted_counts(s, fold=4.0, down=True),
+    "ambient_counts": lambda s: planted_counts(s, fold=5.0, ambient=0.4),
+    "type_sizes_counts": lambda s: planted_counts(s, n=3000, k=6, shares=[0.40, 0.25, 0.15, 0.10, 0.07, 0.03]),
+    "lineage_counts": lineage_counts,
+    "continuum_counts": continuum_counts,
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -161,6 +161,7 @@ TIGHT = {
     'tests/methods/test_residuals.py::test_one_overdispersion_for_all_genes_as_hotspots_moment_estimate': 'reference',
     'tests/methods/test_residuals.py::test_residual_scores_on_a_subsample_and_on_a_given_graph': 'order',
     'tests/methods/test_residuals.py::test_residuals_and_their_shared_variance_by_hand': 'order',
+    'tests/methods/test_residuals.py::test_the_groups_r2_of_the_residuals_by_hand': 'order',
     'tests/methods/test_residuals.py::test_the_residual_space_counts_structure_with_every_gene_scaled': 'lapack',
     'tests/methods/test_som.py::test_som_deterministic_and_sparse_equals_dense': 'order',
     'tests/methods/test_som.py::test_som_matches_direct_batch_updates': 'order',

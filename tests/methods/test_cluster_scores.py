@@ -120,9 +120,9 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     populations the data separate that the labels' groups miss (:func:`ssfs.methods.propagate.unseen_populations`),
     those the data's other k-means groups explain, then the rest. ``ssfs.simulate``'s rare type (40 of
     2,000 cells, none labeled at 1 %, seed 0) is such a population (its cells spread over the labeled
-    groups): 17 of its 20 markers in the top m; 14 with the data's groups in one tier ordered by the
-    labels' R^2 (session 26), 11 without them (seeds 0-11: 0.933 -> 0.963 of all markers; 0.971 without
-    labels)."""
+    groups): 17 of its 20 markers in the top m; 13 with the data's groups in one tier ordered by the
+    labels' R^2 (session 26), 14 without them (14 and 11 on the log values' R^2 before session 43; seeds 0-11:
+    0.933 -> 0.963 of all markers then; 0.971 without labels)."""
     scen = get_scenario("rare")
     sim = scen.simulate(0, True)
     y = scen.labels(sim, "1%", seed=0)
@@ -142,7 +142,7 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     extra = ranked.result.extra
     assert extra["unseen_sizes"] == [40]
     explained, unseen, by_data = extra["explained"], extra["unseen"], seen["data"].explained
-    assert not (explained & unseen).any() and unseen.sum() >= 15
+    assert unseen.sum() >= 15 and (explained & unseen).sum() <= 10  # the markers its cells raise in the labels' groups
     assert np.isin(hidden, np.flatnonzero(unseen)).sum() >= 15  # the population's features are its markers
     place = np.empty(ranked.order.size, dtype=np.int64)
     place[ranked.order] = np.arange(ranked.order.size)
@@ -155,4 +155,5 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     monkeypatch.setattr(P, "_label_free_beside", lambda *a, **kw: (original(*a, **kw)[0], None, "clusters"))
     former = _quiet(run_method, "propagate", sim.X, y, rng=0).order
     found = [int(np.isin(hidden, order[:m]).sum()) for order in (ranked.order, one_tier, former)]
-    assert found[0] >= found[1] + 2 >= found[2] + 4 and found[0] >= 16, found  # 17, 14, 11
+    # 17, 13, 14 since session 43's residual R^2 (17, 14, 11 on the log values' R^2)
+    assert found[0] >= max(found[1], found[2]) + 3 and found[0] >= 16, found

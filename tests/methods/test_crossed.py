@@ -65,12 +65,13 @@ def test_types_components_are_never_read_as_batches(name):
     assert crossed_sides(CountModel.of(sim.expression()), 50, y) == (None, 0)
 
 
-@pytest.mark.parametrize("shape, budget, before", [("counts_hidden_batch", "2/class", 0.278),
-                                                    ("counts_hidden_batch", "1%", 0.311),
-                                                    ("counts_program", "1%", 0.533)])
+@pytest.mark.parametrize("shape, budget, before", [("counts_hidden_batch", "2/class", 0.356),
+                                                    ("counts_hidden_batch", "1%", 0.433),
+                                                    ("counts_program", "1%", 0.622)])
 def test_the_markers_are_found_within_the_sides(other_shapes, shape, budget, before):
     """``propagate`` with its defaults reads the sides as batches and finds all 90 markers (seurat_v3: 0.58-0.64 of
-    them); ``unwanted="kept"`` gives the fit before (seed 0 at 2 per class, seed 2 at 1 %), and reports 0."""
+    them); ``unwanted="kept"`` gives the fit before (seed 0 at 2 per class, seed 2 at 1 %; 0.278, 0.311 and 0.533 before
+    session 43 took the R^2 of the residuals), and reports 0."""
     seed = 0 if budget == "2/class" else 2
     X, _, cls, markers = other_shapes.SHAPES[shape](seed)
     y = other_shapes.budget_labels(cls, budget, seed)
@@ -237,7 +238,8 @@ def test_batches_whose_types_shares_differ_are_still_found(batches, seed):
     """Donors rarely hold the same mix of types: ``ssfs.simulate`` counts (3,000 cells, 5 types) of which each batch
     keeps a random 10-100 % of each type's cells (Cramér's V of batch and type 0.29 and 0.21 here). The batches are
     still read (their sides' V with the other components' groups is above 0.1, but half the cells are mixed), and the
-    markers found are those found with the batch given (2 labels per type); with ``unwanted="kept"`` 0.44 and 0.11."""
+    markers found are those found with the batch given (2 labels per type); with ``unwanted="kept"`` 0.55 and 0.11
+    (0.44 and 0.11 before session 43's residual R^2)."""
     from ssfs.simulate import make_labels, simulate_counts
 
     sim = simulate_counts(3000, 1000, 5, 20, rng=seed, fold_change=(2, 6), n_batches=batches, batch_sd=0.6,
@@ -252,4 +254,4 @@ def test_batches_whose_types_shares_differ_are_still_found(batches, seed):
     assert r.result.extra["graph"]["shared_components"] == batches - 1
     markers = np.asarray(sim.markers)
     assert _recall(r.order, markers) == _recall(run_method("propagate", X, y, batch=batch).order, markers) == 1.0
-    assert _recall(run_method("propagate", X, y, unwanted="kept").order, markers) < 0.5
+    assert _recall(run_method("propagate", X, y, unwanted="kept").order, markers) < 0.6

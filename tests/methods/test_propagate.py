@@ -544,8 +544,8 @@ def test_with_unexplained_tiers_ahead_by_hand():
 
 def test_a_rare_type_nobody_labeled_keeps_its_markers_with_one_percent_labels():
     """``ssfs.simulate``'s rare type (40 of 2,000 cells, 20 markers) with 1 % labels, none on it
-    (seed 0): its cells spread over the labeled types' groups and their R^2 ranks few of its
-    markers ("r2": 0.858 of all markers, the other types' 100); after the features the groups
+    (seed 0): its cells spread over the labeled types' groups and their R^2 ranks about half of its
+    markers ("r2": 0.925 of all markers, the other types' 100); after the features the groups
     explain, those of the population the data separate and the groups miss bring most of them back."""
     from ssfs.simulate import get_scenario
 
@@ -563,15 +563,18 @@ def test_a_rare_type_nobody_labeled_keeps_its_markers_with_one_percent_labels():
         for how in ("interleave", "r2"):
             runs[how] = r = run_method("propagate", X, y, unexplained=how, per_class="none")  # no leaders: the parts
             found[how] = (sim.recall(r.order), int(np.isin(rare, r.order[: sim.markers.size]).sum()))
-    assert found["r2"][1] <= 5 and found["interleave"][1] >= 15, found
-    assert found["interleave"][0] >= found["r2"][0] + 0.1, found
-    # measured 3 and 17 of 20 (0.858 and 0.975; 14 and 0.950 before session 27 placed the population
+    assert found["r2"][1] <= 12 and found["interleave"][1] >= found["r2"][1] + 5, found
+    assert found["interleave"][0] >= found["r2"][0] + 0.04, found
+    # measured 11 and 17 of 20 (0.925 and 0.975) since session 43 took the R^2 of the residuals (3 and 17,
+    # 0.858 and 0.975, on the log values'); 14 and 0.950 before session 27 placed the population
     # the labels' groups miss right after their explained features, 11 and 0.925 before session 26
     # ranked the features the data's own groups explain with those; on the log values' graphs 0 and 12);
     # the scores are those of the parts, bit for bit
     extra = runs["interleave"].result.extra
     explained = extra["explained"]
-    assert explained.sum() == 100 and runs["r2"].result.extra["explained"] is None
+    rare_explained = np.isin(rare, np.flatnonzero(explained)).sum()  # its cells raise the labeled groups' R^2 too
+    assert np.isin(sim.markers, np.flatnonzero(explained)).sum() == 100 + rare_explained and rare_explained == 8
+    assert explained.sum() == 109 and runs["r2"].result.extra["explained"] is None  # one of 880 others
     data = cluster_parts(X, 50)
     unseen, unseen_r2, sizes, _ = unseen_populations(X, data, extra["groups"], y, explained)
     assert sizes == [40] and np.array_equal(unseen, extra["unseen"])
@@ -697,8 +700,9 @@ def test_a_graph_that_carries_the_classes_little_takes_a_graph_free_score_in_tur
                                                                                   graph_free_used):
     """Splatter-like counts of 100 cells, 3 labels per type (seed 4): the propagated samples weigh
     0.01, the graph carries the types little, and its autocorrelation ranks noise among the weak
-    markers; the Pearson residual variance taken in turn finds more of them (measured 0.142 ->
-    0.200 of 120 in the top 120; seurat_v3 HVG there 0.2), and a warning says so. Planted counts of 200
+    markers; the Pearson residual variance taken in turn finds more of them (measured 0.150 ->
+    0.183 of 120 in the top 120 since session 43's residual R^2, 0.142 -> 0.200 before; seurat_v3 HVG there
+    0.2), and a warning says so. Planted counts of 200
     cells (weight 0.7): the graph's order, bit for bit, no such warning."""
     from ssfs.simulate import get_scenario
 
@@ -718,7 +722,7 @@ def test_a_graph_that_carries_the_classes_little_takes_a_graph_free_score_in_tur
     assert (weight < 0.25) == graph_free_used == auto.result.extra["graph"]["graph_free"], weight
     assert not never.result.extra["graph"]["graph_free"]
     if graph_free_used:
-        assert sim.recall(auto.order) >= sim.recall(never.order) + 0.04, (sim.recall(auto.order),
+        assert sim.recall(auto.order) >= sim.recall(never.order) + 0.03, (sim.recall(auto.order),
                                                                           sim.recall(never.order))
     else:
         np.testing.assert_array_equal(auto.scores, never.scores)

