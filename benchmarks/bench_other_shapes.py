@@ -451,6 +451,8 @@ SHAPES = {
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
                  "variance"]
 COUNT_METHODS = ARRAY_METHODS + ["hvg_seurat_v3", "hvg_pearson"]
+#: label-free count anchors run only when named in ``--methods`` (label-free: the same order at every budget)
+ON_REQUEST = ["hotspot", "triku"]
 
 
 def per_class_labels(cls: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -495,8 +497,8 @@ def run(shapes, seeds, budgets, methods=None) -> list[dict]:
             data = {"expression": X, "counts": counts}
             for budget in budgets:
                 y = budget_labels(cls, budget, seed)
-                for method in [m for m in (COUNT_METHODS if counts is not None else ARRAY_METHODS)
-                               if methods is None or m in methods]:
+                for method in [m for m in (COUNT_METHODS + ON_REQUEST if counts is not None else ARRAY_METHODS)
+                               if (m in methods if methods else m not in ON_REQUEST)]:
                     hidden = method.endswith("(no labels)")
                     t0 = time.perf_counter()
                     order = rank(method.split(" ")[0], data, np.full_like(y, -1) if hidden else y, seed, kind)
@@ -512,7 +514,7 @@ def table(rows: list[dict]) -> str:
 
     frame = pd.DataFrame(rows)
     mean = frame.pivot_table(index=["shape", "labels"], columns="method", values="recall", aggfunc="mean", sort=False)
-    methods = [m for m in COUNT_METHODS if m in mean.columns]
+    methods = [m for m in COUNT_METHODS + ON_REQUEST if m in mean.columns]
     lines = ["| shape | labels | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
     for (shape, labels), values in mean.iterrows():
         best = np.nanmax(values[methods].to_numpy(dtype=float))
@@ -529,8 +531,9 @@ def main(argv=None) -> int:
     ap.add_argument("--per-class", nargs="*", type=int, default=[3, 10], help="labels per class (none: only --share)")
     ap.add_argument("--share", nargs="*", type=float, default=[],
                     help="also label this percentage of the samples at random (e.g. --share 1: 1 %%, at least 2)")
-    ap.add_argument("--methods", nargs="+", choices=COUNT_METHODS, metavar="METHOD",
-                    help=f"only these (default: all of {', '.join(COUNT_METHODS)}; e.g. --methods propagate to compare "
+    ap.add_argument("--methods", nargs="+", choices=COUNT_METHODS + ON_REQUEST, metavar="METHOD",
+                    help=f"only these (default: all of {', '.join(COUNT_METHODS)}; {', '.join(ON_REQUEST)} only when "
+                         "named; e.g. --methods propagate to compare "
                          "two versions of it, each with PYTHONPATH at its src)")
     ap.add_argument("--out", help="also write every measurement (shape, seed, labels, method, recall) as TSV")
     args = ap.parse_args(argv)
