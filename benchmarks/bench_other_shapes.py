@@ -16,7 +16,10 @@ classes of two subclusters, markers of mixed strength and on/off counts of 10 ty
 SNP genotypes, methylation beta values, classes cut from a continuum, censored intensities with zeros for missing
 values, and counts with a cell-cycle-like program, an unrecorded batch or doublets (session 41, a blind check);
 counts whose types differ in depth (one at 4x, one at 0.4x), with dropouts, with markers lower in their type, with
-ambient RNA, of six types of 40 % down to 3 %, of two lineages of three types, and along a continuum (session 43).
+ambient RNA, of six types of 40 % down to 3 %, of two lineages of three types, and along a continuum (session 43);
+counts whose markers are low-expressed genes, with 150 bursty genes (negative binomial size 0.1, no type signal),
+of 12 types of Dirichlet shares, of 3 strong and 3 weak types, bulk RNA-seq (24 samples, 2e7 reads, gene-wise
+dispersions) and log counts scaled gene by gene and clipped at 10 as ``sc.pp.scale`` leaves them (session 44).
 The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
 are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
 scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
@@ -398,6 +401,60 @@ def continuum_counts(seed: int, n=2000, p=2000, k=4, graded=60, fold=4.0, depth=
     return (*_log_counts(rng, mu * rng.lognormal(np.log(depth), 0.4, n)[:, None]), cls, markers)
 
 
+def mixed_counts(seed: int, n=2000, p=2000, k=5, per=15, folds=(3.0,), depth=2500, pool=(0.4, 1.0), bursty=0,
+                 shares=None, size=4.0):
+    """Negative binomial counts (size ``size``) of ``k`` types (``shares``: Dirichlet(1.5) when "dirichlet", equal
+    when None); type c raises its ``per`` markers ``folds[c % len(folds)]``-fold, the markers drawn from the genes
+    between the ``pool`` quantiles of expression (0.1-0.5: low-expressed ones, transcription factors); ``bursty``
+    genes outside the markers of size 0.1 (transcriptional bursts, no type signal: the most variable genes of
+    every cell) (session 44, a blind check)."""
+    rng = np.random.default_rng(seed)
+    if isinstance(shares, str):
+        shares = np.maximum(rng.dirichlet(np.full(k, 1.5)), 0.01)
+    cls = _classes(rng, n, k, shares)
+    base = np.exp(rng.normal(-1.0, 1.6, p))
+    lo, hi = np.quantile(base, pool)
+    markers = rng.choice(np.flatnonzero((base >= lo) & (base <= hi)), k * per, replace=False)
+    mu = np.tile(base, (k, 1))
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= folds[c % len(folds)]
+    mu /= mu.sum(axis=1, keepdims=True)
+    sizes = np.full(p, float(size))
+    if bursty:
+        others = np.setdiff1d(np.flatnonzero(base > np.quantile(base, 0.5)), markers)
+        sizes[rng.choice(others, bursty, replace=False)] = 0.1
+    lam = mu[cls] * rng.lognormal(np.log(depth), 0.4, n)[:, None]
+    C = rng.negative_binomial(sizes, sizes / (sizes + lam)).astype(float)
+    return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4), C, cls, markers
+
+
+def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7):
+    """Bulk RNA-seq: ``n`` samples of ``k`` conditions, libraries log-normal(log ``depth``, 0.2), every gene's
+    biological dispersion 1 / size ~ log-normal(log 0.1, 0.6) (edgeR's typical 0.05-0.3), each condition's ``per``
+    genes ``fold``-fold up or down (among the 70 % most expressed); log1p(CPM) and the counts (session 44)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    base = np.exp(rng.normal(0.0, 2.0, p))
+    markers = rng.choice(np.flatnonzero(base > np.quantile(base, 0.3)), k * per, replace=False)
+    mu = np.tile(base, (k, 1))
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= fold ** rng.choice([-1.0, 1.0], per)
+    mu /= mu.sum(axis=1, keepdims=True)
+    sizes = 1.0 / rng.lognormal(np.log(0.1), 0.6, p)
+    lam = mu[cls] * rng.lognormal(np.log(depth), 0.2, n)[:, None]
+    C = rng.negative_binomial(sizes, sizes / (sizes + lam)).astype(float)
+    return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e6), C, cls, markers
+
+
+def scaled_log_counts(seed: int):
+    """:func:`mixed_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
+    and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
+    X, _, cls, markers = mixed_counts(seed)
+    sd = X.std(axis=0)
+    Z = np.clip((X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), None, 10.0)
+    return Z, None, cls, markers
+
+
 SHAPES = {
     "heteroscedastic": lambda s: gaussian_array(s, hetero=True),
     "many_classes": lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5),
@@ -446,6 +503,13 @@ SHAPES = {
     "type_sizes_counts": lambda s: planted_counts(s, n=3000, k=6, shares=[0.40, 0.25, 0.15, 0.10, 0.07, 0.03]),
     "lineage_counts": lineage_counts,
     "continuum_counts": continuum_counts,
+    # session 44: a blind check
+    "low_expressed_markers_counts": lambda s: mixed_counts(s, folds=(6.0,), pool=(0.1, 0.5)),
+    "bursty_genes_counts": lambda s: mixed_counts(s, bursty=150),
+    "many_types_counts": lambda s: mixed_counts(s, n=3000, k=12, per=10, shares="dirichlet"),
+    "strong_and_weak_counts": lambda s: mixed_counts(s, k=6, folds=(5.0, 1.6)),
+    "bulk_counts": bulk_counts,
+    "scaled_log_counts": scaled_log_counts,
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
