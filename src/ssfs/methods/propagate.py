@@ -29,7 +29,7 @@ their variance the classes explain, per-class markers beside (issue #28; docs/la
    in turn by R^2 and by the label-free score (:func:`with_unexplained`, ``unexplained``); with every
    sample labeled all by R^2 (no type can hide from the labels; the label-free order ranked genes of
    large own dispersion among the markers: bulk RNA-seq of 24 samples 0.647 -> 0.725 of them,
-   Splatter-like cells 0.71-0.86 -> 0.74-0.87; docs/labels_that_count.md, "Bursty genes"). On dense
+   Splatter-like cells of 14 types 0.704 -> 0.730; docs/labels_that_count.md, "Bursty genes"). On dense
    X the explained features first and the others in turn by R^2 and by the label-free score too, where
    the label-free score's best features predict at least as many held-out labels as those the R^2
    follows (:func:`free_turns`); else all by R^2. Where the R^2 leads every group's best up-marker
