@@ -332,34 +332,45 @@ def typed_counts(seed: int, n=2000, p=1500, k=6, per=15, fold=3.0, depth=2000, n
 
 
 def _log_counts(rng, lam: np.ndarray, dispersion: float = 4.0) -> tuple[np.ndarray, np.ndarray]:
-    """(log1p(CP10k), counts) of negative binomial counts of means ``lam`` (size ``dispersion``)."""
+    """(log1p(CP10k), counts) of negative binomial counts of means ``lam`` (size ``dispersion``: one, or one per
+    gene)."""
     C = rng.negative_binomial(dispersion, dispersion / (dispersion + lam)).astype(float)
     return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4), C
 
 
 def planted_counts(seed: int, n=2000, p=2000, k=5, per=15, fold=3.0, depth=2500, shares=None, depths=None,
-                   down=False, dropout=0.0, ambient=0.0):
-    """Negative binomial counts (size 4) of ``k`` types (``shares``; equal by default), library sizes
-    log-normal(log ``depth``, 0.4) times the type's factor in ``depths``; each type's ``per`` markers (among the 60 %
-    most expressed genes, the 40 % with ``down``) ``fold``-fold higher in it, or ``fold``-fold lower with ``down``.
-    ``dropout``: every count zeroed with probability exp(-``dropout`` x its mean); ``ambient``: every cell's profile
-    mixed with the pooled one at U(0.05, ``ambient``) (session 43, a blind check)."""
+                   down=False, dropout=0.0, ambient=0.0, pool=None, bursty=0, size=4.0):
+    """Negative binomial counts (size ``size``) of ``k`` types (``shares``; equal by default, "dirichlet":
+    Dirichlet(1.5), at least 1 %), library sizes log-normal(log ``depth``, 0.4) times the type's factor in
+    ``depths``; each type's ``per`` markers (among the 60 % most expressed genes, the 40 % with ``down``; ``pool``:
+    between those quantiles of expression, e.g. (0.1, 0.5) for low-expressed genes) ``fold``-fold higher in it, or
+    ``fold``-fold lower with ``down`` (a tuple: type c's is ``fold[c % len(fold)]``). ``dropout``: every count zeroed
+    with probability exp(-``dropout`` x its mean); ``ambient``: every cell's profile mixed with the pooled one at
+    U(0.05, ``ambient``) (session 43, a blind check); ``bursty``: that many genes outside the markers (of the more
+    expressed half) of size 0.1, transcriptional bursts with no type signal (session 44)."""
     rng = np.random.default_rng(seed)
+    if isinstance(shares, str):
+        shares = np.maximum(rng.dirichlet(np.full(k, 1.5)), 0.01)
     cls = _classes(rng, n, k, shares)
     base = np.exp(rng.normal(-1.0, 1.6, p))
-    pool = np.flatnonzero(base > np.quantile(base, 0.6 if down else 0.4))
-    markers = rng.choice(pool, k * per, replace=False)
+    lo, hi = np.quantile(base, (0.6 if down else 0.4, 1.0) if pool is None else pool)
+    markers = rng.choice(np.flatnonzero((base > lo) & (base <= hi)), k * per, replace=False)
+    folds = np.atleast_1d(fold)
     mu = np.tile(base, (k, 1))
     for c in range(k):
-        mu[c, markers[c * per:(c + 1) * per]] *= 1.0 / fold if down else fold
+        mu[c, markers[c * per:(c + 1) * per]] *= 1.0 / folds[c % folds.size] if down else folds[c % folds.size]
     mu /= mu.sum(axis=1, keepdims=True)
     M = mu[cls]
     if ambient:
         mixed = rng.uniform(0.05, ambient, n)[:, None]
         M = (1.0 - mixed) * M + mixed * M.mean(axis=0)
+    sizes = np.full(p, float(size))
+    if bursty:
+        others = np.setdiff1d(np.flatnonzero(base > np.quantile(base, 0.5)), markers)
+        sizes[rng.choice(others, bursty, replace=False)] = 0.1
     totals = rng.lognormal(np.log(depth), 0.4, n) * (1.0 if depths is None else np.asarray(depths, float)[cls])
     lam = M * totals[:, None]
-    X, C = _log_counts(rng, lam)
+    X, C = _log_counts(rng, lam, sizes)
     if dropout:
         C[rng.random(C.shape) < np.exp(-dropout * lam)] = 0.0
         X = np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4)
@@ -401,33 +412,6 @@ def continuum_counts(seed: int, n=2000, p=2000, k=4, graded=60, fold=4.0, depth=
     return (*_log_counts(rng, mu * rng.lognormal(np.log(depth), 0.4, n)[:, None]), cls, markers)
 
 
-def mixed_counts(seed: int, n=2000, p=2000, k=5, per=15, folds=(3.0,), depth=2500, pool=(0.4, 1.0), bursty=0,
-                 shares=None, size=4.0):
-    """Negative binomial counts (size ``size``) of ``k`` types (``shares``: Dirichlet(1.5) when "dirichlet", equal
-    when None); type c raises its ``per`` markers ``folds[c % len(folds)]``-fold, the markers drawn from the genes
-    between the ``pool`` quantiles of expression (0.1-0.5: low-expressed ones, transcription factors); ``bursty``
-    genes outside the markers of size 0.1 (transcriptional bursts, no type signal: the most variable genes of
-    every cell) (session 44, a blind check)."""
-    rng = np.random.default_rng(seed)
-    if isinstance(shares, str):
-        shares = np.maximum(rng.dirichlet(np.full(k, 1.5)), 0.01)
-    cls = _classes(rng, n, k, shares)
-    base = np.exp(rng.normal(-1.0, 1.6, p))
-    lo, hi = np.quantile(base, pool)
-    markers = rng.choice(np.flatnonzero((base >= lo) & (base <= hi)), k * per, replace=False)
-    mu = np.tile(base, (k, 1))
-    for c in range(k):
-        mu[c, markers[c * per:(c + 1) * per]] *= folds[c % len(folds)]
-    mu /= mu.sum(axis=1, keepdims=True)
-    sizes = np.full(p, float(size))
-    if bursty:
-        others = np.setdiff1d(np.flatnonzero(base > np.quantile(base, 0.5)), markers)
-        sizes[rng.choice(others, bursty, replace=False)] = 0.1
-    lam = mu[cls] * rng.lognormal(np.log(depth), 0.4, n)[:, None]
-    C = rng.negative_binomial(sizes, sizes / (sizes + lam)).astype(float)
-    return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4), C, cls, markers
-
-
 def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7):
     """Bulk RNA-seq: ``n`` samples of ``k`` conditions, libraries log-normal(log ``depth``, 0.2), every gene's
     biological dispersion 1 / size ~ log-normal(log 0.1, 0.6) (edgeR's typical 0.05-0.3), each condition's ``per``
@@ -447,9 +431,9 @@ def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7):
 
 
 def scaled_log_counts(seed: int):
-    """:func:`mixed_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
+    """:func:`planted_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
     and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
-    X, _, cls, markers = mixed_counts(seed)
+    X, _, cls, markers = planted_counts(seed)
     sd = X.std(axis=0)
     Z = np.clip((X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), None, 10.0)
     return Z, None, cls, markers
@@ -504,10 +488,10 @@ SHAPES = {
     "lineage_counts": lineage_counts,
     "continuum_counts": continuum_counts,
     # session 44: a blind check
-    "low_expressed_markers_counts": lambda s: mixed_counts(s, folds=(6.0,), pool=(0.1, 0.5)),
-    "bursty_genes_counts": lambda s: mixed_counts(s, bursty=150),
-    "many_types_counts": lambda s: mixed_counts(s, n=3000, k=12, per=10, shares="dirichlet"),
-    "strong_and_weak_counts": lambda s: mixed_counts(s, k=6, folds=(5.0, 1.6)),
+    "low_expressed_markers_counts": lambda s: planted_counts(s, fold=6.0, pool=(0.1, 0.5)),
+    "bursty_genes_counts": lambda s: planted_counts(s, bursty=150),
+    "many_types_counts": lambda s: planted_counts(s, n=3000, k=12, per=10, shares="dirichlet"),
+    "strong_and_weak_counts": lambda s: planted_counts(s, k=6, fold=(5.0, 1.6)),
     "bulk_counts": bulk_counts,
     "scaled_log_counts": scaled_log_counts,
 }
