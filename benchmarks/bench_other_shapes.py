@@ -493,6 +493,10 @@ SHAPES = {
     "many_types_counts": lambda s: planted_counts(s, n=3000, k=12, per=10, shares="dirichlet"),
     "strong_and_weak_counts": lambda s: planted_counts(s, k=6, fold=(5.0, 1.6)),
     "bulk_counts": bulk_counts,
+    # session 45: bulk studies of other sizes and depths (deep counts read as log values)
+    "bulk_counts_four_conditions": lambda s: bulk_counts(s, n=60, k=4),
+    "bulk_counts_shallow": lambda s: bulk_counts(s, depth=3e6, fold=1.7),
+    "bulk_counts_large": lambda s: bulk_counts(s, n=200, fold=1.5),
     "scaled_log_counts": scaled_log_counts,
 }
 

@@ -93,6 +93,8 @@ TIGHT = {
     'tests/methods/test_csfs.py::test_davies_bouldin_from_gram_matches_sklearn': 'gram',
     'tests/methods/test_csfs.py::test_phi_matches_direct_pair_sums': 'order',
     'tests/methods/test_csfs.py::test_phi_without_constraints_is_laplacian_like': 'order',
+    'tests/methods/test_deep_counts.py::test_the_readings_by_hand': 'elementwise',
+    'tests/methods/test_deep_counts.py::test_which_counts_are_deep': 'order',
     'tests/methods/test_efsis.py::test_chunks_combine_to_full_run': 'order',
     'tests/methods/test_efsis.py::test_efsis_reproducible_under_threads_and_chunks': 'order',
     'tests/methods/test_efsis.py::test_relieff_shared_work_equals_per_resample': 'order',

@@ -278,17 +278,20 @@ def test_bursty_genes_leave_the_markers_first(other_shapes):
 
 
 def test_counts_with_every_sample_labeled_rank_by_the_r2_alone(other_shapes):
-    """Bulk RNA-seq counts (``bench_other_shapes.py`` ``bulk_counts``, seed 0: 24 samples of 3 conditions, every gene
-    its own dispersion) with every sample labeled: nothing is propagated, so no type can hide from the labels and
-    the order is the R^2's alone, as with ``unexplained="r2"`` (same bits), not taken in turn with the label-free
-    order, which ranks genes of large own dispersion: 65 of the 90 condition genes first (58 before session 44;
-    `fisher` on log CPM 69). One label hidden: the label-free order takes its turns again."""
-    X, _, cls, markers = other_shapes.SHAPES["bulk_counts"](0)
+    """Bulk RNA-seq counts read as counts (``bench_other_shapes.py`` ``bulk_counts_shallow``, seed 0: 24 samples of 3
+    conditions at 3e6 reads, every gene its own dispersion; not deep enough for session 45's log values) with every
+    sample labeled: nothing is propagated, so no type can hide from the labels and the order is the R^2's alone, as
+    with ``unexplained="r2"`` (same bits), not taken in turn with the label-free order, which ranks genes of large
+    own dispersion: 37 of the 90 condition genes first (`fisher` on log CPM 44; session 44 measured this rule on
+    ``bulk_counts``, 58 -> 65 of 90, read as log values since session 45). One label hidden: the label-free order
+    takes its turns again."""
+    X, _, cls, markers = other_shapes.SHAPES["bulk_counts_shallow"](0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         full = run_method("propagate", X, cls, rng=0)
+        assert not full.result.extra["graph"]["deep_counts"]
         np.testing.assert_array_equal(full.order, run_method("propagate", X, cls, rng=0, unexplained="r2").order)
-        assert np.isin(full.order[:markers.size], markers).sum() >= 64
+        assert np.isin(full.order[:markers.size], markers).sum() >= 37
         y = cls.copy()
         y[0] = -1
         assert not np.array_equal(run_method("propagate", X, y, rng=0).order[:markers.size],

@@ -80,8 +80,9 @@ from ._shared.class_stats import (
     variance_explained,
     within_batch_total,
 )
-from ._shared.counts import count_like, read_counts
+from ._shared.counts import count_like
 from ._shared.crossed import crossed_sides
+from ._shared.deep_counts import deep_log1p, read_deep
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
@@ -242,6 +243,11 @@ class Propagation:
     #: order (``extra["resample_scores"]``: what a resample's top list reads in selection mode,
     #: :attr:`ssfs.runner.Ranked.resample_order`)
     labels_scores: np.ndarray | None = None
+    #: every sample's weight in its group (labeled: the seed weight; propagated, unreached: theirs)
+    sample_weight: np.ndarray | None = None
+    #: the overdispersion of deep counts read as log values (:func:`~ssfs.methods._shared.deep_counts.read_deep`;
+    #: None: not deep)
+    deep_theta: float | None = None
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores: per-group statistics
@@ -270,7 +276,8 @@ class Propagation:
                           "neighbours": int(self.neighbours), "refined_genes": int(self.refined_genes),
                           "unwanted_components": int(self.unwanted), "shared_components": int(self.crossed),
                           "class_turns": self.class_turns,
-                          "clipped_tails": self.tail_weight is not None,
+                          "clipped_tails": self.tail_weight is not None, "deep_counts": self.deep_theta is not None,
+                          **({"deep_theta": self.deep_theta} if self.deep_theta is not None else {}),
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
                 **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {}),
@@ -1070,13 +1077,16 @@ def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
 def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted: str = "auto",
                     **params) -> Propagation:
     """The whole model (module doc, :func:`_fitted`) of X read as counts where it holds them
-    (:func:`~ssfs.methods._shared.counts.read_counts`) with its heavy tails clipped (:func:`clipped_tails`), fitted
-    again on X without its rising components where the held-out labels reject them (``unwanted="auto"``,
-    :func:`unwanted_rejected`; "kept": never), and on counts within the sides of a residual component every group
-    shares (:func:`crossed_batches`)."""
+    (:func:`~ssfs.methods._shared.counts.read_counts`), as log values where they are deep (bulk RNA-seq,
+    :func:`~ssfs.methods._shared.deep_counts.read_deep`; the groups' statistics then of their log1p-normalised
+    counts, :func:`~ssfs.methods._shared.deep_counts.deep_log1p`) with its heavy tails clipped
+    (:func:`clipped_tails`), fitted again on X without its rising components where the held-out labels reject
+    them (``unwanted="auto"``, :func:`unwanted_rejected`; "kept": never), and on counts within the sides of a
+    residual component every group shares (:func:`crossed_batches`)."""
     if unwanted not in UNWANTED:
         raise MethodError(f"propagate: unwanted must be one of {UNWANTED}, got {unwanted!r}")
-    given = read_counts(X, counts)
+    source = X
+    given, theta = read_deep(X, counts)
     X, weight = clipped_tails(given, tails)
     codes, space = np.asarray(y), params.get("space", "auto")
     _check_choices(space=space)
@@ -1093,6 +1103,11 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
         model = _fitted(outside(X, basis, batch), y, unclipped=given, unwanted="kept", **params)
         model.unwanted, model.unwanted_evidence, model.removed_basis = int(basis.shape[1]), evidence, basis
     model.tail_weight = weight
+    model.deep_theta = theta
+    if theta is not None and model.statistics is not None:  # fold changes, fractions expressing of the counts
+        P, present = _memberships(model.groups, model.sample_weight, len(model.group_names))
+        model.statistics = _group_statistics(deep_log1p(source, theta), P,
+                                             np.asarray(model.group_names, dtype=object)[present])
     return model
 
 
@@ -1817,7 +1832,7 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None, co
         scores = np.where(np.isfinite(scores), residual_explained(counts[0], groups, weight, batch, counts[1]),
                           np.nan)
     return Propagation(scores, groups, names, stats, chosen.name, float(acc),
-                       float(chance), float(start.agreement[0]), chosen.dims, note)
+                       float(chance), float(start.agreement[0]), chosen.dims, note, sample_weight=weight)
 
 
 #: false discovery rate of the features the groups explain (:func:`explained_features`)
@@ -2008,7 +2023,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
                     label_free: LabelFree = "auto", gene_choice: Literal["total", "balanced"] = "balanced",
                     unexplained: Literal["interleave", "r2"] = "interleave",
                     explained: Literal["auto", "crossfit", "same"] = "auto", batch: Any = None,
-                    counts: Literal["auto", "log1p", "as_is"] = "auto",
+                    counts: Literal["auto", "log1p", "as_is", "deep"] = "auto",
                     space: Literal["auto", "residuals", "values"] = "auto",
                     per_class: Literal["auto", "none", "interleave", "leaders"] = "auto",
                     graph_free: Literal["auto", "always", "never"] = "auto",
@@ -2049,8 +2064,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
         With "interleave": the kept graph's own genes tested "crossfit" (each half on a graph of the other half,
         :func:`crossfit_pvalues`), "same" (the former test) or "auto" (:func:`_explained`).
     batch, counts
-        Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts (``_shared.counts.
-        raw_counts``) read as log1p(counts per 10,000) ("auto"), any non-negative X so ("log1p"), or "as_is".
+        Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts read as log1p(counts per
+        10,000) ("auto"), any non-negative X so ("log1p"), "as_is"; deep (bulk) counts, raw or log1p-normalised, as
+        log2(counts per median library + theta) (``_shared.deep_counts.read_deep``; "auto"), any counts so ("deep").
     space, gene_scale, sample_scale
         The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
         "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),
@@ -2065,8 +2081,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     -------
     SelectionResult
         ``scores``: the groups' R^2 of every feature (counts: its Pearson residuals'; labeled samples weight 1, the
-        others the graph's reliability; ``unexplained``, ``per_class``); ``extra``: :meth:`Propagation.extra` (per-group
-        statistics, groups, populations missed, ``outlying_samples``, ``resample_scores``: ``labels_scores``).
+        others the graph's reliability; ``unexplained``, ``per_class``); ``extra``: :meth:`Propagation.extra`.
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,

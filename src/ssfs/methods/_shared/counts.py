@@ -50,6 +50,9 @@ LATTICE_SHARE = 0.9
 #: relative distance to the nearest whole multiple within which a value is on its row's lattice (float32
 #: storage of log1p(10,000) moves the ratio by ~1e-6 of it; 8-bit images in [0, 1] are ~2e-3 off)
 LATTICE_TOLERANCE = 1e-5
+#: the largest multiple of a row's smallest value :func:`log_normalised_counts` reads as evidence of a lattice
+#: (within the tolerance a value takes 2 x ``LATTICE_TOLERANCE`` x 5,000 = a tenth of the gaps between multiples)
+LATTICE_RATIO = 5000.0
 #: rows :func:`log_normalised_counts` looks at first (the others only when these are on the lattice)
 LATTICE_FIRST = 16
 #: the largest log value :func:`log_normalised_counts` reads (log2(1 + 10^9): no count scale reaches it)
@@ -102,17 +105,24 @@ LOG_UNDO = (np.expm1, lambda v: np.exp2(v) - 1.0)
 def _on_lattice(rows: np.ndarray, undo) -> bool:
     """Whether at least :data:`LATTICE_SHARE` of the non-zero values of ``rows``, undone by ``undo``,
     are whole multiples of their row's smallest (:func:`log_normalised_counts`), a tenth of them at
-    least twice it (rows whose values are all alike are no counts)."""
-    on, total, above = 0, 0, 0
+    least twice it (rows whose values are all alike are no counts). Only multiples up to
+    :data:`LATTICE_RATIO` tell: above it the tolerance (``LATTICE_TOLERANCE`` x the ratio) takes in a tenth of
+    every value or more, and a row whose smallest value is tiny (methylation beta values near 0: ratios of 10^5
+    and more) would sit on a lattice of any values; at least half of the values must be of those."""
+    on, total, values_seen, above = 0, 0, 0, 0
     for row in rows:
         values = undo(row[row > 0])
         if values.size < 2:
             continue
-        ratio = values / values.min()
-        on += int(np.count_nonzero(np.abs(ratio - np.rint(ratio)) <= LATTICE_TOLERANCE * ratio))
-        above += int(np.count_nonzero(ratio > 1.5))
-        total += values.size
-    return bool(total) and on >= LATTICE_SHARE * total and above >= 0.1 * total
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ratio = values / values.min()
+        telling = ratio[ratio <= LATTICE_RATIO]
+        on += int(np.count_nonzero(np.abs(telling - np.rint(telling)) <= LATTICE_TOLERANCE * telling))
+        above += int(np.count_nonzero(telling > 1.5))
+        total += telling.size
+        values_seen += values.size
+    return (bool(total) and total >= 0.5 * values_seen and on >= LATTICE_SHARE * total
+            and above >= 0.1 * total)
 
 
 def long_tailed_counts(X) -> bool:

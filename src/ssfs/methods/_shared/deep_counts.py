@@ -1,0 +1,105 @@
+"""Deep counts (bulk RNA-seq) read as log expression values, the way their analyses read them.
+
+A count of mean mu and negative binomial size theta varies by mu + mu^2 / theta: the Poisson part mu
+leads where mu < theta (single cells: most genes' mean counts 0.02-1 against theta 0.5-5), the
+biological part mu^2 / theta where mu > theta (bulk libraries of 10^7 reads: the median gene's mean
+count in the hundreds against theta 5-20). Pearson residuals (Lause et al. 2021) are built for the first;
+for the second the log of the counts stabilises the variance (limma-voom's log-CPM, Law et al. 2014;
+DESeq2's ``vst``), and a bulk study is analysed as a microarray is.
+
+:func:`depth_theta` calls counts deep where at most half of the expressed genes' counts are 0 and at least
+:data:`DEEP_SHARE` of those genes' mean counts exceed :data:`DEEP_RATIO` x theta (Hotspot's ``danb`` moment
+estimate, :func:`~ssfs.methods._shared.residuals.overdispersion`): planted bulk studies at 2e7 reads 0.78-0.82;
+every single-cell shape of ``bench_other_shapes.py`` and ``ssfs.simulate`` and pbmc68k_reduced's counts 0 (more
+than half their values 0) or at most 0.013 (Splatter-like); Splatter-like cells of 400 genes at 5,000 counts per
+cell 0.24 and planted cells of 2,000 genes at 10^5 0.41-0.44, where the count path finds more (1.000 against 0.751
+at 2 labels per type). :func:`deep_values` then reads them as log2 of the counts normalised to the median library
+size plus theta: by the delta method a gene of mean mu varies by mu / (theta (mu + theta)) < 1 / theta there, so a
+gene of few counts is quieter than a deep one, never louder (voom's prior of 0.5 counts gave the low genes'
+Poisson noise the top of every variance: 0.25 of the planted condition genes at 2 labels per condition against
+0.52); the values are dense and read as an expression matrix (not
+:func:`~ssfs.methods._shared.counts.count_like`). Measured: docs/labels_that_count.md, "Deep counts: bulk RNA-seq
+read as log values (session 45)".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from ...errors import MethodError
+from .autocorrelation import has_count_scale
+from .counts import COUNTS, TAIL_ROWS, ZERO_SHARE, count_like, read_counts
+from .residuals import counts_of, overdispersion
+
+#: least share of the expressed genes whose mean count exceeds :data:`DEEP_RATIO` x theta for counts to be deep
+#: (:func:`depth_theta`)
+DEEP_SHARE = 0.5
+#: a gene's counts are deep where their mean is this many times theta: the biological part of their variance
+#: (mu^2 / theta) at least 5 times the Poisson part (mu)
+DEEP_RATIO = 5.0
+#: how propagate reads X (its ``counts`` parameter): :data:`~ssfs.methods._shared.counts.COUNTS` and "deep"
+#: (:func:`deep_values` of any counts)
+READINGS = (*COUNTS, "deep")
+
+
+def _evenly_spaced(n: int) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, min(n, TAIL_ROWS)).astype(np.intp))
+
+
+def depth_theta(X) -> tuple[float, float] | None:
+    """(theta, share): the counts behind count-like X's (:func:`~ssfs.methods._shared.residuals.counts_of`: raw
+    counts, or log1p-normalised counts undone) overdispersion and the share of its expressed genes whose mean count
+    exceeds it (0 where more than :data:`~ssfs.methods._shared.counts.ZERO_SHARE` of the expressed genes' counts
+    are 0: a small theta of on / off genes, or of full-length single cells' dropouts, does not make sparse counts
+    deep), read on at most :data:`~ssfs.methods._shared.counts.TAIL_ROWS` evenly spaced samples; None for X that
+    holds no counts (not count-like, or negative values)."""
+    if not (X.shape[0] >= 2 and count_like(X) and has_count_scale(X)):
+        return None
+    C = counts_of(X[_evenly_spaced(X.shape[0])])
+    mean = np.asarray(C.mean(axis=0)).ravel()
+    expressed = mean > 0
+    if not expressed.any():
+        return None
+    theta = overdispersion(C)
+    filled = C.count_nonzero() / (C.shape[0] * np.count_nonzero(expressed))
+    deep = np.mean(mean[expressed] > DEEP_RATIO * theta) if filled >= 1.0 - ZERO_SHARE else 0.0
+    return theta, float(deep)
+
+
+def deep_values(X, theta: float) -> np.ndarray:
+    """log2(c_ij m / t_i + theta): the counts behind X (:func:`~ssfs.methods._shared.residuals.counts_of`)
+    normalised to the median library size m (t_i: sample i's total; samples without counts: log2 theta), dense."""
+    C = counts_of(X)
+    totals = np.asarray(C.sum(axis=1)).ravel()
+    median = float(np.median(totals[totals > 0])) if np.any(totals > 0) else 1.0
+    scale = np.divide(median, totals, out=np.zeros_like(totals), where=totals > 0)
+    return np.log2(C.toarray() * scale[:, None] + theta)
+
+
+def deep_log1p(X, theta: float) -> sparse.csr_matrix:
+    """ln(1 + c_ij m / (t_i theta)) (CSR): :func:`deep_values` as log1p-normalised counts (to m / theta per
+    sample), zeros kept, for the per-class statistics' fold changes and fractions expressing (scanpy's reading)."""
+    C = counts_of(X)
+    totals = np.asarray(C.sum(axis=1)).ravel()
+    median = float(np.median(totals[totals > 0])) if np.any(totals > 0) else 1.0
+    scale = np.divide(median / theta, totals, out=np.zeros_like(totals), where=totals > 0)
+    out = sparse.csr_matrix(sparse.diags(scale) @ C)
+    np.log1p(out.data, out=out.data)
+    return out
+
+
+def read_deep(X, counts: str = "auto") -> tuple[object, float | None]:
+    """(X as propagate reads it, theta or None): deep counts (``counts="auto"`` and :func:`depth_theta`'s share at
+    least :data:`DEEP_SHARE`, or ``counts="deep"`` and any counts) as :func:`deep_values`; else
+    :func:`~ssfs.methods._shared.counts.read_counts` (None)."""
+    if counts not in READINGS:
+        raise MethodError(f"counts must be one of {READINGS}, got {counts!r}")
+    if counts in ("auto", "deep"):
+        depth = depth_theta(X)
+        if depth is not None and (counts == "deep" or depth[1] >= DEEP_SHARE):
+            return deep_values(X, depth[0]), depth[0]
+        if counts == "deep":
+            raise MethodError("counts='deep' needs counts or log1p-normalised counts (non-negative, count-like); "
+                              "these data are not: use counts='auto'")
+    return read_counts(X, counts), None

@@ -1,0 +1,168 @@
+"""Deep counts (bulk RNA-seq) read as log values (``methods/_shared/deep_counts.py``, ``propagate``'s
+``counts="auto"`` / ``"deep"``): which counts are deep, the readings by hand, and planted bulk studies whose
+condition genes the count path (Pearson residuals) missed."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from ssfs import run_method
+from ssfs.errors import MethodError
+from ssfs.methods._shared import deep_counts as D
+from ssfs.methods._shared.residuals import overdispersion
+
+
+def _recall(order, markers) -> int:
+    return int(np.isin(np.asarray(order)[:markers.size], markers).sum())
+
+
+def test_the_readings_by_hand():
+    """Counts of 3 samples x 3 genes (totals 10, 20, 30; median 20) and one without counts: log2(c m / t + theta)
+    and ln(1 + c m / (t theta)) (that sample: log2 theta and 0), read alike from log1p(CPM) of the counts."""
+    C = np.array([[1.0, 5.0, 4.0], [10.0, 1.0, 9.0], [1.0, 15.0, 14.0], [0.0, 0.0, 0.0]])
+    normalised = np.array([[2.0, 10.0, 8.0], [10.0, 1.0, 9.0], [2.0 / 3.0, 10.0, 28.0 / 3.0], [0.0, 0.0, 0.0]])
+    theta = 4.0
+    np.testing.assert_allclose(D.deep_values(C, theta), np.log2(normalised + theta), rtol=1e-12)
+    np.testing.assert_allclose(D.deep_log1p(C, theta).toarray(), np.log1p(normalised / theta), rtol=1e-12)
+    logn = np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1) * 1e6)  # log1p(CPM): the counts read back
+    np.testing.assert_allclose(D.deep_values(logn, theta), np.log2(normalised + theta), rtol=1e-9)
+
+
+def test_which_counts_are_deep(other_shapes):
+    """theta is Hotspot's moment estimate of the counts; the share counts the expressed genes whose mean count
+    exceeds 5 theta. Planted bulk counts (24 samples at 2e7 reads): 0.80, deep, as raw counts and as log1p(CPM)
+    alike. Single cells (planted counts of 5 types, more than half their values 0) and sparse counts: 0, not deep;
+    Splatter-like counts of 400 genes at 5,000 per cell (22 % zeros): 0.24; arrays and negative values: None."""
+    X, C, _, _ = other_shapes.SHAPES["bulk_counts"](0)
+    theta, share = D.depth_theta(C)
+    assert theta == pytest.approx(overdispersion(C), rel=1e-12) and 10.0 < theta < 12.0
+    mean = C.mean(axis=0)
+    assert share == pytest.approx(np.mean(mean[mean > 0] > D.DEEP_RATIO * theta)) and share > 0.75
+    assert D.depth_theta(X) == pytest.approx((theta, share), rel=1e-6)
+    Xs, Cs, _, _ = other_shapes.SHAPES["low_expressed_markers_counts"](0)
+    assert D.depth_theta(Cs)[1] == 0.0 and D.depth_theta(sparse.csr_matrix(Cs))[1] == 0.0
+    assert D.depth_theta(Xs)[1] == 0.0
+    from ssfs.simulate import simulate_splatter
+
+    deep_cells = simulate_splatter(300, 400, 4, 15, library_size=5000, rng=np.random.default_rng(5)).X
+    assert D.depth_theta(deep_cells)[1] == pytest.approx(0.241, abs=0.001)
+    G, _, _, _ = other_shapes.SHAPES["heteroscedastic"](0)
+    assert D.depth_theta(G) is None and D.depth_theta(np.log2(C + 0.5) - 3.0) is None
+
+
+def test_propagate_reads_deep_counts_as_log_values(other_shapes):
+    """The deep reading is what ``propagate`` ranks on (same bits as its log values given as an array), whether the
+    counts come raw or as log1p(CPM); ``counts="log1p"`` keeps the count path; single cells keep it by default."""
+    X, C, cls, _ = other_shapes.SHAPES["bulk_counts"](1)
+    y = other_shapes.per_class_labels(cls, 3, 1)
+    theta = D.depth_theta(C)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        deep = run_method("propagate", C, y, rng=0)
+        graph = deep.result.extra["graph"]
+        assert graph["deep_counts"] and graph["deep_theta"] == pytest.approx(theta)
+        np.testing.assert_array_equal(deep.order, run_method("propagate", D.deep_values(C, theta), y, rng=0).order)
+        np.testing.assert_array_equal(deep.order, run_method("propagate", C, y, rng=0, counts="deep").order)
+        assert not run_method("propagate", C, y, rng=0, counts="log1p").result.extra["graph"]["deep_counts"]
+        Xs, _, cs, _ = other_shapes.SHAPES["low_expressed_markers_counts"](0)
+        single = run_method("propagate", Xs, other_shapes.per_class_labels(cs, 3, 0), rng=0)
+    assert not single.result.extra["graph"]["deep_counts"] and "deep_theta" not in single.result.extra["graph"]
+
+
+def test_the_groups_statistics_are_of_the_counts(other_shapes):
+    """Per-class statistics of deep counts are those of their log1p-normalised counts (to the median library /
+    theta per sample): fractions expressing count the samples with a count (a gene without counts in a group: 0,
+    not the 1 of its log2 theta), and the condition genes' log fold changes carry their planted sign."""
+    _, C, cls, markers = other_shapes.SHAPES["bulk_counts"](0)
+    C = C.copy()
+    C[cls == 0, 7] = 0.0  # gene 7 silent in condition 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = run_method("propagate", C, cls, rng=0).result.extra["class_statistics"]
+    first = list(stats.classes).index("0")
+    assert stats.pts[first, 7] == 0.0 and stats.pts_rest[first, 7] > 0.9 and stats.scale == "log1p"
+    rate = C / C.sum(axis=1, keepdims=True)
+    for c in range(3):
+        genes = markers[c * 30:(c + 1) * 30]
+        truth = np.sign(np.log(rate[cls == c][:, genes].mean(axis=0) / rate[cls != c][:, genes].mean(axis=0)))
+        row = list(stats.classes).index(str(c))
+        assert np.mean(np.sign(stats.logfoldchanges[row, genes]) == truth) >= 0.9
+
+
+def test_deep_counts_needs_counts_and_the_choices_are_checked():
+    with pytest.raises(MethodError, match="counts='deep' needs counts"):
+        D.read_deep(np.random.default_rng(0).normal(size=(20, 5)), "deep")
+    with pytest.raises(MethodError, match="counts must be one of"):
+        D.read_deep(np.ones((3, 3)), "vst")
+
+
+@pytest.mark.parametrize("shape, budget, before, least", [
+    ("bulk_counts_four_conditions", 3, 91, 106),  # 60 samples of 4 conditions; fisher 25, label spreading + F 20
+    ("bulk_counts_large", 2, 48, 88),  # 200 samples, 1.5-fold; fisher 2, label spreading + F 11
+    ("bulk_counts_large", 0, 2, 80),  # no label: 83
+])
+def test_planted_bulk_studies_find_their_condition_genes(other_shapes, shape, budget, before, least):
+    """Planted bulk studies (``bench_other_shapes.py``, seed 0), ``budget`` labels per condition: the condition
+    genes in the top 120 / 90 read as log values (at least ``least``) against the count path's before session 45
+    (``before``: the graphs on Pearson residuals)."""
+    X, _, cls, markers = other_shapes.SHAPES[shape](0)
+    y = other_shapes.per_class_labels(cls, budget, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _recall(run_method("propagate", X, y, rng=0).order, markers) >= least > before
+
+
+def test_the_anndata_and_scikit_learn_doors_read_bulk_counts_alike(other_shapes):
+    """Raw bulk counts in an AnnData's ``X`` (60 samples, 3 labeled per condition, the others NaN in ``obs``):
+    ``ssfs.tl.rank_features`` ranks as ``run_method`` (106 of the 120 condition genes first, as the planted-study
+    test) and ``SemiSupervisedSelector`` keeps the same top 120."""
+    import anndata as ad
+    import pandas as pd
+
+    import ssfs
+    from ssfs.selector import SemiSupervisedSelector
+
+    _, C, cls, markers = other_shapes.SHAPES["bulk_counts_four_conditions"](0)
+    y = other_shapes.per_class_labels(cls, 3, 0)
+    names = pd.Categorical([f"cond{c}" if c >= 0 else np.nan for c in y])
+    adata = ad.AnnData(C.copy(), obs=pd.DataFrame({"condition": names}, index=[f"s{i}" for i in range(C.shape[0])]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ssfs.tl.rank_features(adata, groupby="condition")
+        expected = run_method("propagate", C, y, rng=0).order
+        selector = SemiSupervisedSelector(n_features=markers.size).fit(C, y)
+    ranked = np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")
+    np.testing.assert_array_equal(ranked[:markers.size], expected[:markers.size])
+    assert _recall(ranked, markers) >= 106
+    assert set(np.flatnonzero(selector.get_support())) == set(expected[:markers.size])
+
+
+def test_the_command_line_ranks_a_bulk_count_table_and_refuses_a_bad_reading(tmp_path, other_shapes, capsys):
+    """``ssfs rank`` on a CSV of raw bulk counts (24 samples, 3 labeled per condition, blank label cells): the
+    ranking ``run_method`` gives; ``--param counts=vst`` is refused in one line before anything runs."""
+    import pandas as pd
+
+    from ssfs.cli import main
+
+    _, C, cls, markers = other_shapes.SHAPES["bulk_counts"](2)
+    y = other_shapes.per_class_labels(cls, 3, 2)
+    table = pd.DataFrame(C.astype(np.int64), columns=[f"g{j}" for j in range(C.shape[1])])
+    table.insert(0, "condition", [f"c{c}" if c >= 0 else "" for c in y])
+    table.to_csv(tmp_path / "bulk.csv", index=False)
+    door = ["rank", str(tmp_path / "bulk.csv"), "--label-column", "condition", "--index-column", "none",
+            "--method", "propagate", "--no-progress"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*door, "-o", str(tmp_path / "ranked.tsv")]) == 0
+        expected = run_method("propagate", C, y, rng=0).order
+    ranked = pd.read_csv(tmp_path / "ranked.tsv", sep="\t")
+    features = ranked["feature"] if "feature" in ranked else ranked.iloc[:, 0]
+    assert list(features[:markers.size]) == [f"g{j}" for j in expected[:markers.size]]
+    capsys.readouterr()
+    assert main([*door, "--param", "counts=vst", "-o", str(tmp_path / "bad.tsv")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "counts" in err[0] and "deep" in err[0] and not (tmp_path / "bad.tsv").exists()
