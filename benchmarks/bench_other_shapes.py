@@ -412,10 +412,12 @@ def continuum_counts(seed: int, n=2000, p=2000, k=4, graded=60, fold=4.0, depth=
     return (*_log_counts(rng, mu * rng.lognormal(np.log(depth), 0.4, n)[:, None]), cls, markers)
 
 
-def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7):
+def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7, composition=0.0):
     """Bulk RNA-seq: ``n`` samples of ``k`` conditions, libraries log-normal(log ``depth``, 0.2), every gene's
     biological dispersion 1 / size ~ log-normal(log 0.1, 0.6) (edgeR's typical 0.05-0.3), each condition's ``per``
-    genes ``fold``-fold up or down (among the 70 % most expressed); log1p(CPM) and the counts (session 44)."""
+    genes ``fold``-fold up or down (among the 70 % most expressed); log1p(CPM) and the counts (session 44).
+    ``composition``: the last condition's 10 most expressed genes (no markers) (1 + ``composition``)-fold up, so
+    every other gene's share of its libraries falls (session 45)."""
     rng = np.random.default_rng(seed)
     cls = _classes(rng, n, k)
     base = np.exp(rng.normal(0.0, 2.0, p))
@@ -423,6 +425,8 @@ def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7):
     mu = np.tile(base, (k, 1))
     for c in range(k):
         mu[c, markers[c * per:(c + 1) * per]] *= fold ** rng.choice([-1.0, 1.0], per)
+    if composition:
+        mu[k - 1, np.setdiff1d(np.argsort(-base)[:10 + k * per], markers)[:10]] *= 1.0 + composition
     mu /= mu.sum(axis=1, keepdims=True)
     sizes = 1.0 / rng.lognormal(np.log(0.1), 0.6, p)
     lam = mu[cls] * rng.lognormal(np.log(depth), 0.2, n)[:, None]
@@ -497,6 +501,7 @@ SHAPES = {
     "bulk_counts_four_conditions": lambda s: bulk_counts(s, n=60, k=4),
     "bulk_counts_shallow": lambda s: bulk_counts(s, depth=3e6, fold=1.7),
     "bulk_counts_large": lambda s: bulk_counts(s, n=200, fold=1.5),
+    "bulk_counts_composition": lambda s: bulk_counts(s, n=40, k=2, per=45, composition=3.0),
     "scaled_log_counts": scaled_log_counts,
 }
 

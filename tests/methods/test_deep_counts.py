@@ -21,15 +21,28 @@ def _recall(order, markers) -> int:
 
 
 def test_the_readings_by_hand():
-    """Counts of 3 samples x 3 genes (totals 10, 20, 30; median 20) and one without counts: log2(c m / t + theta)
-    and ln(1 + c m / (t theta)) (that sample: log2 theta and 0), read alike from log1p(CPM) of the counts."""
+    """Counts of 3 samples x 3 genes and one without counts: size factors by the median of ratios to the genes'
+    geometric means (DESeq2's), log2(c / s + theta) and ln(1 + c / (s theta)) (the empty sample: log2 theta and 0),
+    read alike from log1p(CPM) of the counts; one gene 10 x higher in a sample moves its total, not its factor."""
+    from scipy.stats import gmean
+
     C = np.array([[1.0, 5.0, 4.0], [10.0, 1.0, 9.0], [1.0, 15.0, 14.0], [0.0, 0.0, 0.0]])
-    normalised = np.array([[2.0, 10.0, 8.0], [10.0, 1.0, 9.0], [2.0 / 3.0, 10.0, 28.0 / 3.0], [0.0, 0.0, 0.0]])
+    s = np.r_[np.median(C[:3] / gmean(C[:3], axis=0), axis=1), 0.0]
+    np.testing.assert_allclose(D.size_factors(C), s, rtol=1e-12)
+    normalised = np.vstack([C[:3] / s[:3, None], np.zeros(3)])
     theta = 4.0
     np.testing.assert_allclose(D.deep_values(C, theta), np.log2(normalised + theta), rtol=1e-12)
     np.testing.assert_allclose(D.deep_log1p(C, theta).toarray(), np.log1p(normalised / theta), rtol=1e-12)
     logn = np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1) * 1e6)  # log1p(CPM): the counts read back
     np.testing.assert_allclose(D.deep_values(logn, theta), np.log2(normalised + theta), rtol=1e-9)
+    rng = np.random.default_rng(0)
+    B = rng.poisson(rng.lognormal(4.0, 1.0, 200), (6, 200)).astype(float) + 1.0
+    composed = B.copy()
+    composed[0, :5] *= 10.0
+    assert composed[0].sum() > 1.1 * B[0].sum()
+    np.testing.assert_allclose(D.size_factors(composed)[0] / D.size_factors(B)[0], 1.0, atol=0.05)
+    no_gene_everywhere = np.array([[0.0, 2.0], [3.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_allclose(D.size_factors(no_gene_everywhere), [1.0, 1.5, 1.0])
 
 
 def test_which_counts_are_deep(other_shapes):
@@ -74,8 +87,8 @@ def test_propagate_reads_deep_counts_as_log_values(other_shapes):
 
 
 def test_the_groups_statistics_are_of_the_counts(other_shapes):
-    """Per-class statistics of deep counts are those of their log1p-normalised counts (to the median library /
-    theta per sample): fractions expressing count the samples with a count (a gene without counts in a group: 0,
+    """Per-class statistics of deep counts are those of their log1p-normalised counts (over size factor x
+    theta): fractions expressing count the samples with a count (a gene without counts in a group: 0,
     not the 1 of its log2 theta), and the condition genes' log fold changes carry their planted sign."""
     _, C, cls, markers = other_shapes.SHAPES["bulk_counts"](0)
     C = C.copy()

@@ -2066,7 +2066,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     batch, counts
         Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts read as log1p(counts per
         10,000) ("auto"), any non-negative X so ("log1p"), "as_is"; deep (bulk) counts, raw or log1p-normalised, as
-        log2(counts per median library + theta) (``_shared.deep_counts.read_deep``; "auto"), any counts so ("deep").
+        log2(counts / size factor + theta) (``_shared.deep_counts.read_deep``; "auto"), any counts so ("deep").
     space, gene_scale, sample_scale
         The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
         "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),

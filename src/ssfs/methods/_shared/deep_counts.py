@@ -13,11 +13,11 @@ estimate, :func:`~ssfs.methods._shared.residuals.overdispersion`): planted bulk 
 every single-cell shape of ``bench_other_shapes.py`` and ``ssfs.simulate`` and pbmc68k_reduced's counts 0 (more
 than half their values 0) or at most 0.013 (Splatter-like); Splatter-like cells of 400 genes at 5,000 counts per
 cell 0.24 and planted cells of 2,000 genes at 10^5 0.41-0.44, where the count path finds more (1.000 against 0.751
-at 2 labels per type). :func:`deep_values` then reads them as log2 of the counts normalised to the median library
-size plus theta: by the delta method a gene of mean mu varies by mu / (theta (mu + theta)) < 1 / theta there, so a
-gene of few counts is quieter than a deep one, never louder (voom's prior of 0.5 counts gave the low genes'
-Poisson noise the top of every variance: 0.25 of the planted condition genes at 2 labels per condition against
-0.52); the values are dense and read as an expression matrix (not
+at 2 labels per type). :func:`deep_values` then reads them as log2 of the counts over DESeq2's size factors
+(:func:`size_factors`) plus theta: by the delta method a gene of mean mu varies by mu / (theta (mu + theta)) < 1 /
+theta there, so a gene of few counts is quieter than a deep one, never louder (voom's prior of 0.5 counts gave the
+low genes' Poisson noise the top of every variance: 0.25 of the planted condition genes at 2 labels per condition
+against 0.52); the values are dense and read as an expression matrix (not
 :func:`~ssfs.methods._shared.counts.count_like`). Measured: docs/labels_that_count.md, "Deep counts: bulk RNA-seq
 read as log values (session 45)".
 """
@@ -67,23 +67,37 @@ def depth_theta(X) -> tuple[float, float] | None:
     return theta, float(deep)
 
 
+def size_factors(C) -> np.ndarray:
+    """Every sample's size factor by the median of ratios (Anders & Huber 2010, eq. 5, DESeq2's): s_i = median over
+    the genes counted in every sample of c_ij / (the gene's geometric mean); a few genes far up in one condition
+    (composition) move the totals but not this median. Where no gene is counted in every sample: the totals over
+    their median. Samples without counts: 0."""
+    D = C.toarray() if sparse.issparse(C) else np.asarray(C, dtype=np.float64)
+    totals = D.sum(axis=1)
+    counted = totals > 0  # samples without counts: 0
+    everywhere = np.all(D[counted] > 0, axis=0)
+    if not everywhere.any():
+        return totals / (float(np.median(totals[counted])) if counted.any() else 1.0)
+    logs = np.log(D[np.ix_(counted, everywhere)])
+    s = np.zeros_like(totals)
+    s[counted] = np.exp(np.median(logs - logs.mean(axis=0), axis=1))
+    return s
+
+
 def deep_values(X, theta: float) -> np.ndarray:
-    """log2(c_ij m / t_i + theta): the counts behind X (:func:`~ssfs.methods._shared.residuals.counts_of`)
-    normalised to the median library size m (t_i: sample i's total; samples without counts: log2 theta), dense."""
-    C = counts_of(X)
-    totals = np.asarray(C.sum(axis=1)).ravel()
-    median = float(np.median(totals[totals > 0])) if np.any(totals > 0) else 1.0
-    scale = np.divide(median, totals, out=np.zeros_like(totals), where=totals > 0)
-    return np.log2(C.toarray() * scale[:, None] + theta)
+    """log2(c_ij / s_i + theta): the counts behind X (:func:`~ssfs.methods._shared.residuals.counts_of`) over every
+    sample's size factor s_i (:func:`size_factors`; samples without counts: log2 theta), dense."""
+    D = counts_of(X).toarray()
+    s = size_factors(D)
+    return np.log2(np.divide(D, s[:, None], out=np.zeros_like(D), where=s[:, None] > 0) + theta)
 
 
 def deep_log1p(X, theta: float) -> sparse.csr_matrix:
-    """ln(1 + c_ij m / (t_i theta)) (CSR): :func:`deep_values` as log1p-normalised counts (to m / theta per
-    sample), zeros kept, for the per-class statistics' fold changes and fractions expressing (scanpy's reading)."""
+    """ln(1 + c_ij / (s_i theta)) (CSR, s_i: :func:`size_factors`): :func:`deep_values` as log1p-normalised counts,
+    zeros kept, for the per-class statistics' fold changes and fractions expressing (scanpy's reading)."""
     C = counts_of(X)
-    totals = np.asarray(C.sum(axis=1)).ravel()
-    median = float(np.median(totals[totals > 0])) if np.any(totals > 0) else 1.0
-    scale = np.divide(median / theta, totals, out=np.zeros_like(totals), where=totals > 0)
+    s = size_factors(C)
+    scale = np.divide(1.0 / theta, s, out=np.zeros_like(s), where=s > 0)
     out = sparse.csr_matrix(sparse.diags(scale) @ C)
     np.log1p(out.data, out=out.data)
     return out
