@@ -48,12 +48,13 @@ def _evenly_spaced(n: int) -> np.ndarray:
 
 
 def depth_theta(X) -> tuple[float, float] | None:
-    """(theta, share): the counts behind count-like X's (:func:`~ssfs.methods._shared.residuals.counts_of`: raw
-    counts, or log1p-normalised counts undone) overdispersion and the share of its expressed genes whose mean count
-    exceeds it (0 where more than :data:`~ssfs.methods._shared.counts.ZERO_SHARE` of the expressed genes' counts
-    are 0: a small theta of on / off genes, or of full-length single cells' dropouts, does not make sparse counts
-    deep), read on at most :data:`~ssfs.methods._shared.counts.TAIL_ROWS` evenly spaced samples; None for X that
-    holds no counts (not count-like, or negative values)."""
+    """(theta, share): the overdispersion of the counts behind count-like X
+    (:func:`~ssfs.methods._shared.residuals.counts_of`: raw counts, or log1p-normalised counts undone) and the share
+    of its expressed genes whose mean count exceeds :data:`DEEP_RATIO` x theta (0 where more than
+    :data:`~ssfs.methods._shared.counts.ZERO_SHARE` of the expressed genes' counts are 0: a small theta of on / off
+    genes, or of full-length single cells' dropouts, does not make sparse counts deep), read on at most
+    :data:`~ssfs.methods._shared.counts.TAIL_ROWS` evenly spaced samples; None for X that holds no counts (not
+    count-like, or negative values)."""
     if not (X.shape[0] >= 2 and count_like(X) and has_count_scale(X)):
         return None
     C = counts_of(X[_evenly_spaced(X.shape[0])])
