@@ -31,10 +31,10 @@ def test_the_readings_by_hand():
     np.testing.assert_allclose(D.size_factors(C), s, rtol=1e-12)
     normalised = np.vstack([C[:3] / s[:3, None], np.zeros(3)])
     theta = 4.0
-    np.testing.assert_allclose(D.deep_values(C, theta), np.log2(normalised + theta), rtol=1e-12)
-    np.testing.assert_allclose(D.deep_log1p(C, theta).toarray(), np.log1p(normalised / theta), rtol=1e-12)
+    np.testing.assert_allclose(D.DeepCounts.of(C, theta).values(), np.log2(normalised + theta), rtol=1e-12)
+    np.testing.assert_allclose(D.DeepCounts.of(C, theta).log1p().toarray(), np.log1p(normalised / theta), rtol=1e-12)
     logn = np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1) * 1e6)  # log1p(CPM): the counts read back
-    np.testing.assert_allclose(D.deep_values(logn, theta), np.log2(normalised + theta), rtol=1e-9)
+    np.testing.assert_allclose(D.DeepCounts.of(logn, theta).values(), np.log2(normalised + theta), rtol=1e-9)
     rng = np.random.default_rng(0)
     B = rng.poisson(rng.lognormal(4.0, 1.0, 200), (6, 200)).astype(float) + 1.0
     composed = B.copy()
@@ -78,7 +78,8 @@ def test_propagate_reads_deep_counts_as_log_values(other_shapes):
         deep = run_method("propagate", C, y, rng=0)
         graph = deep.result.extra["graph"]
         assert graph["deep_counts"] and graph["deep_theta"] == pytest.approx(theta)
-        np.testing.assert_array_equal(deep.order, run_method("propagate", D.deep_values(C, theta), y, rng=0).order)
+        values = D.DeepCounts.of(C, theta).values()
+        np.testing.assert_array_equal(deep.order, run_method("propagate", values, y, rng=0).order)
         np.testing.assert_array_equal(deep.order, run_method("propagate", C, y, rng=0, counts="deep").order)
         assert not run_method("propagate", C, y, rng=0, counts="log1p").result.extra["graph"]["deep_counts"]
         Xs, _, cs, _ = other_shapes.SHAPES["low_expressed_markers_counts"](0)

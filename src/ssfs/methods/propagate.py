@@ -82,7 +82,7 @@ from ._shared.class_stats import (
 )
 from ._shared.counts import count_like
 from ._shared.crossed import crossed_sides
-from ._shared.deep_counts import deep_log1p, read_deep
+from ._shared.deep_counts import read_deep
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
@@ -1079,14 +1079,13 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     """The whole model (module doc, :func:`_fitted`) of X read as counts where it holds them
     (:func:`~ssfs.methods._shared.counts.read_counts`), as log values where they are deep (bulk RNA-seq,
     :func:`~ssfs.methods._shared.deep_counts.read_deep`; the groups' statistics then of their log1p-normalised
-    counts, :func:`~ssfs.methods._shared.deep_counts.deep_log1p`) with its heavy tails clipped
+    counts, :meth:`~ssfs.methods._shared.deep_counts.DeepCounts.log1p`) with its heavy tails clipped
     (:func:`clipped_tails`), fitted again on X without its rising components where the held-out labels reject
     them (``unwanted="auto"``, :func:`unwanted_rejected`; "kept": never), and on counts within the sides of a
     residual component every group shares (:func:`crossed_batches`)."""
     if unwanted not in UNWANTED:
         raise MethodError(f"propagate: unwanted must be one of {UNWANTED}, got {unwanted!r}")
-    source = X
-    given, theta = read_deep(X, counts)
+    given, deep = read_deep(X, counts)
     X, weight = clipped_tails(given, tails)
     codes, space = np.asarray(y), params.get("space", "auto")
     _check_choices(space=space)
@@ -1103,11 +1102,10 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
         model = _fitted(outside(X, basis, batch), y, unclipped=given, unwanted="kept", **params)
         model.unwanted, model.unwanted_evidence, model.removed_basis = int(basis.shape[1]), evidence, basis
     model.tail_weight = weight
-    model.deep_theta = theta
-    if theta is not None and model.statistics is not None:  # fold changes, fractions expressing of the counts
+    model.deep_theta = None if deep is None else deep.theta
+    if deep is not None and model.statistics is not None:  # fold changes, fractions expressing of the counts
         P, present = _memberships(model.groups, model.sample_weight, len(model.group_names))
-        model.statistics = _group_statistics(deep_log1p(source, theta), P,
-                                             np.asarray(model.group_names, dtype=object)[present])
+        model.statistics = _group_statistics(deep.log1p(), P, np.asarray(model.group_names, dtype=object)[present])
     return model
 
 

@@ -13,7 +13,7 @@ estimate, :func:`~ssfs.methods._shared.residuals.overdispersion`): planted bulk 
 every single-cell shape of ``bench_other_shapes.py`` and ``ssfs.simulate`` and pbmc68k_reduced's counts 0 (more
 than half their values 0) or at most 0.013 (Splatter-like); Splatter-like cells of 400 genes at 5,000 counts per
 cell 0.24 and planted cells of 2,000 genes at 10^5 0.41-0.44, where the count path finds more (1.000 against 0.751
-at 2 labels per type). :func:`deep_values` then reads them as log2 of the counts over DESeq2's size factors
+at 2 labels per type). :meth:`DeepCounts.values` then reads them as log2 of the counts over DESeq2's size factors
 (:func:`size_factors`) plus theta: by the delta method a gene of mean mu varies by mu / (theta (mu + theta)) < 1 /
 theta there, so a gene of few counts is quieter than a deep one, never louder (voom's prior of 0.5 counts gave the
 low genes' Poisson noise the top of every variance: 0.25 of the planted condition genes at 2 labels per condition
@@ -23,6 +23,8 @@ read as log values (session 45)".
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -39,7 +41,7 @@ DEEP_SHARE = 0.5
 #: (mu^2 / theta) at least 5 times the Poisson part (mu)
 DEEP_RATIO = 5.0
 #: how propagate reads X (its ``counts`` parameter): :data:`~ssfs.methods._shared.counts.COUNTS` and "deep"
-#: (:func:`deep_values` of any counts)
+#: (:meth:`DeepCounts.values` of any counts)
 READINGS = (*COUNTS, "deep")
 
 
@@ -85,35 +87,49 @@ def size_factors(C) -> np.ndarray:
     return s
 
 
-def deep_values(X, theta: float) -> np.ndarray:
-    """log2(c_ij / s_i + theta): the counts behind X (:func:`~ssfs.methods._shared.residuals.counts_of`) over every
-    sample's size factor s_i (:func:`size_factors`; samples without counts: log2 theta), dense."""
-    D = counts_of(X).toarray()
-    s = size_factors(D)
-    return np.log2(np.divide(D, s[:, None], out=np.zeros_like(D), where=s[:, None] > 0) + theta)
+@dataclass(frozen=True)
+class DeepCounts:
+    """The counts behind X (:func:`~ssfs.methods._shared.residuals.counts_of`, dense), every sample's size factor
+    (:func:`size_factors`) and theta, read once: the values the fit ranks on (:meth:`values`) and those its
+    per-class statistics read (:meth:`log1p`)."""
+
+    counts: np.ndarray
+    size_factors: np.ndarray
+    theta: float
+
+    @classmethod
+    def of(cls, X, theta: float) -> DeepCounts:
+        D = counts_of(X).toarray()
+        return cls(D, size_factors(D), float(theta))
+
+    def _normalised(self, unit: float) -> np.ndarray:
+        """c_ij / (s_i unit) (samples without counts: 0)."""
+        s = self.size_factors[:, None] * unit
+        return np.divide(self.counts, s, out=np.zeros_like(self.counts), where=s > 0)
+
+    def values(self) -> np.ndarray:
+        """log2(c_ij / s_i + theta), dense (samples without counts: log2 theta)."""
+        return np.log2(self._normalised(1.0) + self.theta)
+
+    def log1p(self) -> sparse.csr_matrix:
+        """ln(1 + c_ij / (s_i theta)) (CSR): :meth:`values` as log1p-normalised counts, zeros kept, for the
+        per-class statistics' fold changes and fractions expressing (scanpy's reading)."""
+        out = sparse.csr_matrix(self._normalised(self.theta))
+        np.log1p(out.data, out=out.data)
+        return out
 
 
-def deep_log1p(X, theta: float) -> sparse.csr_matrix:
-    """ln(1 + c_ij / (s_i theta)) (CSR, s_i: :func:`size_factors`): :func:`deep_values` as log1p-normalised counts,
-    zeros kept, for the per-class statistics' fold changes and fractions expressing (scanpy's reading)."""
-    C = counts_of(X)
-    s = size_factors(C)
-    scale = np.divide(1.0 / theta, s, out=np.zeros_like(s), where=s > 0)
-    out = sparse.csr_matrix(sparse.diags(scale) @ C)
-    np.log1p(out.data, out=out.data)
-    return out
-
-
-def read_deep(X, counts: str = "auto") -> tuple[object, float | None]:
-    """(X as propagate reads it, theta or None): deep counts (``counts="auto"`` and :func:`depth_theta`'s share at
-    least :data:`DEEP_SHARE`, or ``counts="deep"`` and any counts) as :func:`deep_values`; else
-    :func:`~ssfs.methods._shared.counts.read_counts` (None)."""
+def read_deep(X, counts: str = "auto") -> tuple[object, DeepCounts | None]:
+    """(X as propagate reads it, its :class:`DeepCounts` or None): deep counts (``counts="auto"`` and
+    :func:`depth_theta`'s share at least :data:`DEEP_SHARE`, or ``counts="deep"`` and any counts) as
+    :meth:`DeepCounts.values`; else :func:`~ssfs.methods._shared.counts.read_counts` (None)."""
     if counts not in READINGS:
         raise MethodError(f"counts must be one of {READINGS}, got {counts!r}")
     if counts in ("auto", "deep"):
         depth = depth_theta(X)
         if depth is not None and (counts == "deep" or depth[1] >= DEEP_SHARE):
-            return deep_values(X, depth[0]), depth[0]
+            deep = DeepCounts.of(X, depth[0])
+            return deep.values(), deep
         if counts == "deep":
             raise MethodError("counts='deep' needs counts or log1p-normalised counts (non-negative, count-like); "
                               "these data are not: use counts='auto'")
