@@ -19,7 +19,8 @@ counts whose types differ in depth (one at 4x, one at 0.4x), with dropouts, with
 ambient RNA, of six types of 40 % down to 3 %, of two lineages of three types, and along a continuum (session 43);
 counts whose markers are low-expressed genes, with 150 bursty genes (negative binomial size 0.1, no type signal),
 of 12 types of Dirichlet shares, of 3 strong and 3 weak types, bulk RNA-seq (24 samples, 2e7 reads, gene-wise
-dispersions) and log counts scaled gene by gene and clipped at 10 as ``sc.pp.scale`` leaves them (session 44).
+dispersions) and log counts scaled gene by gene and clipped at 10 as ``sc.pp.scale`` leaves them (session 44);
+bulk studies of other sizes and depths (session 45); scATAC-seq-like peaks, binarised or counted (session 46).
 The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
 are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
 scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
@@ -434,6 +435,25 @@ def bulk_counts(seed: int, n=24, p=10000, k=3, per=30, fold=2.0, depth=2e7, comp
     return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e6), C, cls, markers
 
 
+def peaks(seed: int, n=2000, p=10000, k=5, per=60, fold=5.0, depth=3000, shares=None, binary=True):
+    """scATAC-seq-like peaks: accessibility log-normal(0, 1) over ``p`` peaks, each of ``k`` types' ``per`` peaks
+    ``fold``-fold more accessible in it, fragments in peaks log-normal(log ``depth``, 0.5) a cell, Poisson counts
+    and, with ``binary``, only whether a peak holds any (ArchR's and SnapATAC's binarised matrices; session 46).
+    log1p(CP10k) and the counts."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k, shares)
+    base = rng.lognormal(0.0, 1.0, p)
+    markers = rng.choice(p, k * per, replace=False)
+    mu = np.tile(base, (k, 1))
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= fold
+    mu /= mu.sum(axis=1, keepdims=True)
+    C = rng.poisson(mu[cls] * rng.lognormal(np.log(depth), 0.5, n)[:, None]).astype(float)
+    if binary:
+        C = np.minimum(C, 1.0)
+    return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4), C, cls, markers
+
+
 def scaled_log_counts(seed: int):
     """:func:`planted_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
     and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
@@ -503,6 +523,11 @@ SHAPES = {
     "bulk_counts_large": lambda s: bulk_counts(s, n=200, fold=1.5),
     "bulk_counts_composition": lambda s: bulk_counts(s, n=40, k=2, per=45, composition=3.0),
     "scaled_log_counts": scaled_log_counts,
+    # session 46: scATAC-seq-like peaks, binarised and as counts
+    "binary_peaks": peaks,
+    "binary_peaks_weak": lambda s: peaks(s, fold=3.0),
+    "binary_peaks_rare": lambda s: peaks(s, n=3000, shares=[0.4, 0.3, 0.2, 0.07, 0.03]),
+    "peak_counts": lambda s: peaks(s, binary=False),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -83,6 +83,7 @@ from ._shared.class_stats import (
 from ._shared.counts import count_like
 from ._shared.crossed import crossed_sides
 from ._shared.deep_counts import read_deep
+from ._shared.detection import binary_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
@@ -998,12 +999,13 @@ def _label_free(X, n_pcs: int, how: str, note: str, batch=None, given=(None, Non
     if how in ("autocorrelation", "residual") and not has_count_scale(X):
         how = "moran"
     on_residuals = how == "residual" or (how == "autocorrelation" and space != "values")
+    residuals = "the detection residuals'" if on_residuals and counts and binary_counts(X) else "the Pearson residuals'"
     if given[0] is None and given[1] is None and on_residuals:
-        where = "the kNN graph of the Pearson residuals' signal components"
+        where = f"the kNN graph of {residuals} signal components"
     what = (f"{statistic[how]} on {where}" if how in statistic and counts else
             "the variance in the span of the signal components")
     if grouped:
-        space_of = ("the given embedding" if given[1] is not None else "the Pearson residuals' signal components"
+        space_of = ("the given embedding" if given[1] is not None else f"{residuals} signal components"
                     if on_residuals else "the signal components")
         what = f"the variance explained by k-means groups of {space_of}, in turn with the {what}"
     return Propagation(scores, np.zeros(X.shape[0], dtype=np.int64), [], None, "label-free",

@@ -37,6 +37,7 @@ from scipy import sparse
 from .autocorrelation import row_normalized, shared_variance
 from .batches import centred_in_batches
 from .class_stats import variance_explained, within_batch_total
+from .detection import detection_rates, detection_residuals, is_binary
 from .representation import signal_pca
 from .signal import signal_dims, standardized
 
@@ -53,6 +54,10 @@ ONE_GENE = 1.3
 COVARIANCE_COLUMNS = 2000
 #: cells whose residuals are formed at once when every cell is projected on fitted axes
 ROW_BLOCK = 8192
+#: binary counts: the most often detected genes the residual graph's components are computed on (planted
+#: peaks, 20,000 of them: 500 -> 0.37 of the markers, 2,000 -> 0.97, 5,000 -> 0.99, all -> 0.99;
+#: docs/labels_that_count.md, "Binary counts")
+BINARY_GENES = 5000
 
 
 def _integers(X: sparse.csr_matrix) -> bool:
@@ -132,6 +137,9 @@ class CountModel:
     shares: np.ndarray
     theta: float
     clip: float
+    #: binary counts (every stored value 1): every cell's and gene's detection rate (t, m),
+    #: :func:`~.detection.detection_rates`; None for other counts
+    detection: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of(cls, X, theta_rows=None) -> CountModel:
@@ -141,19 +149,23 @@ class CountModel:
         n = X.shape[0]
         unit = _count_unit(X)
         t, genes = np.zeros(n), np.zeros(X.shape[1])
+        binary = X.nnz > 0
         for i in range(0, n, ROW_BLOCK):
             block = _as_counts(X[i: i + ROW_BLOCK], None if unit is None else unit[i: i + ROW_BLOCK])
             t[i: i + ROW_BLOCK] = np.asarray(block.sum(axis=1)).ravel()
             genes += np.asarray(block.sum(axis=0)).ravel()
+            binary = binary and (not block.nnz or is_binary(block.data))
         total = float(t.sum())
         rows = slice(None) if theta_rows is None else np.asarray(theta_rows)
         theta = overdispersion(_as_counts(X[rows], None if unit is None else unit[rows]))
-        return cls(X, unit, t, genes / total if total > 0 else genes, theta, float(np.sqrt(n)))
+        return cls(X, unit, t, genes / total if total > 0 else genes, theta, float(np.sqrt(n)),
+                   detection_rates(t, genes) if binary else None)
 
     def subset(self, rows) -> CountModel:
         """The same model read on the cells ``rows`` only (their t; m, theta and the clip of all)."""
+        detection = None if self.detection is None else (self.detection[0][rows], self.detection[1])
         return CountModel(self.X[rows], None if self.unit is None else self.unit[rows], self.totals[rows],
-                          self.shares, self.theta, self.clip)
+                          self.shares, self.theta, self.clip, detection)
 
     def part(self, rows=slice(None), cols=slice(None)) -> tuple[sparse.csr_matrix, tuple]:
         """(the counts of X's ``rows`` x ``cols``, their (t, m, clip) for :func:`residual_blocks`)."""
@@ -167,6 +179,14 @@ class CountModel:
         if not C.shape[1]:
             return np.zeros((C.shape[0], 0))
         return np.hstack([Z for _, Z in residual_blocks(C, self.theta, model=model)])
+
+    def embedding_residuals(self, rows=slice(None), cols=slice(None)) -> np.ndarray:
+        """The residuals the components are computed on: binary counts' of their detection model
+        (:func:`~.detection.detection_residuals`), other counts' clipped Pearson residuals (:meth:`residuals`)."""
+        if self.detection is None:
+            return self.residuals(rows, cols)
+        C, _ = self.part(rows, cols)
+        return detection_residuals(C, self.detection[0][rows], self.detection[1][cols], self.clip)
 
 
 def residual_blocks(C, theta: float, block: int = BLOCK, model: tuple | None = None):
@@ -284,6 +304,19 @@ def residual_axes(M: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return mean * sd, V / sd[:, None]
 
 
+def most_detected(model: CountModel, among: np.ndarray, genes: int) -> np.ndarray:
+    """The ``genes`` columns of ``among`` detected most often (all of them tied with the last one too; in their
+    order; those tied with it left out where they would double the count): binary counts' genes for the residual
+    components, as scATAC-seq workflows keep the most accessible peaks (Signac's ``FindTopFeatures``, ArchR's top
+    tiles)."""
+    if among.size <= genes:
+        return among
+    detected = model.shares[among]
+    last = np.sort(detected)[-genes]
+    chosen = detected >= last
+    return among[chosen if chosen.sum() <= 2 * genes or not (detected > last).any() else detected > last]
+
+
 def residual_embedding(model: CountModel, n_pcs: int, batch=None, genes: int = RESIDUAL_GENES,
                        among: np.ndarray | None = None, fit_rows: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """(Z, d): principal components of the clipped Pearson residuals of the ``genes`` genes of
@@ -294,24 +327,28 @@ def residual_embedding(model: CountModel, n_pcs: int, batch=None, genes: int = R
     component): a gene whose residuals vary more than the typical gene's is one direction there,
     not a structure, where unscaled it leads the permuted copy's spectrum and the count follows it.
     The components themselves are those of the unscaled residuals, whose variance above 1 is the
-    genes' structure, unless one gene leads them (:func:`residual_axes`: bursty genes). ``batch``:
+    genes' structure, unless one gene leads them (:func:`residual_axes`: bursty genes). Binary counts
+    (``model.detection``): the residuals of their detection model (:mod:`.detection`) of the
+    ``max(genes, BINARY_GENES)`` genes detected most often (:func:`most_detected`). ``batch``:
     the residuals centred in every batch. ``fit_rows``: the genes, axes and d from those cells only,
     every cell projected on the axes by blocks of :data:`ROW_BLOCK` (many cells: never all residuals
     at once)."""
     among = np.arange(model.X.shape[1]) if among is None else np.asarray(among)
     rows = slice(None) if fit_rows is None else np.asarray(fit_rows)
     fit_batch = None if batch is None else np.asarray(batch)[rows]
-    if among.size > genes:
+    if model.detection is not None:  # binary counts: every residual variance is about 1 (.detection)
+        among = most_detected(model, among, max(genes, BINARY_GENES))
+    elif among.size > genes:
         part, of_part = model.part(rows, among)
         var = residual_variance(part, model.theta, fit_batch, of_part)
         among = among[var >= np.sort(var)[-genes]]
-    M = centred_in_batches(model.residuals(rows, among), fit_batch)
+    M = centred_in_batches(model.embedding_residuals(rows, among), fit_batch)
     scaled = standardized(M)
     d, _ = signal_dims(scaled, signal_pca(scaled, n_pcs))
     mean, V = residual_axes(M, d)
     if fit_rows is None:
         return (M - mean) @ V, V.shape[1]
-    Z = np.vstack([(model.residuals(slice(i, i + ROW_BLOCK), among) - mean) @ V
+    Z = np.vstack([(model.embedding_residuals(slice(i, i + ROW_BLOCK), among) - mean) @ V
                    for i in range(0, model.X.shape[0], ROW_BLOCK)])
     return centred_in_batches(Z, batch), V.shape[1]
 
