@@ -117,7 +117,8 @@ def test_deep_counts_needs_counts_and_the_choices_are_checked():
 @pytest.mark.parametrize("shape, budget, before, least", [
     ("bulk_counts_four_conditions", 3, 91, 106),  # 60 samples of 4 conditions; fisher 25, label spreading + F 20
     ("bulk_counts_large", 2, 48, 88),  # 200 samples, 1.5-fold; fisher 2, label spreading + F 11
-    ("bulk_counts_large", 0, 2, 80),  # no label: 83
+    ("bulk_counts_large", 0, 2, 78),  # no label (session 45's label-free scores: 84)
+    ("bulk_counts_composition", 0, 43, 75),  # no label: 90 genes, Moran's I of session 46 (session 45: 43)
 ])
 def test_planted_bulk_studies_find_their_condition_genes(other_shapes, shape, budget, before, least):
     """Planted bulk studies (``bench_other_shapes.py``, seed 0), ``budget`` labels per condition: the condition
@@ -180,3 +181,36 @@ def test_the_command_line_ranks_a_bulk_count_table_and_refuses_a_bad_reading(tmp
     assert main([*door, "--param", "counts=vst", "-o", str(tmp_path / "bad.tsv")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "counts" in err[0] and "deep" in err[0] and not (tmp_path / "bad.tsv").exists()
+
+
+def test_deep_counts_without_labels_rank_by_moran_i():
+    """Deep counts' label-free scores (``dense_moran``): Moran's I of every gene on the kNN graph of the leading
+    components (at least 2; one neighbour per 10 samples, at least 3). Two conditions of 20 samples apart on 2 genes
+    among 30 of Gaussian noise: those 2 genes' I 0.93 (every sample's 4 neighbours in its condition), Moran's I of
+    them by hand on that graph; the noise genes' at most 0.36 (those loading on the second, noise component)."""
+    from ssfs.methods._shared.autocorrelation import moran_i
+    from ssfs.methods._shared.graph import knn_graph
+    from ssfs.methods._shared.representation import signal_pca
+    from ssfs.methods.propagate import dense_moran
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 30))
+    X[:20, :2] += 6.0
+    scores, d = dense_moran(X, 10)
+    assert d >= 1 and set(np.argsort(-scores)[:2]) == {0, 1}
+    assert scores[:2].min() > 0.9 and scores[2:].max() < 0.4
+    W = knn_graph(signal_pca(X - X.mean(axis=0), max(d, 2)), 4)
+    np.testing.assert_allclose(scores, moran_i(X, W), rtol=1e-10)
+    Xc = X - X.mean(axis=0)
+    R = sparse.diags(1.0 / np.asarray(W.sum(axis=1)).ravel()) @ W
+    by_hand = np.einsum("ij,ij->j", Xc, R @ Xc) / np.einsum("ij,ij->j", Xc, Xc)
+    np.testing.assert_allclose(scores, by_hand, rtol=1e-10)
+
+
+def test_a_deep_fit_without_labels_names_its_scores(other_shapes):
+    _, C, cls, _ = other_shapes.SHAPES["bulk_counts_composition"](0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = run_method("propagate", C, np.full(cls.size, -1), rng=0)
+    assert fit.result.extra["graph"]["deep_counts"]
+    assert "Moran's I on the signal components' kNN graph" in fit.result.extra["note"]
