@@ -69,6 +69,7 @@ def test_which_counts_are_binary(other_shapes):
     assert CountModel.of(other_shapes.SHAPES["bursty_genes_counts"](0)[1]).detection is None
     assert CountModel.of(sparse.csr_matrix((5, 4))).detection is None
     assert D.is_binary(np.ones(3)) and not D.is_binary(np.array([1.0, 2.0])) and not D.is_binary(np.zeros(0))
+    assert D.is_binary(np.array([1.0, 0.0, 1.0])) and not D.is_binary(np.zeros(2))  # stored zeros aside
     assert D.binary_counts(X) and D.binary_counts(sparse.csr_matrix(C))
     assert not D.binary_counts(other_shapes.SHAPES["peak_counts"](0)[0]) and not D.binary_counts(2.0 * C)
     assert not D.binary_counts(np.zeros((3, 3)))

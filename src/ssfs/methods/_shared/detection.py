@@ -40,8 +40,10 @@ EDGE = 1e-9
 
 
 def is_binary(data: np.ndarray) -> bool:
-    """Whether counts stored as ``data`` (a sparse matrix's stored values) are all 1."""
-    return bool(data.size) and bool(np.all(data == 1))
+    """Whether counts stored as ``data`` (a sparse matrix's stored values) are all 1 (stored zeros aside), one at
+    least."""
+    ones = data == 1
+    return bool(ones.any()) and bool(np.all(ones | (data == 0)))
 
 
 def binary_counts(X) -> bool:
