@@ -12,7 +12,13 @@ from scipy import sparse
 
 from ssfs import run_method
 from ssfs.methods._shared import detection as D
-from ssfs.methods._shared.residuals import BINARY_GENES, CountModel, most_detected, residual_embedding
+from ssfs.methods._shared.residuals import (
+    BINARY_GENES,
+    CountModel,
+    binary_counts,
+    most_detected,
+    residual_embedding,
+)
 
 
 def _recall(order, markers) -> int:
@@ -70,9 +76,11 @@ def test_which_counts_are_binary(other_shapes):
     assert CountModel.of(sparse.csr_matrix((5, 4))).detection is None
     assert D.is_binary(np.ones(3)) and not D.is_binary(np.array([1.0, 2.0])) and not D.is_binary(np.zeros(0))
     assert D.is_binary(np.array([1.0, 0.0, 1.0])) and not D.is_binary(np.zeros(2))  # stored zeros aside
-    assert D.binary_counts(X) and D.binary_counts(sparse.csr_matrix(C))
-    assert not D.binary_counts(other_shapes.SHAPES["peak_counts"](0)[0]) and not D.binary_counts(2.0 * C)
-    assert not D.binary_counts(np.zeros((3, 3)))
+    assert binary_counts(X) and binary_counts(sparse.csr_matrix(C))
+    assert not binary_counts(other_shapes.SHAPES["peak_counts"](0)[0]) and not binary_counts(2.0 * C)
+    assert not binary_counts(np.zeros((3, 3)))
+    stored = sparse.csr_matrix((np.array([1.0, 0.0, 1.0]), np.array([0, 1, 2]), np.array([0, 3])), shape=(1, 3))
+    assert binary_counts(stored) and stored.nnz == 3  # a stored zero aside, and the caller's matrix untouched
 
 
 def test_the_most_detected_genes_and_their_ties():

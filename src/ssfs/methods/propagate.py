@@ -83,7 +83,6 @@ from ._shared.class_stats import (
 from ._shared.counts import count_like
 from ._shared.crossed import crossed_sides
 from ._shared.deep_counts import read_deep
-from ._shared.detection import binary_counts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
@@ -107,12 +106,14 @@ from ._shared.propagation import (
 from ._shared.representation import signal_pca
 from ._shared.residuals import (
     CountModel,
+    binary_counts,
     residual_autocorrelation,
     residual_embedding,
     residual_explained,
     residual_variance,
 )
 from ._shared.signal import (
+    MIN_DIMS,
     canonical_rows,
     clearly_above,
     clearly_rising,
@@ -785,7 +786,8 @@ MORAN_SAMPLES_PER_NEIGHBOUR = 10
 def dense_moran(X, n_pcs: int, batch=None) -> tuple[np.ndarray, int]:
     """(scores, signal dimensions): every gene's Moran's I on the kNN graph (one neighbour per
     :data:`MORAN_SAMPLES_PER_NEIGHBOUR` samples, 3 to :data:`AUTOCORRELATION_K`) of X's leading principal components in
-    its own units, as many as the standardised genes' components rising above their permutations' (at least 2);
+    its own units, as many as the standardised genes' components rising above their permutations' (at least
+    :data:`~ssfs.methods._shared.signal.MIN_DIMS`);
     each centred in its batch; beyond :data:`REFINE_SAMPLES` samples on that many chosen by content. The score of
     deep counts read as log values when no two classes are labeled (:func:`fit_propagation`; Hotspot's idea,
     DeTomaso & Yosef 2021: a gene the samples' neighbours share, with Moran's statistic of the log values), where
@@ -800,7 +802,7 @@ def dense_moran(X, n_pcs: int, batch=None) -> tuple[np.ndarray, int]:
     Vc = centred_in_batches(V - V.mean(axis=0), batch)
     scaled = standardized(Vc)
     d, _ = signal_dims(scaled, signal_pca(scaled, n_pcs))
-    Z = signal_pca(Vc, max(d, 2))
+    Z = signal_pca(Vc, max(d, MIN_DIMS))
     W = _knn(Z, int(np.clip(V.shape[0] // MORAN_SAMPLES_PER_NEIGHBOUR, 3, AUTOCORRELATION_K)))
     return per_distinct_column(lambda A: moran_i(A, W, batch), V), d
 

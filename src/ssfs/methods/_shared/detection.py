@@ -46,24 +46,6 @@ def is_binary(data: np.ndarray) -> bool:
     return bool(ones.any()) and bool(np.all(ones | (data == 0)))
 
 
-def binary_counts(X) -> bool:
-    """Whether the counts behind X are binary, as :class:`~.residuals.CountModel` reads them: integer X holding only
-    0 and 1, or log1p-normalised X whose stored values are equal within every row (each a count of 1)."""
-    from scipy import sparse
-
-    X = X if sparse.issparse(X) else sparse.csr_matrix(np.asarray(X))
-    X = X.tocsr()
-    X.eliminate_zeros()
-    if not X.nnz:
-        return False
-    if np.array_equal(X.data, np.round(X.data)):
-        return is_binary(X.data)
-    filled = np.flatnonzero(np.diff(X.indptr) > 0)
-    low = np.minimum.reduceat(X.data, X.indptr[filled])
-    high = np.maximum.reduceat(X.data, X.indptr[filled])
-    return bool(np.all(low == high))
-
-
 def _grouped(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(group values, group sizes, group of every distinct value, distinct values) of positive ``values``:
     the distinct values, or beyond :data:`GROUPS` of them groups evenly spaced in log, each the mean of its

@@ -96,6 +96,12 @@ def counts_of(X) -> sparse.csr_matrix:
     return _as_counts(X, _count_unit(X))
 
 
+def binary_counts(X) -> bool:
+    """Whether the counts behind X (:func:`counts_of`, a copy: X is not changed) are binary, as
+    :class:`CountModel` finds them (:func:`~.detection.is_binary`): raw 0 / 1 or log1p-normalised binary counts."""
+    return is_binary(counts_of(X).data)
+
+
 def _moments(C: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(cell totals t, gene totals, gene shares m) of counts C."""
     t = np.asarray(C.sum(axis=1), dtype=np.float64).ravel()
