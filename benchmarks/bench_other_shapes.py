@@ -454,6 +454,32 @@ def peaks(seed: int, n=2000, p=10000, k=5, per=60, fold=5.0, depth=3000, shares=
     return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e4), C, cls, markers
 
 
+def full_length(seed: int, n=400, p=6000, k=5, per=30, fold=3.0, depth=1e6, size=2.0, dropout=1.0, form="counts"):
+    """Smart-seq2-like full-length read counts of single cells: expression log-normal(0, 2) over ``p`` genes, each
+    of ``k`` types' ``per`` genes ``fold``-fold up (among the 70 % most expressed), reads in proportion to expression
+    x gene length (log-normal, median 2 kb), libraries log-normal(log ``depth``, 0.5), negative binomial counts of
+    size ``size`` (amplification), and dropouts that take a count of mean mu with probability 0.9 exp(-``dropout``
+    log10(1 + mu)) (session 47). ``form``: "counts" (log1p(CPM) and the counts) or "log2_tpm" (log2(TPM + 1) alone,
+    the table such studies publish: reads over gene length, scaled to 10^6 a cell)."""
+    rng = np.random.default_rng(seed)
+    cls = _classes(rng, n, k)
+    expression = rng.lognormal(0.0, 2.0, p)
+    length = rng.lognormal(np.log(2000.0), 0.6, p)
+    markers = rng.choice(np.flatnonzero(expression > np.quantile(expression, 0.3)), k * per, replace=False)
+    mu = np.tile(expression, (k, 1))
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= fold
+    reads = mu * length
+    reads /= reads.sum(axis=1, keepdims=True)
+    lam = reads[cls] * rng.lognormal(np.log(depth), 0.5, n)[:, None]
+    C = rng.negative_binomial(size, size / (size + lam)).astype(float)
+    C[rng.random(C.shape) < 0.9 * np.exp(-dropout * np.log10(1.0 + lam))] = 0.0
+    if form == "log2_tpm":
+        per_kb = C / length
+        return np.log2(per_kb / np.maximum(per_kb.sum(axis=1, keepdims=True), 1e-12) * 1e6 + 1.0), None, cls, markers
+    return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e6), C, cls, markers
+
+
 def scaled_log_counts(seed: int):
     """:func:`planted_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
     and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
@@ -528,6 +554,10 @@ SHAPES = {
     "binary_peaks_weak": lambda s: peaks(s, fold=3.0),
     "binary_peaks_rare": lambda s: peaks(s, n=3000, shares=[0.4, 0.3, 0.2, 0.07, 0.03]),
     "peak_counts": lambda s: peaks(s, binary=False),
+    # session 47: Smart-seq2-like full-length reads of single cells (deep, with dropouts)
+    "full_length_counts": full_length,
+    "full_length_counts_noisy": lambda s: full_length(s, size=0.7, fold=4.0),
+    "full_length_counts_deep": lambda s: full_length(s, depth=3e6, size=5.0),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -67,6 +67,39 @@ def test_which_counts_are_deep(other_shapes):
     assert D.depth_theta(G) is None and D.depth_theta(np.log2(C + 0.5) - 3.0) is None
 
 
+def test_full_length_single_cells_are_not_deep(other_shapes):
+    """Smart-seq2-like reads of single cells (400 cells, a third of the counts 0) pass both bulk tests (two thirds
+    of the expressed genes above 5 theta), but the median deep gene loses about a sixth of its counts to dropouts
+    (bulk: none), which the log reading turns into every deep gene's loudest variance: they keep the count path,
+    which finds 128 of the 150 type genes without labels and all 150 with 3 labels per type, against 20 and 77 read as
+    log values (session 47). The rule by hand: the median deep gene's share of zeros above ``DEEP_DROPOUTS``; bulk
+    genes silent in one condition (a third of them) leave that median at 0 and the counts deep."""
+    X, C, cls, markers = other_shapes.SHAPES["full_length_counts"](0)
+    theta, share = D.depth_theta(C)
+    mean = C.mean(axis=0)
+    above = mean > D.DEEP_RATIO * theta
+    assert np.mean(above[mean > 0]) > D.DEEP_SHARE and np.mean(C != 0) > 1.0 - 0.5  # the two bulk tests pass
+    median = np.median(np.mean(C[:, above] == 0, axis=0))
+    assert median == pytest.approx(0.1725, abs=1e-4) and median > D.DEEP_DROPOUTS
+    np.testing.assert_array_equal(np.rint(D.dropouts(sparse.csr_matrix(C)) * C.shape[0]), np.sum(C == 0, axis=0))
+    assert share == 0.0 and D.depth_theta(X)[1] == 0.0
+    _, B, bulk_cls, _ = other_shapes.SHAPES["bulk_counts"](0)
+    silenced = B.copy()
+    silenced[np.ix_(bulk_cls == 0, np.arange(0, B.shape[1], 3))] = 0.0
+    bulk_theta, bulk_share = D.depth_theta(silenced)
+    assert np.mean(silenced[:, silenced.mean(axis=0) > D.DEEP_RATIO * bulk_theta] == 0) > D.DEEP_DROPOUTS
+    assert bulk_share > D.DEEP_SHARE
+    y = other_shapes.per_class_labels(cls, 3, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = run_method("propagate", X, y, rng=0)
+        assert not fit.result.extra["graph"]["deep_counts"]
+        found = {(b, reading): _recall(run_method("propagate", X, labels, rng=0, counts=reading).order, markers)
+                 for b, labels in (("none", np.full_like(y, -1)), ("3", y)) for reading in ("auto", "deep")}
+    assert _recall(fit.order, markers) == found["3", "auto"] == 150
+    assert found["none", "auto"] >= 120 and found["none", "deep"] <= 30 and found["3", "deep"] <= 90
+
+
 def test_propagate_reads_deep_counts_as_log_values(other_shapes):
     """The deep reading is what ``propagate`` ranks on (same bits as its log values given as an array), whether the
     counts come raw or as log1p(CPM); ``counts="log1p"`` keeps the count path; single cells keep it by default."""

@@ -40,6 +40,12 @@ DEEP_SHARE = 0.5
 #: a gene's counts are deep where their mean is this many times theta: the biological part of their variance
 #: (mu^2 / theta) at least 5 times the Poisson part (mu)
 DEEP_RATIO = 5.0
+#: most share of zeros in the median deep gene's counts (genes of mean above :data:`DEEP_RATIO` x theta) for counts
+#: to be deep (:func:`depth_theta`): bulk libraries hold almost none there (planted studies 0; heterogeneous cohorts
+#: of theta 1-2 0-0.01; genes silent in some tissues leave the median gene at 0), full-length single cells
+#: (Smart-seq2) lose 0.12-0.27 of every deep gene's counts to dropouts, which the log reading turns into those genes'
+#: loudest variance (session 47)
+DEEP_DROPOUTS = 0.05
 #: how propagate reads X (its ``counts`` parameter): :data:`~ssfs.methods._shared.counts.COUNTS` and "deep"
 #: (:meth:`DeepCounts.values` of any counts)
 READINGS = (*COUNTS, "deep")
@@ -54,7 +60,8 @@ def depth_theta(X) -> tuple[float, float] | None:
     (:func:`~ssfs.methods._shared.residuals.counts_of`: raw counts, or log1p-normalised counts undone) and the share
     of its expressed genes whose mean count exceeds :data:`DEEP_RATIO` x theta (0 where more than
     :data:`~ssfs.methods._shared.counts.ZERO_SHARE` of the expressed genes' counts are 0: a small theta of on / off
-    genes, or of full-length single cells' dropouts, does not make sparse counts deep), read on at most
+    genes, or of full-length single cells' dropouts, does not make sparse counts deep; 0 too where more than
+    :data:`DEEP_DROPOUTS` of the median deep gene's counts are 0: dropouts of full-length single cells), read on at most
     :data:`~ssfs.methods._shared.counts.TAIL_ROWS` evenly spaced samples; None for X that holds no counts (not
     count-like, or negative values)."""
     if not (X.shape[0] >= 2 and count_like(X) and has_count_scale(X)):
@@ -66,8 +73,18 @@ def depth_theta(X) -> tuple[float, float] | None:
         return None
     theta = overdispersion(C)
     filled = C.count_nonzero() / (C.shape[0] * np.count_nonzero(expressed))
-    deep = np.mean(mean[expressed] > DEEP_RATIO * theta) if filled >= 1.0 - ZERO_SHARE else 0.0
-    return theta, float(deep)
+    if filled < 1.0 - ZERO_SHARE:
+        return theta, 0.0
+    above = mean > DEEP_RATIO * theta
+    if above.any() and np.median(dropouts(C)[above]) > DEEP_DROPOUTS:
+        return theta, 0.0
+    return theta, float(np.mean(above[expressed]))
+
+
+def dropouts(C: sparse.csr_matrix) -> np.ndarray:
+    """Every gene's share of samples without a count (stored zeros counted as zeros)."""
+    counted = np.bincount(C.indices[C.data != 0], minlength=C.shape[1])
+    return 1.0 - counted / C.shape[0]
 
 
 def size_factors(C) -> np.ndarray:
