@@ -558,13 +558,17 @@ SHAPES = {
     "full_length_counts": full_length,
     "full_length_counts_noisy": lambda s: full_length(s, size=0.7, fold=4.0),
     "full_length_counts_deep": lambda s: full_length(s, depth=3e6, size=5.0),
+    "full_length_log_tpm": lambda s: full_length(s, form="log2_tpm"),
+    "full_length_log_tpm_noisy": lambda s: full_length(s, size=0.7, fold=4.0, form="log2_tpm"),
+    "full_length_log_tpm_deep": lambda s: full_length(s, depth=3e6, size=5.0, form="log2_tpm"),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
                  "variance"]
 COUNT_METHODS = ARRAY_METHODS + ["hvg_seurat_v3", "hvg_pearson"]
-#: label-free count anchors run only when named in ``--methods`` (label-free: the same order at every budget)
-ON_REQUEST = ["hotspot", "triku"]
+#: label-free anchors run only when named in ``--methods`` (label-free: the same order at every budget): Hotspot and
+#: triku on counts, scanpy's seurat flavour on log values (tables of log2(TPM + 1))
+ON_REQUEST = ["hotspot", "triku", "hvg_seurat"]
 
 
 def per_class_labels(cls: np.ndarray, k: int, seed: int) -> np.ndarray:
@@ -609,7 +613,7 @@ def run(shapes, seeds, budgets, methods=None) -> list[dict]:
             data = {"expression": X, "counts": counts}
             for budget in budgets:
                 y = budget_labels(cls, budget, seed)
-                for method in [m for m in (COUNT_METHODS + ON_REQUEST if counts is not None else ARRAY_METHODS)
+                for method in [m for m in (COUNT_METHODS if counts is not None else ARRAY_METHODS) + ON_REQUEST
                                if (m in methods if methods else m not in ON_REQUEST)]:
                     hidden = method.endswith("(no labels)")
                     t0 = time.perf_counter()

@@ -97,6 +97,7 @@ TIGHT = {
     'tests/methods/test_binary_counts.py::test_residuals_by_hand': 'elementwise',
     'tests/methods/test_binary_counts.py::test_which_counts_are_binary': 'lapack',
     'tests/methods/test_deep_counts.py::test_the_readings_by_hand': 'elementwise',
+    'tests/methods/test_dropouts.py::test_the_reading_by_hand': 'elementwise',
     'tests/methods/test_deep_counts.py::test_deep_counts_without_labels_rank_by_moran_i': 'order',
     'tests/methods/test_deep_counts.py::test_which_counts_are_deep': 'order',
     'tests/methods/test_efsis.py::test_chunks_combine_to_full_run': 'order',

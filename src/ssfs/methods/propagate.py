@@ -82,7 +82,8 @@ from ._shared.class_stats import (
 )
 from ._shared.counts import count_like
 from ._shared.crossed import crossed_sides
-from ._shared.deep_counts import read_deep
+from ._shared.deep_counts import DEEP_DROPOUTS, read_deep
+from ._shared.dropouts import read_dropouts
 from ._shared.graph import knn_graph
 from ._shared.invariance import distinct_columns, per_distinct_column
 from ._shared.kmeans import kmeans
@@ -252,6 +253,9 @@ class Propagation:
     #: the overdispersion of deep counts read as log values (:func:`~ssfs.methods._shared.deep_counts.read_deep`;
     #: None: not deep)
     deep_theta: float | None = None
+    #: the offset of a dense table with dropouts read as ln(value + offset)
+    #: (:func:`~ssfs.methods._shared.dropouts.read_dropouts`; None: not so read)
+    dropout_offset: float | None = None
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores: per-group statistics
@@ -282,6 +286,8 @@ class Propagation:
                           "class_turns": self.class_turns,
                           "clipped_tails": self.tail_weight is not None, "deep_counts": self.deep_theta is not None,
                           **({"deep_theta": self.deep_theta} if self.deep_theta is not None else {}),
+                          "dropouts": self.dropout_offset is not None,
+                          **({"dropout_offset": self.dropout_offset} if self.dropout_offset is not None else {}),
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
                 **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {}),
@@ -1116,19 +1122,23 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     """The whole model (module doc, :func:`_fitted`) of X read as counts where it holds them
     (:func:`~ssfs.methods._shared.counts.read_counts`), as log values where they are deep (bulk RNA-seq,
     :func:`~ssfs.methods._shared.deep_counts.read_deep`; the groups' statistics then of their log1p-normalised
-    counts, :meth:`~ssfs.methods._shared.deep_counts.DeepCounts.log1p`) with its heavy tails clipped
+    counts, :meth:`~ssfs.methods._shared.deep_counts.DeepCounts.log1p`) or a dense table with dropouts
+    (:func:`~ssfs.methods._shared.dropouts.read_dropouts`; the statistics of the values given) with its heavy tails
+    clipped
     (:func:`clipped_tails`), fitted again on X without its rising components where the held-out labels reject
     them (``unwanted="auto"``, :func:`unwanted_rejected`; "kept": never), and on counts within the sides of a
     residual component every group shares (:func:`crossed_batches`)."""
     if unwanted not in UNWANTED:
         raise MethodError(f"propagate: unwanted must be one of {UNWANTED}, got {unwanted!r}")
+    table = X
     given, deep = read_deep(X, counts)
+    given, dropped = read_dropouts(given) if deep is None and counts == "auto" else (given, None)
     X, weight = clipped_tails(given, tails)
     codes, space = np.asarray(y), params.get("space", "auto")
     _check_choices(space=space)
     labeled = np.unique(codes[codes >= 0]).size >= 2  # else label-free scores, which need neither
-    if deep is not None and not labeled and params.get("label_free", "auto") == "auto":
-        params = {**params, "label_free": "moran"}  # deep counts without labels: dense_moran
+    if (dropped is not None or deep is not None and not labeled) and params.get("label_free", "auto") == "auto":
+        params = {**params, "label_free": "moran"}  # deep counts without labels, tables with dropouts: dense_moran
     read = content_and_counts(X, space, params.get("refine_samples", REFINE_SAMPLES)) if labeled else None
     sides, found = crossed_batches(X, y, unwanted, params, read)
     if sides is not None:
@@ -1142,9 +1152,12 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
         model.unwanted, model.unwanted_evidence, model.removed_basis = int(basis.shape[1]), evidence, basis
     model.tail_weight = weight
     model.deep_theta = None if deep is None else deep.theta
-    if deep is not None and model.statistics is not None:  # fold changes, fractions expressing of the counts
+    model.dropout_offset = None if dropped is None else dropped.offset
+    if (deep is not None or dropped is not None) and model.statistics is not None:
         P, present = _memberships(model.groups, model.sample_weight, len(model.group_names))
-        model.statistics = _group_statistics(deep.log1p(), P, np.asarray(model.group_names, dtype=object)[present])
+        # deep counts: fold changes, fractions expressing of the counts; tables with dropouts: of the values given
+        model.statistics = _group_statistics(table if deep is None else deep.log1p(), P,
+                                             np.asarray(model.group_names, dtype=object)[present])
     return model
 
 
@@ -2103,7 +2116,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
     batch, counts
         Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts read as log1p(counts per
         10,000) ("auto"), any non-negative X so ("log1p"), "as_is"; deep (bulk) counts, raw or log1p-normalised, as
-        log2(counts / size factor + theta) (``_shared.deep_counts.read_deep``; "auto"), any counts so ("deep").
+        log2(counts / size factor + theta) (``_shared.deep_counts.read_deep``; "auto"), any counts so ("deep"); dense
+        tables of normalised values (TPM, CPM; logged or not) whose well-expressed genes drop out as ln(value + the
+        median gene's level), with Moran's I for the label-free scores (``_shared.dropouts.read_dropouts``; "auto").
     space, gene_scale, sample_scale
         The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
         "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),
@@ -2162,6 +2177,11 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append(f"the genes' noise has heavy tails (median excess kurtosis {model.tail_weight:.1f}): every gene's "
                      f"values were clipped to its median +- {CLIP_SDS:g} robust standard deviations before the fit, "
                      "its statistics included (tails='as_is' keeps them)")
+    if model.dropout_offset is not None:
+        notes.append(f"the table's well-expressed genes drop out (0 in more than {DEEP_DROPOUTS:.0%} of the samples: "
+                     "full-length single cells?): the fit read its values undone and logged again over the median "
+                     f"gene's level, ln(value + {model.dropout_offset:.4g}); the statistics are of the values given "
+                     "(counts='as_is' keeps the table as it is)")
     if model.unwanted:
         (b, c, n, f), (b2, c2, n2, f2) = model.unwanted_evidence
         them = "them" if model.unwanted > 1 else "it"

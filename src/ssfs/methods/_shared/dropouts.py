@@ -1,0 +1,102 @@
+"""Dense tables of normalised single-cell expression with dropouts, read on a log scale whose offset is the median
+gene's level.
+
+Full-length single-cell studies (Smart-seq2) publish log2(TPM + 1): reads over gene length, scaled to 10^6 a cell.
+Those are not counts (the count model's Poisson part would be off by every gene's length), and where the reads were
+counts their dropouts already decide the path (:data:`~ssfs.methods._shared.deep_counts.DEEP_DROPOUTS`): a
+dropout of a gene expressed at 100 TPM is 6.7 log2 units below its cells' values, the loudest variance of every
+such gene, and the kNN graphs of the table follow which genes dropped out in which cell. :func:`read_dropouts`
+undoes the log (its base is the one whose rows then sum alike, :func:`normalised_base`) and takes the log again
+with the median expressed gene's mean as the offset, ln(x + m): the offset of log-CPM (Law et al. 2014) and of
+log2(TPM + 1) is one unit, below which a value is noise; with dropouts, values below the median gene's level are
+as uncertain, and the offset says so. Measured: docs/labels_that_count.md, "Full-length single cells".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from .counts import TAIL_ROWS, count_like
+from .deep_counts import DEEP_DROPOUTS
+
+#: what a normalised table's values may be: not logged (1), or log_b(1 + value) of these bases b
+BASES = (1.0, 2.0, math.e, 10.0)
+#: most relative spread of the rows' sums (max - min over their median) for the rows to sum alike: values
+#: published to two decimals of log2 still sum alike to 10^-4
+EQUAL_SUMS = 0.01
+
+
+def _rows(X: np.ndarray) -> np.ndarray:
+    """At most :data:`~ssfs.methods._shared.counts.TAIL_ROWS` evenly spaced rows of X, as float64."""
+    picked = np.unique(np.linspace(0, X.shape[0] - 1, min(X.shape[0], TAIL_ROWS)).astype(np.intp))
+    return np.asarray(X[picked], dtype=np.float64)
+
+
+def undone(X: np.ndarray, base: float) -> np.ndarray:
+    """The values X holds as log_base(1 + value) (``base`` 1: X itself)."""
+    D = np.asarray(X, dtype=np.float64)
+    return D if base == 1.0 else np.expm1(D * math.log(base))
+
+
+def normalised_base(X: np.ndarray) -> float | None:
+    """The first of :data:`BASES` whose undone values' rows (:func:`undone`, at most
+    :data:`~ssfs.methods._shared.counts.TAIL_ROWS` of them) sum alike within :data:`EQUAL_SUMS`: X holds values
+    normalised per sample (TPM, CPM) as they are or logged; None where no base makes the rows sum alike (genes
+    filtered after the normalisation, or values not normalised)."""
+    rows = _rows(X)
+    for base in BASES:
+        if base > 1.0 and rows.max() * math.log(base) > 700.0:  # exp would overflow: not log values of this base
+            continue
+        sums = undone(rows, base).sum(axis=1)
+        middle = float(np.median(sums))
+        if middle > 0 and (sums.max() - sums.min()) <= EQUAL_SUMS * middle:
+            return base
+    return None
+
+
+def dropout_share(X: np.ndarray) -> float:
+    """Share of samples without a value (0) in the median gene of the expressed genes' upper half (by mean), read on
+    at most :data:`~ssfs.methods._shared.counts.TAIL_ROWS` evenly spaced samples: dropouts reach every gene of
+    full-length single cells (0.1-0.4), bulk tables hold none there."""
+    rows = _rows(X)
+    mean = rows.mean(axis=0)
+    expressed = mean > 0
+    if not expressed.any():
+        return 0.0
+    upper = expressed & (mean >= np.median(mean[expressed]))
+    return float(np.median(np.mean(rows[:, upper] == 0, axis=0)))
+
+
+@dataclass(frozen=True)
+class Dropouts:
+    """How :func:`read_dropouts` read a table: the base it was logged in (1: not logged) and the offset, the
+    median expressed gene's mean of the undone values."""
+
+    base: float
+    offset: float
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        """ln(x + offset) of the undone values x (:func:`undone`)."""
+        return np.log(undone(X, self.base) + self.offset)
+
+
+def read_dropouts(X) -> tuple[object, Dropouts | None]:
+    """(X as propagate reads it, its :class:`Dropouts` or None): dense non-negative X with zeros that is not
+    :func:`~ssfs.methods._shared.counts.count_like` (counts take the count path), whose rows sum alike undone
+    (:func:`normalised_base`) and whose upper genes drop out (:func:`dropout_share` above
+    :data:`~ssfs.methods._shared.deep_counts.DEEP_DROPOUTS`) as :meth:`Dropouts.values`; else X itself (None)."""
+    if sparse.issparse(X) or np.asarray(X).dtype.kind != "f" or np.asarray(X).ndim != 2 or X.shape[0] < 2:
+        return X, None
+    D = np.asarray(X)
+    if not np.isfinite(D).all() or D.min() != 0 or count_like(D):
+        return X, None
+    base = normalised_base(D)
+    if base is None or dropout_share(D) <= DEEP_DROPOUTS:
+        return X, None
+    mean = undone(D, base).mean(axis=0)
+    reading = Dropouts(base, float(np.median(mean[mean > 0])))
+    return reading.values(D), reading

@@ -1,0 +1,133 @@
+"""Dense tables of normalised single-cell expression with dropouts (``methods/_shared/dropouts.py``, ``propagate``'s
+``counts="auto"``): the reading by hand, which tables are read so, and planted full-length single cells published as
+log2(TPM + 1) through every door."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from ssfs import run_method
+from ssfs.methods._shared import dropouts as R
+
+
+def _recall(order, markers) -> int:
+    return int(np.isin(np.asarray(order)[:markers.size], markers).sum())
+
+
+def test_the_reading_by_hand():
+    """Rows of 10^6 (TPM) as they are and logged in base 2, e and 10: the base whose undone rows sum alike; genes
+    dropped after the normalisation: none. The offset is the median expressed gene's mean; the values ln(x + m)."""
+    T = np.array([[0.0, 400000.0, 600000.0, 0.0], [500000.0, 0.0, 500000.0, 0.0], [100000.0, 300000.0, 600000.0, 0.0]])
+    for base in R.BASES:
+        X = T if base == 1.0 else np.log1p(T) / math.log(base)
+        assert R.normalised_base(X) == base
+        np.testing.assert_allclose(R.undone(X, base), T, rtol=1e-12, atol=1e-6)
+    assert R.normalised_base(np.log2(T[:, :2] + 1.0)) is None  # a gene filtered out: the rows no longer sum alike
+    mean = T.mean(axis=0)
+    offset = float(np.median(mean[mean > 0]))
+    assert offset == pytest.approx(700000.0 / 3)
+    np.testing.assert_allclose(R.Dropouts(2.0, offset).values(np.log2(T + 1.0)), np.log(T + offset), rtol=1e-12)
+
+
+def test_the_dropout_share_by_hand():
+    """The upper half of the expressed genes by mean (genes 2 and 3 of 4; gene 4 never expressed), their shares of
+    zeros 1/4 and 0: the median 1/8."""
+    X = np.array([[1.0, 5.0, 0.0, 0.0], [1.0, 5.0, 9.0, 0.0], [0.0, 5.0, 9.0, 0.0], [1.0, 5.0, 9.0, 0.0]])
+    X[:, 0] *= 0.5  # gene 1 the lowest
+    assert R.dropout_share(X) == pytest.approx(0.125)
+    assert R.dropout_share(np.zeros((3, 2))) == 0.0
+
+
+def test_which_tables_are_read_with_dropouts(other_shapes):
+    """Full-length single cells as log2(TPM + 1), ln(1 + TPM), TPM and log2(TPM + 1) to two decimals: read so, the
+    offset the median gene's TPM (about 19). Counts (log1p-normalised), bulk log2(TPM + 1) without dropouts, arrays,
+    min-max-scaled arrays and negative values: not."""
+    X, _, _, _ = other_shapes.full_length(0, form="log2_tpm")
+    T = 2.0 ** X - 1.0
+    for table, base in ((X, 2.0), (np.log1p(T), math.e), (T, 1.0), (np.round(X, 2), 2.0)):
+        values, reading = R.read_dropouts(table)
+        assert reading is not None and reading.base == base and reading.offset == pytest.approx(19.37, abs=0.01)
+        assert values.shape == X.shape and np.isfinite(values).all()
+    share = R.dropout_share(X)
+    assert share == pytest.approx(0.135, abs=0.001) and share > 0.05
+    counted, C, _, _ = other_shapes.full_length(0)
+    _, B, _, _ = other_shapes.SHAPES["bulk_counts"](0)
+    bulk_tpm = np.log2(B / B.sum(axis=1, keepdims=True) * 1e6 + 1.0) + 0.0
+    bulk_tpm[:, 0] += 1e-7  # not a lattice of counts: read as a table
+    assert R.normalised_base(bulk_tpm) == 2.0 and R.dropout_share(bulk_tpm) == 0.0
+    arrays = [counted, bulk_tpm, other_shapes.SHAPES["heteroscedastic"](0)[0],
+              other_shapes.SHAPES["min_max_many_classes"](0)[0], X - 1.0]
+    for table in arrays:
+        assert R.read_dropouts(table)[1] is None
+
+
+@pytest.fixture
+def published(other_shapes):
+    """Full-length single cells (seed 0) as the log2(TPM + 1) table such studies publish, 3 labels per type."""
+    X, _, cls, markers = other_shapes.full_length(0, form="log2_tpm")
+    return X, cls, markers, other_shapes.per_class_labels(cls, 3, 0)
+
+
+def test_propagate_reads_the_table_with_dropouts(published):
+    """``propagate`` ranks on the reading (the same bits as its values given with ``counts="as_is"``, which keeps the
+    table as given) and takes Moran's I for its label-free scores: 149 of the 150 type genes at 3 labels per type and
+    140 without labels, against 22 and 32 on the table as given; fold changes of the given log2 values, the
+    type genes up in their type; the fit says how it read the table."""
+    X, cls, markers, y = published
+    values, reading = R.read_dropouts(X)
+    none = np.full_like(y, -1)
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        fit = run_method("propagate", X, y, rng=0)
+    assert any("genes drop out" in str(w.message) and "ln(value + 19.37)" in str(w.message) for w in told)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same = run_method("propagate", values, y, rng=0, label_free="moran", counts="as_is")
+        free = run_method("propagate", X, none, rng=0)
+        as_given = [run_method("propagate", X, labels, rng=0, counts="as_is") for labels in (y, none)]
+    graph = fit.result.extra["graph"]
+    assert graph["dropouts"] and graph["dropout_offset"] == pytest.approx(reading.offset)
+    assert not as_given[0].result.extra["graph"]["dropouts"]
+    np.testing.assert_array_equal(fit.order, same.order)
+    assert _recall(fit.order, markers) >= 148 and _recall(free.order, markers) >= 130
+    assert _recall(as_given[0].order, markers) <= 40 and _recall(as_given[1].order, markers) <= 40
+    assert "Moran" in free.result.extra["note"]
+    stats = fit.result.extra["class_statistics"]
+    for c in range(5):
+        row = list(stats.classes).index(str(c))
+        assert np.mean(stats.logfoldchanges[row, markers[c * 30:(c + 1) * 30]] > 0) >= 0.9
+
+
+def test_the_anndata_scikit_learn_and_command_line_doors_read_it_alike(published, tmp_path):
+    """The table in an AnnData's ``X`` (``ssfs.tl.rank_features``), ``SemiSupervisedSelector`` and ``ssfs rank`` on
+    a CSV of it (blank label cells): the ranking ``run_method`` gives."""
+    import anndata as ad
+    import pandas as pd
+
+    import ssfs
+    from ssfs.cli import main
+    from ssfs.selector import SemiSupervisedSelector
+
+    X, cls, markers, y = published
+    names = pd.Categorical([f"type{c}" if c >= 0 else np.nan for c in y])
+    adata = ad.AnnData(X.copy(), obs=pd.DataFrame({"cell_type": names}, index=[f"c{i}" for i in range(X.shape[0])]))
+    table = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    table.insert(0, "cell_type", [f"type{c}" if c >= 0 else "" for c in y])
+    table.to_csv(tmp_path / "tpm.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = run_method("propagate", X, y, rng=0).order
+        ssfs.tl.rank_features(adata, groupby="cell_type")
+        selector = SemiSupervisedSelector(n_features=markers.size).fit(X, y)
+        assert main(["rank", str(tmp_path / "tpm.csv"), "--label-column", "cell_type", "--index-column", "none",
+                     "--method", "propagate", "--no-progress", "-o", str(tmp_path / "ranked.tsv")]) == 0
+    ranked = np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")
+    np.testing.assert_array_equal(ranked[:markers.size], expected[:markers.size])
+    assert set(np.flatnonzero(selector.get_support())) == set(expected[:markers.size])
+    listed = pd.read_csv(tmp_path / "ranked.tsv", sep="\t")
+    features = listed["feature"] if "feature" in listed else listed.iloc[:, 0]
+    assert list(features[:markers.size]) == [f"g{j}" for j in expected[:markers.size]]
