@@ -131,3 +131,31 @@ def test_the_anndata_scikit_learn_and_command_line_doors_read_it_alike(published
     listed = pd.read_csv(tmp_path / "ranked.tsv", sep="\t")
     features = listed["feature"] if "feature" in listed else listed.iloc[:, 0]
     assert list(features[:markers.size]) == [f"g{j}" for j in expected[:markers.size]]
+
+
+def test_selection_mode_takes_propagate_alone_on_a_table_with_dropouts(published, tmp_path, capsys):
+    """``methods="auto"``: a table with dropouts of 300 cells or more is single cells, ranked by ``propagate``
+    alone (the committee's graph members rank the dropouts: without labels it listed 1 feature and held 92 type
+    genes in its first 150, propagate alone 10 and 125, session 47); fewer cells: the committee. ``ssfs select``
+    without labels lists type genes only (4 here), 140 of them in its first 150."""
+    import pandas as pd
+
+    from ssfs.cli import main
+    from ssfs.experiment.stable_selection import methods_for
+
+    X, cls, markers, _ = published
+    settings, rule = methods_for("auto", X)
+    assert list(settings) == ["propagate"] and rule == "methods auto: propagate on a table with dropouts (single cells)"
+    assert list(methods_for("auto", X[:299])[0]) == ["propagate", "laplacian", "fisher", "cls"]
+    assert R.dropout_base(X) == 2.0 and R.dropout_base(X - 1.0) is None
+    table = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
+    table.to_csv(tmp_path / "tpm.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["select", str(tmp_path / "tpm.csv"), "--index-column", "none", "--no-progress",
+                     "-o", str(tmp_path / "out")]) == 0
+    assert "propagate on a table with dropouts" in capsys.readouterr().out
+    listed = pd.read_csv(tmp_path / "out" / "consensus.tsv", sep="\t")
+    chosen = listed.loc[listed["selected"], "feature"]
+    assert chosen.size >= 3 and set(chosen) <= {f"g{j}" for j in markers}
+    assert _recall([int(f[1:]) for f in listed["feature"]], markers) >= 130

@@ -27,6 +27,7 @@ from ..errors import ConfigError, SSFSError, SupervisionError
 from ..labels import Labels
 from ..methods._shared.batches import batch_codes
 from ..methods._shared.counts import count_like
+from ..methods._shared.dropouts import dropout_base
 from ..methods._shared.unwanted import outside
 from ..registry import check_params, get_method, named_rows
 from ..runner import MethodConfig, batch_handling, method_configs
@@ -123,8 +124,9 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
     """(label -> ``{"method", "params"}``, the rule the summary states) of selection mode on X
     with labels ``y`` (-1 unlabeled; None: not known): ``methods`` as given (rule ""), or for
     ``"auto"`` (the default of ``ssfs select`` and :func:`ssfs.tl.select_stable`) ``propagate``
-    alone when X is count-like (:func:`~ssfs.methods._shared.counts.count_like`: single cells)
-    with at least :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or ``y``
+    alone when X is count-like (:func:`~ssfs.methods._shared.counts.count_like`: single cells) or a table with
+    dropouts (:func:`~ssfs.methods._shared.dropouts.dropout_base`: full-length single cells' log2(TPM + 1)) with
+    at least :data:`~ssfs.experiment.selection_defaults.COUNTS_MIN_SAMPLES` samples or ``y``
     holds labels on at least :data:`~ssfs.experiment.selection_defaults.PROPAGATE_MIN_SAMPLES`
     samples (partly or fully labeled), else the committee ``propagate, laplacian, fisher, cls``
     (data without labels, fewer samples); the parameters of a method not chosen are dropped. On
@@ -135,7 +137,7 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
     if methods != AUTO:
         return method_settings(methods, params), ""
     n = X.shape[0]
-    counts = count_like(X) and n >= COUNTS_MIN_SAMPLES
+    counts = (count_like(X) or dropout_base(X) is not None) and n >= COUNTS_MIN_SAMPLES
     labeled = y is not None and bool((np.asarray(y) >= 0).any()) and n >= PROPAGATE_MIN_SAMPLES
     chosen = COUNTS_COMMITTEE if counts or labeled else COMMITTEE
     params = {m: p for m, p in (params or {}).items() if m in chosen}
@@ -145,7 +147,7 @@ def methods_for(methods, X, params: dict | None = None, y=None) -> tuple[dict, s
 def _kind(X, y, counts: bool, labeled: bool) -> str:
     """The data :func:`methods_for` chose on, in words (the summary's ``methods_rule``)."""
     if counts:
-        return "count-like data (single cells)"
+        return "count-like data (single cells)" if count_like(X) else "a table with dropouts (single cells)"
     if labeled:
         return f"labeled data ({PROPAGATE_MIN_SAMPLES} samples or more)"
     if y is not None and X.shape[0] >= PROPAGATE_MIN_SAMPLES:

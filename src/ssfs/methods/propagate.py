@@ -2114,11 +2114,9 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
         With "interleave": the kept graph's own genes tested "crossfit" (each half on a graph of the other half,
         :func:`crossfit_pvalues`), "same" (the former test) or "auto" (:func:`_explained`).
     batch, counts
-        Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts read as log1p(counts per
-        10,000) ("auto"), any non-negative X so ("log1p"), "as_is"; deep (bulk) counts, raw or log1p-normalised, as
-        log2(counts / size factor + theta) (``_shared.deep_counts.read_deep``; "auto"), any counts so ("deep"); dense
-        tables of normalised values (TPM, CPM; logged or not) whose well-expressed genes drop out as ln(value + the
-        median gene's level), with Moran's I for the label-free scores (``_shared.dropouts.read_dropouts``; "auto").
+        Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts as log1p(counts per 10,000)
+        ("auto"), any non-negative X so ("log1p"), "as_is"; deep counts as log2(counts / size factor + theta) ("auto";
+        any counts: "deep"; ``_shared.deep_counts``), tables with dropouts as ln(TPM + m) (``_shared.dropouts``).
     space, gene_scale, sample_scale
         The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
         "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),

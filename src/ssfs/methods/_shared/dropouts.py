@@ -84,19 +84,27 @@ class Dropouts:
         return np.log(undone(X, self.base) + self.offset)
 
 
-def read_dropouts(X) -> tuple[object, Dropouts | None]:
-    """(X as propagate reads it, its :class:`Dropouts` or None): dense non-negative X with zeros that is not
-    :func:`~ssfs.methods._shared.counts.count_like` (counts take the count path), whose rows sum alike undone
-    (:func:`normalised_base`) and whose upper genes drop out (:func:`dropout_share` above
-    :data:`~ssfs.methods._shared.deep_counts.DEEP_DROPOUTS`) as :meth:`Dropouts.values`; else X itself (None)."""
+def dropout_base(X) -> float | None:
+    """The base of a table :func:`read_dropouts` reads (:func:`normalised_base`): dense non-negative X with zeros that
+    is not :func:`~ssfs.methods._shared.counts.count_like` (counts take the count path), whose rows sum alike undone
+    and whose upper genes drop out (:func:`dropout_share` above
+    :data:`~ssfs.methods._shared.deep_counts.DEEP_DROPOUTS`); None for any other X."""
     if sparse.issparse(X) or np.asarray(X).dtype.kind != "f" or np.asarray(X).ndim != 2 or X.shape[0] < 2:
+        return None
+    D = np.asarray(X)
+    if D.min() != 0 or not np.isfinite(D).all() or count_like(D):  # the minimum first: one pass, no temporary
+        return None
+    base = normalised_base(D)
+    return None if base is None or dropout_share(D) <= DEEP_DROPOUTS else base
+
+
+def read_dropouts(X) -> tuple[object, Dropouts | None]:
+    """(X as propagate reads it, its :class:`Dropouts` or None): a table with dropouts (:func:`dropout_base`) as
+    :meth:`Dropouts.values`; else X itself (None)."""
+    base = dropout_base(X)
+    if base is None:
         return X, None
     D = np.asarray(X)
-    if not np.isfinite(D).all() or D.min() != 0 or count_like(D):
-        return X, None
-    base = normalised_base(D)
-    if base is None or dropout_share(D) <= DEEP_DROPOUTS:
-        return X, None
     mean = undone(D, base).mean(axis=0)
     reading = Dropouts(base, float(np.median(mean[mean > 0])))
     return reading.values(D), reading
