@@ -159,3 +159,22 @@ def test_selection_mode_takes_propagate_alone_on_a_table_with_dropouts(published
     chosen = listed.loc[listed["selected"], "feature"]
     assert chosen.size >= 3 and set(chosen) <= {f"g{j}" for j in markers}
     assert _recall([int(f[1:]) for f in listed["feature"]], markers) >= 130
+
+
+def test_held_out_labels_of_one_class_do_not_lead(other_shapes):
+    """1 % of the cells (4 labels, 2 of one type: every held-out label of that type): the labels' own features
+    predicted 2 held-out labels the propagated samples' missed and missed none, a lead that left the R^2 to the 4
+    labeled cells (4 of the 150 type genes); held-out labels of one class judge nothing, the propagated samples keep
+    their weight and the fit finds 89 (session 47)."""
+    from ssfs.methods.propagate import held_out_counts, held_out_judges
+
+    X, _, cls, markers = other_shapes.full_length(3, form="log2_tpm")
+    y = other_shapes.budget_labels(cls, "1%", 3)
+    assert np.bincount(y[y >= 0], minlength=5).tolist() == [0, 1, 1, 0, 2] and held_out_counts(y).size == 1
+    assert not held_out_judges(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = run_method("propagate", X, y, rng=0)
+    graph = fit.result.extra["graph"]
+    assert not graph["labels_lead"] and (graph["labels_alone_beyond"], graph["labels_alone_behind"]) == (2, 0)
+    assert graph["propagated_weight"] > 0.9 and _recall(fit.order, markers) >= 80
