@@ -1124,8 +1124,7 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     :func:`~ssfs.methods._shared.deep_counts.read_deep`; the groups' statistics then of their log1p-normalised
     counts, :meth:`~ssfs.methods._shared.deep_counts.DeepCounts.log1p`) or a dense table with dropouts
     (:func:`~ssfs.methods._shared.dropouts.read_dropouts`; the statistics of the values given) with its heavy tails
-    clipped
-    (:func:`clipped_tails`), fitted again on X without its rising components where the held-out labels reject
+    clipped (:func:`clipped_tails`), fitted again on X without its rising components where the held-out labels reject
     them (``unwanted="auto"``, :func:`unwanted_rejected`; "kept": never), and on counts within the sides of a
     residual component every group shares (:func:`crossed_batches`)."""
     if unwanted not in UNWANTED:
