@@ -81,7 +81,11 @@ class Dropouts:
 
     def values(self, X: np.ndarray) -> np.ndarray:
         """ln(x + offset) of the undone values x (:func:`undone`)."""
-        return np.log(undone(X, self.base) + self.offset)
+        return self.logged(undone(X, self.base))
+
+    def logged(self, undone_values: np.ndarray) -> np.ndarray:
+        """ln(x + offset) of values already undone (a new array)."""
+        return np.log(undone_values + self.offset)
 
 
 def dropout_base(X) -> float | None:
@@ -104,7 +108,7 @@ def read_dropouts(X) -> tuple[object, Dropouts | None]:
     base = dropout_base(X)
     if base is None:
         return X, None
-    D = np.asarray(X)
-    mean = undone(D, base).mean(axis=0)
+    values = undone(np.asarray(X), base)  # once: the offset's means and the reading
+    mean = values.mean(axis=0)
     reading = Dropouts(base, float(np.median(mean[mean > 0])))
-    return reading.values(D), reading
+    return reading.logged(values), reading
