@@ -480,6 +480,17 @@ def full_length(seed: int, n=400, p=6000, k=5, per=30, fold=3.0, depth=1e6, size
     return np.log1p(C / np.maximum(C.sum(axis=1, keepdims=True), 1.0) * 1e6), C, cls, markers
 
 
+def filtered_genes(seed: int, keep: str = "expressed", **kw):
+    """:func:`full_length` as log2(TPM + 1) with genes filtered after the normalisation, so that its rows no longer
+    sum alike (session 48): ``keep`` "expressed" drops the 2 % most expressed genes (as mitochondrial and ribosomal
+    genes often are), "variable" keeps the 2,000 most variable of the 6,000."""
+    X, _, cls, markers = full_length(seed, form="log2_tpm", **kw)
+    mean = X.mean(axis=0)
+    kept = (np.flatnonzero(mean < np.quantile(mean, 0.98)) if keep == "expressed"
+            else np.sort(np.argsort(-X.var(axis=0), kind="stable")[:2000]))
+    return np.ascontiguousarray(X[:, kept]), None, cls, np.flatnonzero(np.isin(kept, markers))
+
+
 def scaled_log_counts(seed: int):
     """:func:`planted_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
     and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
@@ -561,6 +572,10 @@ SHAPES = {
     "full_length_log_tpm": lambda s: full_length(s, form="log2_tpm"),
     "full_length_log_tpm_noisy": lambda s: full_length(s, size=0.7, fold=4.0, form="log2_tpm"),
     "full_length_log_tpm_deep": lambda s: full_length(s, depth=3e6, size=5.0, form="log2_tpm"),
+    # session 48: the same tables with genes filtered after the normalisation
+    "full_length_log_tpm_filtered": filtered_genes,
+    "full_length_log_tpm_variable": lambda s: filtered_genes(s, keep="variable"),
+    "full_length_log_tpm_noisy_filtered": lambda s: filtered_genes(s, size=0.7, fold=4.0),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
