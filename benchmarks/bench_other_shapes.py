@@ -491,6 +491,46 @@ def filtered_genes(seed: int, keep: str = "expressed", **kw):
     return np.ascontiguousarray(X[:, kept]), None, cls, np.flatnonzero(np.isin(kept, markers))
 
 
+def citeseq(seed: int, n=3000, p=60, k=8, per=3, shared=6, size=5.0, background=20.0, signal=15.0):
+    """CITE-seq antibody counts (session 48): ``p`` proteins, each cell with ambient background (log-normal around
+    ``background`` counts, a capture and an ambient factor per cell); ``k`` types with ``per`` proteins each
+    ``signal``-fold up, ``shared`` lineage proteins up in about half the types; negative binomial of size ``size``.
+    The truth: every protein that differs between types (the types' own and the lineage proteins)."""
+    rng = np.random.default_rng(1000 + seed)
+    cls = rng.permutation(np.arange(n) % k)
+    base = rng.lognormal(np.log(background), 0.6, p)
+    differing = rng.choice(p, k * per + shared, replace=False)
+    own, lineage = differing[:k * per], differing[k * per:]
+    level = np.tile(base, (k, 1))
+    for c in range(k):
+        level[c, own[c * per:(c + 1) * per]] *= signal * rng.lognormal(0.0, 0.4, per)
+    level[:, lineage] *= np.where(rng.random((k, shared)) < 0.5, signal * 0.7, 1.0)
+    capture, ambient = rng.lognormal(0.0, 0.5, n)[:, None], rng.lognormal(0.0, 0.4, n)[:, None]
+    lam = level[cls] * capture + base[None, :] * (ambient - 1.0).clip(0.0)
+    C = rng.negative_binomial(size, size / (size + lam)).astype(float)
+    return np.log1p(C / C.sum(axis=1, keepdims=True) * 1e4), C, cls, differing
+
+
+def spots(seed: int, n=2000, p=3000, k=6, per=20, fold=4.0, depth=8000.0, purity=6.0, size=4.0):
+    """Visium-like spatial spots (session 48): every spot a Dirichlet mixture of ``k`` types' profiles leaning to its
+    region's type (concentration ``purity`` on it, 1 on the others), ``per`` markers a type ``fold``-fold up,
+    libraries log-normal(log ``depth``, 0.5), negative binomial of size ``size``; a spot's class is its region."""
+    rng = np.random.default_rng(2000 + seed)
+    cls = rng.permutation(np.arange(n) % k)
+    base = np.exp(rng.normal(-1.0, 1.6, p))
+    markers = rng.choice(np.flatnonzero(base > np.quantile(base, 0.4)), k * per, replace=False)
+    mu = np.tile(base, (k, 1))
+    for c in range(k):
+        mu[c, markers[c * per:(c + 1) * per]] *= fold
+    mu /= mu.sum(axis=1, keepdims=True)
+    alpha = np.ones((n, k))
+    alpha[np.arange(n), cls] = purity
+    weights = np.array([rng.dirichlet(a) for a in alpha])
+    lam = weights @ mu * rng.lognormal(np.log(depth), 0.5, n)[:, None]
+    X, C = _log_counts(rng, lam, size)
+    return X, C, cls, markers
+
+
 def scaled_log_counts(seed: int):
     """:func:`planted_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
     and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
@@ -576,6 +616,10 @@ SHAPES = {
     "full_length_log_tpm_filtered": filtered_genes,
     "full_length_log_tpm_variable": lambda s: filtered_genes(s, keep="variable"),
     "full_length_log_tpm_noisy_filtered": lambda s: filtered_genes(s, size=0.7, fold=4.0),
+    "citeseq_proteins": citeseq,
+    "citeseq_proteins_many": lambda s: citeseq(s, p=200, per=4, shared=10, signal=6.0),
+    "spatial_spots": spots,
+    "spatial_spots_mixed": lambda s: spots(s, purity=2.5, fold=3.0),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
