@@ -134,9 +134,10 @@ def published(other_shapes):
 
 def test_propagate_reads_the_table_with_dropouts(published):
     """``propagate`` ranks on the reading (the same bits as its values given with ``counts="as_is"``, which keeps the
-    table as given) and takes Moran's I for its label-free scores: 149 of the 150 type genes at 3 labels per type and
-    140 without labels, against 22 and 32 on the table as given; fold changes of the given log2 values, the
-    type genes up in their type; the fit says how it read the table."""
+    table as given, where the labels would not lead on those: the test above) and takes Moran's I for its label-free
+    scores: 149 of the 150 type genes at 3 labels per type and 140 without labels, against 22 and 32 on the table as
+    given; fold changes of the given log2 values, the type genes up in their type; the fit says how it read the
+    table."""
     X, cls, markers, y = published
     values, reading = R.read_dropouts(X)
     none = np.full_like(y, -1)
