@@ -531,6 +531,17 @@ def spots(seed: int, n=2000, p=3000, k=6, per=20, fold=4.0, depth=8000.0, purity
     return X, C, cls, markers
 
 
+def pearson_residuals(seed: int, shape: str = "strong_and_weak_counts", theta: float = 100.0):
+    """The counts of ``shape`` as their analytic Pearson residuals (Lause et al. 2021; scanpy's
+    ``normalize_pearson_residuals``: overdispersion ``theta`` 100, clipped at +- sqrt(n)) with no counts beside: an
+    AnnData's ``X`` after such a normalisation, or SCTransform's (session 48)."""
+    _, C, cls, markers = SHAPES[shape](seed)
+    mu = C.sum(axis=1, keepdims=True) * C.sum(axis=0, keepdims=True) / C.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        Z = np.nan_to_num((C - mu) / np.sqrt(mu + mu ** 2 / theta))
+    return np.clip(Z, -np.sqrt(C.shape[0]), np.sqrt(C.shape[0])), None, cls, markers
+
+
 def scaled_log_counts(seed: int):
     """:func:`planted_counts` as many AnnData files hold them in ``X``: log1p(CP10k) scaled to unit variance per gene
     and clipped at 10 (``sc.pp.scale(max_value=10)``, pbmc68k_reduced's ``X``), no counts beside."""
@@ -616,6 +627,8 @@ SHAPES = {
     "full_length_log_tpm_filtered": filtered_genes,
     "full_length_log_tpm_variable": lambda s: filtered_genes(s, keep="variable"),
     "full_length_log_tpm_noisy_filtered": lambda s: filtered_genes(s, size=0.7, fold=4.0),
+    "pearson_residuals": pearson_residuals,
+    "pearson_residuals_program": lambda s: pearson_residuals(s, "counts_program"),
     "citeseq_proteins": citeseq,
     "citeseq_proteins_many": lambda s: citeseq(s, p=200, per=4, shared=10, signal=6.0),
     "spatial_spots": spots,

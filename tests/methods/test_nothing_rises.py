@@ -5,6 +5,7 @@ order leading the R^2 where the held-out labels prefer it by a sign test."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from ssfs.methods._shared.signal import (
     clearly_rising,
     permuted_columns,
     rising_embedding,
+    tail_skew,
     tail_weight,
     top_variance,
     winsorized,
@@ -233,6 +235,34 @@ def test_tail_weight_and_winsorized_by_hand():
     q1, q3 = 1.0, 3.0
     reach = 3 * (q3 - q1) / 1.349
     assert winsorized(X, 3.0)[:, 0].tolist() == pytest.approx([0.0, 1.0, 2.0, 3.0, 2.0 + reach])
+
+
+def test_tail_skew_by_hand():
+    """Skewness m3 / m2^1.5: values -1, -1, -1, 3 (mean 0, m2 = 12 / 4 = 3, m3 = 24 / 4 = 6) 6 / 3^1.5 = 1.1547;
+    -1, 0, 0, 1: 0; the median over the varying columns."""
+    one_sided, symmetric = np.array([-1.0, -1.0, -1.0, 3.0]), np.array([-1.0, 0.0, 0.0, 1.0])
+    assert tail_skew(np.column_stack([one_sided, one_sided, symmetric, np.zeros(4)])) == pytest.approx(2 / np.sqrt(3))
+    assert tail_skew(np.column_stack([symmetric, -one_sided, symmetric])) == 0.0
+
+
+def test_pearson_residuals_are_not_clipped(other_shapes):
+    """Planted counts given as their Pearson residuals (scanpy's ``normalize_pearson_residuals``; seed 0): heavy
+    tails (median excess kurtosis 4.75) but one-sided (median skewness 2.04) in values of both signs, the cells
+    holding a gene's counts: kept as they are (session 48), 3 labels per type find 81 of the 90 markers, clipped 32.
+    ``tails="clip"`` still clips; Student's t noise (skewness 0.04) and unlogged intensities (positive values,
+    skewness 2.3) are clipped."""
+    Z, _, cls, markers = other_shapes.SHAPES["pearson_residuals"](0)
+    assert clipped_tails(Z)[0] is Z and clipped_tails(Z, "clip")[1] == pytest.approx(4.749, abs=0.001)
+    assert clipped_tails(_heavy_tails_labeled(0)[0])[1] is not None
+    assert clipped_tails(other_shapes.SHAPES["unlogged_intensities"](0)[0])[1] is not None
+    y = other_shapes.per_class_labels(cls, 3, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept, clipped = (fit_propagation(Z, y, tails=how) for how in ("auto", "clip"))
+    top = markers.size
+    assert kept.tail_weight is None and clipped.tail_weight is not None
+    assert np.isin(np.argsort(-kept.scores, kind="stable")[:top], markers).sum() >= 80
+    assert np.isin(np.argsort(-clipped.scores, kind="stable")[:top], markers).sum() <= 50
 
 
 def test_heavy_tails_are_clipped_before_the_fit(recwarn):

@@ -126,6 +126,7 @@ from ._shared.signal import (
     signal_dims,
     signal_embedding,
     standardized,
+    tail_skew,
     tail_weight,
     winsorized,
 )
@@ -1086,6 +1087,9 @@ def _candidates(X, y, K, start, opts, prop, pos) -> list[Candidate]:
 
 #: robust standard deviations about a gene's median beyond which heavy-tailed values are clipped (:func:`clipped_tails`)
 CLIP_SDS = 3.0
+#: the genes' median skewness above which the heavy tails of values of both signs are one-sided, residuals' (Pearson
+#: residuals of counts: 1.35-2.04 on planted counts; Student's t noise 0.04): not clipped (:func:`clipped_tails`)
+ONE_SIDED = 1.0
 #: most samples (chosen by content) the genes' tails are measured on (:func:`clipped_tails`)
 TAIL_ROWS = 1000
 #: what is done with heavy-tailed dense values (the ``tails`` parameter)
@@ -1102,7 +1106,10 @@ def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
     20,000 x 2,000, 3.3 s and 1.3 GB beside X on all of them); else X itself (None).
     A few extreme values of a gene then decide its variance, its share of the components and its R^2: on
     Student's t noise with 3 degrees of freedom (4 seeds) 0.450 -> 0.850 of the markers at 3 labels per
-    class, 0.775 -> 0.994 at 10, 0.550 -> 0.637 without labels (docs/labels_that_count.md, "Heavy tails")."""
+    class, 0.775 -> 0.994 at 10, 0.550 -> 0.637 without labels (docs/labels_that_count.md, "Heavy tails").
+    Values of both signs whose tails are one-sided (the genes' median skewness, :func:`~ssfs.methods._shared.signal.
+    tail_skew`, above :data:`ONE_SIDED`) are residuals, Pearson residuals of counts (SCTransform, scanpy's
+    ``normalize_pearson_residuals``), whose tail is the cells holding a gene's counts: not clipped (session 48)."""
     if how not in TAILS:
         raise MethodError(f"propagate: tails must be one of {TAILS}, got {how!r}")
     if how == "as_is" or sparse.issparse(X) or count_like(X):
@@ -1111,8 +1118,9 @@ def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
     keep = None if D.shape[0] <= TAIL_ROWS else content_rows(canonical_rows(D), TAIL_ROWS)
     rows = D if keep is None else D[keep]
     E = equal_samples(rows)  # tails of a few loud samples are theirs, not the genes' (:func:`graph_scales`)
-    weight = tail_weight(E - E.mean(axis=0))
-    if how == "auto" and weight <= HEAVY_TAILS:
+    E -= E.mean(axis=0)
+    weight = tail_weight(E)
+    if how == "auto" and (weight <= HEAVY_TAILS or D.min() < 0 and tail_skew(E) > ONE_SIDED):
         return X, None
     return winsorized(D, CLIP_SDS), weight
 

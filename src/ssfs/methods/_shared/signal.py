@@ -250,6 +250,18 @@ def tail_weight(Xc: np.ndarray) -> float:
     return float(np.median(np.einsum("ij,ij->j", V, V) / max(Xc.shape[0], 1) / m2[varying] ** 2 - 3.0))
 
 
+def tail_skew(Xc: np.ndarray) -> float:
+    """The median over the varying columns of the dense, column-centred ``Xc`` of their skewness (m3 / m2^1.5: 0 for
+    symmetric noise, about 2 for the Pearson residuals of sparse counts, whose long tail is the cells holding a gene's
+    counts); 0 without a varying column."""
+    m2 = np.einsum("ij,ij->j", Xc, Xc) / max(Xc.shape[0], 1)
+    varying = m2 > 0
+    if not varying.any():
+        return 0.0
+    V = Xc[:, varying]
+    return float(np.median(np.einsum("ij,ij,ij->j", V, V, V) / max(Xc.shape[0], 1) / m2[varying] ** 1.5))
+
+
 def winsorized(X: np.ndarray, sds: float) -> np.ndarray:
     """Dense X with every column's values clipped to its median +- ``sds`` robust standard deviations
     (interquartile range / 1.349; a column of zero range unchanged)."""
