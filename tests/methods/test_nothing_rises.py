@@ -30,6 +30,7 @@ from ssfs.methods.propagate import (
     free_leads,
     gene_dispersion,
     label_free_scores,
+    read_tails,
     with_unexplained,
 )
 
@@ -248,12 +249,12 @@ def test_tail_skew_by_hand():
 def test_pearson_residuals_are_not_clipped(other_shapes):
     """Planted counts given as their Pearson residuals (scanpy's ``normalize_pearson_residuals``; seed 0): heavy
     tails (median excess kurtosis 4.75) but one-sided (median skewness 2.04) in values of both signs, the cells
-    holding a gene's counts: kept as they are (session 48), 3 labels per type find 81 of the 90 markers, clipped 32.
-    ``tails="clip"`` still clips; Student's t noise (skewness 0.04) and unlogged intensities (positive values,
-    skewness 2.3) are clipped."""
+    holding a gene's counts: kept as they are (session 48), 3 labels per type find 81 of the 90 markers, clipped 32;
+    without labels Moran's I ranks (61). ``tails="clip"`` still clips; Student's t noise (skewness 0.04) and unlogged
+    intensities (positive values, skewness 2.3) are clipped."""
     Z, _, cls, markers = other_shapes.SHAPES["pearson_residuals"](0)
-    assert clipped_tails(Z)[0] is Z and clipped_tails(Z, "clip")[1] == pytest.approx(4.749, abs=0.001)
-    assert clipped_tails(_heavy_tails_labeled(0)[0])[1] is not None
+    assert read_tails(Z)[0] is Z and read_tails(Z)[2] and clipped_tails(Z, "clip")[1] == pytest.approx(4.749, abs=0.001)
+    assert read_tails(_heavy_tails_labeled(0)[0])[1:] == (pytest.approx(6.9611, abs=1e-4), False)
     assert clipped_tails(other_shapes.SHAPES["unlogged_intensities"](0)[0])[1] is not None
     y = other_shapes.per_class_labels(cls, 3, 0)
     with warnings.catch_warnings():
@@ -263,6 +264,8 @@ def test_pearson_residuals_are_not_clipped(other_shapes):
     assert kept.tail_weight is None and clipped.tail_weight is not None
     assert np.isin(np.argsort(-kept.scores, kind="stable")[:top], markers).sum() >= 80
     assert np.isin(np.argsort(-clipped.scores, kind="stable")[:top], markers).sum() <= 50
+    free = fit_propagation(Z, np.full_like(y, -1))  # Moran's I without labels: 61 of the 90
+    assert "Moran" in free.note and np.isin(np.argsort(-free.scores, kind="stable")[:top], markers).sum() >= 58
 
 
 def test_heavy_tails_are_clipped_before_the_fit(recwarn):

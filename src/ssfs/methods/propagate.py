@@ -1097,32 +1097,40 @@ TAILS = ("auto", "clip", "as_is")
 
 
 def clipped_tails(X, how: str = "auto") -> tuple[Any, float | None]:
-    """(X, its tail weight or None): dense X that is not count-like with every gene's values clipped to its median
-    +- :data:`CLIP_SDS` robust standard deviations (:func:`~ssfs.methods._shared.signal.winsorized`) where ``how``
-    is "clip", or "auto" and the genes' median excess kurtosis (:func:`~ssfs.methods._shared.signal.tail_weight`)
-    with every sample's profile scaled alike (:func:`~ssfs.methods._shared.signal.equal_samples`: 5 % of the samples
-    with 4x the noise give every gene a kurtosis of 6-7, which those samples' own graph handles and names) is
-    above :data:`HEAVY_TAILS` (measured on at most :data:`TAIL_ROWS` samples, the first in content order:
-    20,000 x 2,000, 3.3 s and 1.3 GB beside X on all of them); else X itself (None).
-    A few extreme values of a gene then decide its variance, its share of the components and its R^2: on
-    Student's t noise with 3 degrees of freedom (4 seeds) 0.450 -> 0.850 of the markers at 3 labels per
-    class, 0.775 -> 0.994 at 10, 0.550 -> 0.637 without labels (docs/labels_that_count.md, "Heavy tails").
-    Values of both signs whose tails are one-sided (the genes' median skewness, :func:`~ssfs.methods._shared.signal.
-    tail_skew`, above :data:`ONE_SIDED`) are residuals, Pearson residuals of counts (SCTransform, scanpy's
-    ``normalize_pearson_residuals``), whose tail is the cells holding a gene's counts: not clipped (session 48)."""
+    """(X, its tail weight or None): :func:`read_tails` without whether X holds residuals."""
+    return read_tails(X, how)[:2]
+
+
+def read_tails(X, how: str = "auto") -> tuple[Any, float | None, bool]:
+    """(X, its tail weight or None, whether its tails are residuals'): dense X that is not count-like with every gene's
+    values clipped to its median +- :data:`CLIP_SDS` robust standard deviations
+    (:func:`~ssfs.methods._shared.signal.winsorized`) where ``how`` is "clip", or "auto" and the genes' median excess
+    kurtosis (:func:`~ssfs.methods._shared.signal.tail_weight`) with every sample's profile scaled alike
+    (:func:`~ssfs.methods._shared.signal.equal_samples`: 5 % of the samples with 4x the noise give every gene a kurtosis
+    of 6-7, which those samples' own graph handles and names) is above :data:`HEAVY_TAILS` (measured on at most
+    :data:`TAIL_ROWS` samples, the first in content order: 20,000 x 2,000, 3.3 s and 1.3 GB beside X on all of them);
+    else X itself (None).
+    A few extreme values of a gene then decide its variance, its share of the components and its R^2: on Student's t
+    noise with 3 degrees of freedom (4 seeds) 0.450 -> 0.850 of the markers at 3 labels per class, 0.775 -> 0.994 at 10,
+    0.550 -> 0.637 without labels (docs/labels_that_count.md, "Heavy tails"). Values of both signs whose tails are
+    one-sided (the genes' median skewness, :func:`~ssfs.methods._shared.signal.tail_skew`, above :data:`ONE_SIDED`) are
+    residuals, Pearson residuals of counts (SCTransform, scanpy's ``normalize_pearson_residuals``), whose tail is the
+    cells holding a gene's counts: not clipped (session 48), and the fit's label-free scores are Moran's I
+    (:func:`fit_propagation`)."""
     if how not in TAILS:
         raise MethodError(f"propagate: tails must be one of {TAILS}, got {how!r}")
     if how == "as_is" or sparse.issparse(X) or count_like(X):
-        return X, None
+        return X, None, False
     D = np.asarray(X, dtype=np.float64)
     keep = None if D.shape[0] <= TAIL_ROWS else content_rows(canonical_rows(D), TAIL_ROWS)
     rows = D if keep is None else D[keep]
     E = equal_samples(rows)  # tails of a few loud samples are theirs, not the genes' (:func:`graph_scales`)
     E -= E.mean(axis=0)
     weight = tail_weight(E)
-    if how == "auto" and (weight <= HEAVY_TAILS or D.min() < 0 and tail_skew(E) > ONE_SIDED):
-        return X, None
-    return winsorized(D, CLIP_SDS), weight
+    residuals = weight > HEAVY_TAILS and D.min() < 0 and tail_skew(E) > ONE_SIDED
+    if how == "auto" and (weight <= HEAVY_TAILS or residuals):
+        return X, None, residuals
+    return winsorized(D, CLIP_SDS), weight, False
 
 
 def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted: str = "auto",
@@ -1140,12 +1148,13 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     table = X
     given, deep = read_deep(X, counts)
     given, dropped = read_dropouts(given) if deep is None and counts == "auto" else (given, None)
-    X, weight = clipped_tails(given, tails)
+    X, weight, residuals = read_tails(given, tails)
     codes, space = np.asarray(y), params.get("space", "auto")
     _check_choices(space=space)
     labeled = np.unique(codes[codes >= 0]).size >= 2  # else label-free scores, which need neither
-    if (dropped is not None or deep is not None and not labeled) and params.get("label_free", "auto") == "auto":
-        params = {**params, "label_free": "moran"}  # deep counts without labels, tables with dropouts: dense_moran
+    if (dropped is not None or residuals or deep is not None and not labeled) and params.get("label_free",
+                                                                                             "auto") == "auto":
+        params = {**params, "label_free": "moran"}  # deep counts without labels, tables with dropouts or of residuals
     read = content_and_counts(X, space, params.get("refine_samples", REFINE_SAMPLES)) if labeled else None
     sides, found = crossed_batches(X, y, unwanted, params, read)
     if sides is not None:
