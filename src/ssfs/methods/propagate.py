@@ -2150,7 +2150,7 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
         "as_is"; samples "as_is" (the former), "equal" (scaled alike); "auto": all compete (:func:`graph_scales`).
     per_class, tails, unwanted
         Groups' up-markers in turn with that order: "none", all ("interleave"), each one's best ("leaders"), "auto"
-        (:func:`class_turns`). Dense genes clipped to median +- 3 robust sd ("clip"; "auto": :func:`clipped_tails`).
+        (:func:`class_turns`). Dense genes clipped to median +- 3 robust sd ("clip"; "auto": :func:`read_tails`).
         "auto": dense X fitted again without rising components the held-out labels reject (:func:`unwanted_rejected`,
         RUV's eq. 3), counts within the sides of a component all groups share (:func:`crossed_batches`); "kept".
 

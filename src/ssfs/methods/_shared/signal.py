@@ -238,28 +238,32 @@ def clearly_rising(X) -> bool:
     return bool(z > RISE_Z)
 
 
+def _varying_moments(Xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the second moments, the columns) of the varying columns of the dense, column-centred ``Xc``."""
+    m2 = np.einsum("ij,ij->j", Xc, Xc) / max(Xc.shape[0], 1)
+    varying = m2 > 0
+    return m2[varying], Xc[:, varying]
+
+
 def tail_weight(Xc: np.ndarray) -> float:
     """The median over the varying columns of the dense, column-centred ``Xc`` of their excess kurtosis
     (m4 / m2^2 - 3: 0 for Gaussian noise, -1.2 for uniform values, 6 or more for Student's t with 3 degrees of
     freedom); 0 without a varying column."""
-    m2 = np.einsum("ij,ij->j", Xc, Xc) / max(Xc.shape[0], 1)
-    varying = m2 > 0
-    if not varying.any():
+    m2, V = _varying_moments(Xc)
+    if not m2.size:
         return 0.0
-    V = Xc[:, varying] ** 2
-    return float(np.median(np.einsum("ij,ij->j", V, V) / max(Xc.shape[0], 1) / m2[varying] ** 2 - 3.0))
+    V = V ** 2
+    return float(np.median(np.einsum("ij,ij->j", V, V) / max(Xc.shape[0], 1) / m2 ** 2 - 3.0))
 
 
 def tail_skew(Xc: np.ndarray) -> float:
     """The median over the varying columns of the dense, column-centred ``Xc`` of their skewness (m3 / m2^1.5: 0 for
     symmetric noise, about 2 for the Pearson residuals of sparse counts, whose long tail is the cells holding a gene's
     counts); 0 without a varying column."""
-    m2 = np.einsum("ij,ij->j", Xc, Xc) / max(Xc.shape[0], 1)
-    varying = m2 > 0
-    if not varying.any():
+    m2, V = _varying_moments(Xc)
+    if not m2.size:
         return 0.0
-    V = Xc[:, varying]
-    return float(np.median(np.einsum("ij,ij,ij->j", V, V, V) / max(Xc.shape[0], 1) / m2[varying] ** 1.5))
+    return float(np.median(np.einsum("ij,ij,ij->j", V, V, V) / max(Xc.shape[0], 1) / m2 ** 1.5))
 
 
 def winsorized(X: np.ndarray, sds: float) -> np.ndarray:
