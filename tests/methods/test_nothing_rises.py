@@ -216,10 +216,14 @@ def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path
      "The genes' noise has heavy tails (median excess kurtosis 7.0): propagate clipped every gene's values to its "
      "median +- 3 robust standard deviations before ranking, so a few extreme values do not decide its order; its "
      "per-class statistics are of the clipped values."),
+    ("_clipped_sentence", {"clipped_tails": False, "residual_tails": True},
+     "The values' heavy tails are one-sided in values of both signs (Pearson residuals of counts?): propagate kept "
+     "them as they are (a sparse gene's tail is the cells holding its counts); where you have the counts, they are "
+     "the better input."),
 ])
 def test_the_verdict_says_what_propagate_did(sentence, said, text):
     """Selection mode's verdict names the method whose ranking of all samples the label-free order led, or whose
-    heavy tails were clipped; nothing where the fit did neither."""
+    heavy tails were clipped or kept as residuals'; nothing where the fit did neither."""
     from ssfs.experiment import verdict
 
     say = getattr(verdict, sentence)
@@ -262,6 +266,7 @@ def test_pearson_residuals_are_not_clipped(other_shapes):
         kept, clipped = (fit_propagation(Z, y, tails=how) for how in ("auto", "clip"))
     top = markers.size
     assert kept.tail_weight is None and clipped.tail_weight is not None
+    assert kept.extra()["graph"]["residual_tails"] and not clipped.extra()["graph"]["residual_tails"]
     assert np.isin(np.argsort(-kept.scores, kind="stable")[:top], markers).sum() >= 80
     assert np.isin(np.argsort(-clipped.scores, kind="stable")[:top], markers).sum() <= 50
     free = fit_propagation(Z, np.full_like(y, -1))  # Moran's I without labels: 61 of the 90

@@ -189,12 +189,17 @@ FREE_LEADS_ADVICE = (" Any list holds only what the labels' own order keeps in m
 
 def _clipped_sentence(s: dict) -> str:
     """The methods whose full-data fit clipped heavy-tailed values first (``fit``'s ``clipped_tails``,
-    ``propagate``: :func:`ssfs.methods.propagate.clipped_tails`) ('' if none)."""
-    return " ".join(
-        f"The genes' noise has heavy tails (median excess kurtosis {f.get('tail_weight', float('nan')):.1f}): {m} "
-        "clipped every gene's values to its median +- 3 robust standard deviations before ranking, so a few extreme "
-        "values do not decide its order; its per-class statistics are of the clipped values."
-        for m, f in (s.get("fit") or {}).items() if f.get("clipped_tails"))
+    ``propagate``: :func:`ssfs.methods.propagate.read_tails`), or read them as residuals' (``residual_tails``)
+    ('' if none)."""
+    clipped = (f"The genes' noise has heavy tails (median excess kurtosis {f.get('tail_weight', float('nan')):.1f}): "
+               f"{m} clipped every gene's values to its median +- 3 robust standard deviations before ranking, so a "
+               "few extreme values do not decide its order; its per-class statistics are of the clipped values."
+               for m, f in (s.get("fit") or {}).items() if f.get("clipped_tails"))
+    residual = (f"The values' heavy tails are one-sided in values of both signs (Pearson residuals of counts?): {m} "
+                "kept them as they are (a sparse gene's tail is the cells holding its counts); where you have the "
+                "counts, they are the better input."
+                for m, f in (s.get("fit") or {}).items() if f.get("residual_tails"))
+    return " ".join((*clipped, *residual))
 
 
 def _outlying_sentence(s: dict, shown: int = 5) -> str:

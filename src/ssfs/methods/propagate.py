@@ -257,6 +257,8 @@ class Propagation:
     #: the offset of a dense table with dropouts read as ln(value + offset)
     #: (:func:`~ssfs.methods._shared.dropouts.read_dropouts`; None: not so read)
     dropout_offset: float | None = None
+    #: whether dense X's heavy tails were read as residuals' (:func:`read_tails`: not clipped, Moran's I label-free)
+    residual_tails: bool = False
 
     def extra(self) -> dict:
         """What :class:`ssfs.registry.SelectionResult` carries besides the scores: per-group statistics
@@ -289,6 +291,7 @@ class Propagation:
                           **({"deep_theta": self.deep_theta} if self.deep_theta is not None else {}),
                           "dropouts": self.dropout_offset is not None,
                           **({"dropout_offset": self.dropout_offset} if self.dropout_offset is not None else {}),
+                          "residual_tails": bool(self.residual_tails),
                           **({"tail_weight": self.tail_weight} if self.tail_weight is not None else {})},
                 "note": self.note,
                 **({"resample_scores": self.labels_scores} if self.labels_scores is not None else {}),
@@ -1170,6 +1173,7 @@ def fit_propagation(X, y, *, counts: str = "auto", tails: str = "auto", unwanted
     model.tail_weight = weight
     model.deep_theta = None if deep is None else deep.theta
     model.dropout_offset = None if dropped is None else dropped.offset
+    model.residual_tails = residuals
     if (deep is not None or dropped is not None) and model.statistics is not None:
         P, present = _memberships(model.groups, model.sample_weight, len(model.group_names))
         # deep counts: fold changes, fractions expressing of the counts; tables with dropouts: of the values given
@@ -2202,6 +2206,10 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
         notes.append(f"the genes' noise has heavy tails (median excess kurtosis {model.tail_weight:.1f}): every gene's "
                      f"values were clipped to its median +- {CLIP_SDS:g} robust standard deviations before the fit, "
                      "its statistics included (tails='as_is' keeps them)")
+    if model.residual_tails:
+        notes.append("the values' heavy tails are one-sided in values of both signs (Pearson residuals of counts, "
+                     "SCTransform?): kept as they are, not clipped, and the label-free scores are Moran's I (the "
+                     "counts themselves, where you have them, are the better input)")
     if model.dropout_offset is not None:
         notes.append(f"the table's well-expressed genes drop out (0 in more than {DEEP_DROPOUTS:.0%} of the samples: "
                      "full-length single cells?): the fit read its values undone and logged again over the median "
