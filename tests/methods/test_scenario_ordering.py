@@ -201,7 +201,8 @@ def test_one_label_per_class_on_a_nuisance_graph_falls_back_to_the_label_free_sc
     placement rebuilt its own graph the same way and one held its groups as well (0.88): not
     significant (the 95 % prediction bound of the 8 draws), so the propagated samples count 0 and
     the label-free scores rank, as without labels; judged in the kept graph alone they counted
-    0.85 and found 0.02 of the markers."""
+    0.82 and found 0.02 of the markers (0.14 since session 49, their explained features in turn with the label-free
+    order where no held-out label judges them), fewer than the label-free scores."""
     sc = get_scenario("microarray_unlabeled")
     from ssfs.seeding import derive_rng
 
@@ -215,4 +216,5 @@ def test_one_label_per_class_on_a_nuisance_graph_falls_back_to_the_label_free_sc
         free = run_method("propagate", X, None)
     assert ours.result.extra["graph"]["chosen"] == "label-free"
     assert np.array_equal(ours.order, free.order) and sim.recall(ours.order) >= 0.2
-    assert kept.result.extra["graph"]["propagated_weight"] > 0.5 and sim.recall(kept.order) < 0.1
+    assert kept.result.extra["graph"]["propagated_weight"] > 0.5 and sim.recall(kept.order) < 0.15
+    assert sim.recall(kept.order) < sim.recall(ours.order)

@@ -2,7 +2,8 @@
 judge nothing"): with fewer than 2 labeled classes holding 2 labels (1 % of a 300-sample array: 3 labels, 2 in one
 class), or those holding fewer than 5 labels (session 35, "Too few held-out labels to judge": 2 labels per class of
 2 classes), ``propagate``'s label-free order ranks below the features the groups explain, as where it wins the
-held-out comparison (:func:`ssfs.methods.propagate.free_leads`)."""
+held-out comparison (:func:`ssfs.methods.propagate.free_leads`); since session 49 ("Nothing judges the groups: their
+features take turns") those features take turns with it (:func:`ssfs.methods.propagate.explained_in_turn_scores`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from ssfs import run_method
 from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
-from ssfs.methods.propagate import held_out_judges
+from ssfs.methods.propagate import explained_in_turn_scores, held_out_judges
 
 
 @pytest.mark.parametrize("labels, judges", [([0, 0, 1], False), ([0, 0, 1, 1], False), ([0, 1, 2], False),
@@ -84,12 +85,13 @@ def test_one_percent_of_a_heteroscedastic_array():
     assert np.isin(ranked.order[:40], markers).sum() == 38
     assert np.isin(r2.order[:40], markers).sum() < 29
     assert any("too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled classes "
-               "hold 2 labels, or those hold fewer than 5)" in str(w.message) for w in caught)
+               "hold 2 labels, or those hold fewer than 5): the features the groups explain take turns with the "
+               "label-free order, which ranks the rest" in str(w.message) for w in caught)
     sentence = _free_leads_sentence({"fit": {"propagate": fit}})
     assert sentence.startswith("In propagate's ranking of all samples too few labels could be held out to judge the "
                                "groups its labels spread into (fewer than 2 labeled classes held 2 labels")
-    assert sentence.endswith("its order is the label-free one (the resamples' lists read the labels' own order)."
-                             + FREE_LEADS_ADVICE)
+    assert sentence.endswith("the features those groups explain take turns with the label-free order, which ranks the "
+                             "rest (the resamples' lists read the labels' own order)." + FREE_LEADS_ADVICE)
 
 
 def test_judged_labels_keep_the_held_out_comparison():
@@ -104,3 +106,37 @@ def test_judged_labels_keep_the_held_out_comparison():
         fit = run_method("propagate", X, y).result.extra["graph"]
     assert held_out_judges(y) and not fit["label_free_unjudged"]
     assert (fit["label_free_beyond"], fit["label_free_behind"]) == (3, 2) and not fit["label_free_leads"]
+
+
+def test_explained_features_take_turns_by_hand():
+    """Explained features 0, 1 (R^2 0.9, 0.8) in turn with the label-free order 2, 3, 4, 1, 0: places by the better
+    of the two ranks, ties to the explained feature: 0 (explained 1st), 2 (label-free 1st), 1, 3, then 4 alone;
+    scores t (m - place) / (m + 1) with t = 0.8, the smallest explained R^2. A copy shares its feature's place (and
+    counts in the places after it); NaN
+    stays NaN; nothing explained is the label-free order (ties: R^2)."""
+    r2 = np.array([0.9, 0.8, 0.1, 0.05, 0.2])
+    explained = np.array([True, True, False, False, False])
+    free = np.array([0.0, 0.1, 0.9, 0.5, 0.3])
+    got = explained_in_turn_scores(r2, free, explained)
+    assert np.allclose(got, 0.8 * np.array([5, 3, 4, 2, 1]) / 6, rtol=0, atol=1e-15)
+    copied = explained_in_turn_scores(np.r_[r2, 0.9, np.nan], np.r_[free, 0.0, 0.7], np.r_[explained, True, False])
+    assert copied[5] == copied[0] and np.isnan(copied[6])  # the copy takes the explained place 1: feature 1 is 3rd
+    assert np.argsort(-copied[:6], kind="stable").tolist() == [0, 5, 2, 3, 1, 4]
+    alone = explained_in_turn_scores(r2, np.array([0.0, 0.1, 0.9, 0.9, 0.3]), np.zeros(5, bool))
+    assert np.argsort(-alone, kind="stable").tolist() == [2, 3, 4, 1, 0] and alone.max() == 0.9 * 5 / 6
+
+
+def test_unjudged_groups_of_subclusters_take_turns(other_shapes):
+    """``subclusters`` (400 x 2,500, 4 classes of 10 markers, each class two subclusters of 15 genes of their own)
+    seed 2 at 1 %: 4 labels (2 and 2 held-out labels can judge nothing). Their groups explain 120 genes, mostly the
+    subclusters'; first, they left 20 of the 40 markers in the top 40, in turn with the label-free order 31 (35
+    with the labels hidden)."""
+    X, _, cls, markers = other_shapes.SHAPES["subclusters"](2)
+    y = other_shapes.budget_labels(cls, "1%", 2)
+    assert not held_out_judges(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = run_method("propagate", X, y)
+    fit = ranked.result.extra["graph"]
+    assert fit["label_free_unjudged"] and fit["label_free_leads"]
+    assert np.isin(ranked.order[:40], markers).sum() == 31

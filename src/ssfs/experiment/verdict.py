@@ -155,12 +155,14 @@ def _unwanted_sentence(s: dict) -> str:
 
 def _free_leads_sentence(s: dict) -> str:
     """The methods whose full-data fit ranked by the label-free order below the features the labels' groups
-    explain (``fit``'s ``label_free_leads``, ``propagate``: :func:`ssfs.methods.propagate.free_leads`) ('' if
-    none)."""
+    explain, or in turn with them where nothing judged those (``fit``'s ``label_free_leads``, ``propagate``:
+    :func:`ssfs.methods.propagate.free_leads`) ('' if none)."""
     led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("label_free_leads")}
-    return " ".join(f"In {m}'s ranking of all samples {_why_free_leads(f)}: below the features those groups explain "
-                    "its order is the label-free one (the resamples' lists read the labels' own order)."
-                    + FREE_LEADS_ADVICE for m, f in led.items())
+    return " ".join(f"In {m}'s ranking of all samples {_why_free_leads(f)}: "
+                    + ("the features those groups explain take turns with the label-free order, which ranks the rest"
+                       if f.get("label_free_unjudged") else
+                       "below the features those groups explain its order is the label-free one")
+                    + " (the resamples' lists read the labels' own order)." + FREE_LEADS_ADVICE for m, f in led.items())
 
 
 def _why_free_leads(f: dict) -> str:

@@ -1356,7 +1356,8 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         model.labels_scores = model.scores
         model.free_leads = alone or (may_lead and free_leads(*model.free_turns[1:]))
         model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
-        model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads)
+        model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads,
+                                        explained_in_turn=model.free_unjudged)
 
 
 def unwanted_rejected(X, y, K: int, free: np.ndarray, judged: tuple, pos, batch, n_pcs: int) -> tuple:
@@ -2052,7 +2053,7 @@ def with_class_turns(scores: np.ndarray, class_t: np.ndarray, depth: int | None 
 
 
 def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray, ahead=(),
-                     free_first: bool = False) -> np.ndarray:
+                     free_first: bool = False, explained_in_turn: bool = False) -> np.ndarray:
     """Scores whose order is: the ``explained`` features by R^2, then the others taken in turn
     from their R^2 order and their ``label_free`` order (a feature's place is its better rank of
     the two; ties: R^2), as :func:`top_genes` interleaves ("balanced"). Explained features keep
@@ -2062,8 +2063,12 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     to separate a little. ``ahead``: (features, key) pairs, each a tier placed in that order after
     the explained features and before the others, ordered by its key (a feature in two tiers is in
     the first). Equal keys share a place (the first of theirs): a copy scores as its feature. NaN
-    stays NaN. ``free_first``: the others by their ``label_free`` order alone (ties: R^2; :func:`free_leads`)."""
+    stays NaN. ``free_first``: the others by their ``label_free`` order alone (ties: R^2; :func:`free_leads`).
+    ``explained_in_turn`` (with ``free_first``, no ``ahead``): the explained features too take turns with the
+    ``label_free`` order, as nothing judged either (:func:`explained_in_turn_scores`)."""
     finite = np.isfinite(r2)
+    if explained_in_turn:
+        return explained_in_turn_scores(r2, label_free, explained)
     out = np.where(explained, r2, np.nan)
     placed = explained.copy()
     parts = []  # (features, their places in the order), tier after tier
@@ -2082,6 +2087,29 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     for features, places in parts:  # equal keys share a place: a copy scores as its feature
         out[features] = t * (m - start - places) / (m + 1)
         start += features.size
+    return out
+
+
+def explained_in_turn_scores(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray) -> np.ndarray:
+    """Scores whose order takes in turn an ``explained`` feature by its R^2 and a feature by its ``label_free``
+    order (a feature's place is its better place of the two; ties: the explained one first, then the label-free
+    order, then the R^2), the label-free order alone once the explained features are placed: :func:`with_unexplained`
+    where the held-out labels cannot judge the groups (:func:`held_out_judges`). Scores t (m - place) / (m + 1) of the m
+    features with a finite R^2 (t: the smallest explained R^2, or the largest R^2 when none is); NaN stays NaN."""
+    finite = np.isfinite(r2)
+    out = np.full(r2.shape, np.nan)
+    rest = np.flatnonzero(finite)
+    m = rest.size
+    if m == 0:
+        return out
+    ex = explained[rest]
+    by_explained = np.full(m, m)
+    by_explained[ex] = _places(-r2[rest][ex])
+    by_free = _places(-np.nan_to_num(label_free[rest], nan=-np.inf))
+    by_r2 = _places(-r2[rest])
+    places = _places(np.minimum(by_explained, by_free), ~ex, by_free, by_r2)
+    t = float(np.min(r2[explained & finite])) if (explained & finite).any() else float(np.nanmax(r2))
+    out[rest] = t * (m - places) / (m + 1)
     return out
 
 
@@ -2231,8 +2259,9 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                      "fit read the sides as batches (give batch= if they are known; unwanted='kept' keeps them)")
     if model.free_leads and model.free_unjudged:
         notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
-                     f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): below the features the groups "
-                     "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)")
+                     f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): the features the groups "
+                     "explain take turns with the label-free order, which ranks the rest (unexplained='r2' keeps the "
+                     "R^2's)")
     elif model.free_leads and model.free_at_chance:
         accuracy, chance, held = model.r2_held_out
         notes.append(f"no component of the data rises above noise, and the features the R^2 ranks first (refitted "
