@@ -1320,8 +1320,9 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
                   unclipped=None, *, may_lead: bool = True, unwanted_pcs: int | None = None) -> None:
     """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them) in turn with the
     R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
-    :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`),
-    where the R^2's features predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
+    :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`; the
+    explained features then take turns with them, :func:`explained_in_turn_scores`), where the R^2's features
+    predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
     they win :func:`free_leads` and ``may_lead`` on the held-out labels' evidence. They may where the
     labels are few (:func:`few_labels`) or where the features they were judged against are those the R^2 ranks:
     the labels' own where the labels lead, the propagated samples' where those outweigh the labeled ones. With 10
@@ -1484,8 +1485,9 @@ def held_out_judges(y: np.ndarray) -> bool:
     :data:`JUDGE_LABELS` labels or more (fewer can never pass :func:`sign_test`). With fewer classes (1 % of 300
     samples: 3 labels, 2 in one class) every held-out label is of one class; with fewer labels (2 per class of 2
     classes, 1 % of 400-600 samples: 2 and 2) the comparison could only ever keep the R^2. Either way the R^2 of
-    the propagated samples rests on a graph the labels could not check: the label-free order leads below the
-    explained features (:func:`with_unexplained`, ``free_first``). Measured on dense arrays, 4 seeds
+    the propagated samples rests on a graph the labels could not check: the label-free order leads, the explained
+    features taking turns with it (:func:`explained_in_turn_scores`, session 49; before, they ranked first:
+    :func:`with_unexplained`, ``free_first``). Measured on dense arrays, 4 seeds
     (docs/labels_that_count.md, "Held-out labels of one class judge nothing", session 34; "Too few held-out labels
     to judge", session 35): 1 %, heteroscedastic 0.794 -> 0.944 of the markers (0.981 without labels), 8 classes
     0.588 -> 0.675, 20 classes 0.588 -> 0.782, heavy tails 0.450 -> 0.625; 40-sample arrays at 2 per class 0.575
