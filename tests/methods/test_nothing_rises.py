@@ -254,10 +254,13 @@ def test_pearson_residuals_are_not_clipped(other_shapes):
     """Planted counts given as their Pearson residuals (scanpy's ``normalize_pearson_residuals``; seed 0): heavy
     tails (median excess kurtosis 4.75) but one-sided (median skewness 2.04) in values of both signs, the cells
     holding a gene's counts: kept as they are (session 48), 3 labels per type find 81 of the 90 markers, clipped 32;
-    without labels Moran's I ranks (61). ``tails="clip"`` still clips; Student's t noise (skewness 0.04) and unlogged
+    without labels Moran's I ranks (61); ``tails="as_is"`` reads them as residuals too (it only never clips).
+    ``tails="clip"`` still clips; Student's t noise (skewness 0.04) and unlogged
     intensities (positive values, skewness 2.3) are clipped."""
     Z, _, cls, markers = other_shapes.SHAPES["pearson_residuals"](0)
     assert read_tails(Z)[0] is Z and read_tails(Z)[2] and clipped_tails(Z, "clip")[1] == pytest.approx(4.749, abs=0.001)
+    assert read_tails(Z, "as_is")[0] is Z and read_tails(Z, "as_is")[1:] == (None, True)  # as_is: no clipping only
+    assert read_tails(_heavy_tails_labeled(0)[0], "as_is")[1:] == (None, False) and not read_tails(Z, "clip")[2]
     assert read_tails(_heavy_tails_labeled(0)[0])[1:] == (pytest.approx(6.9611, abs=1e-4), False)
     assert clipped_tails(other_shapes.SHAPES["unlogged_intensities"](0)[0])[1] is not None
     y = other_shapes.per_class_labels(cls, 3, 0)

@@ -1119,10 +1119,11 @@ def read_tails(X, how: str = "auto") -> tuple[Any, float | None, bool]:
     one-sided (the genes' median skewness, :func:`~ssfs.methods._shared.signal.tail_skew`, above :data:`ONE_SIDED`) are
     residuals, Pearson residuals of counts (SCTransform, scanpy's ``normalize_pearson_residuals``), whose tail is the
     cells holding a gene's counts: not clipped (session 48), and the fit's label-free scores are Moran's I
-    (:func:`fit_propagation`)."""
+    (:func:`fit_propagation`); "as_is" never clips but still says whether they are residuals (session 49: it only
+    opts out of the clipping)."""
     if how not in TAILS:
         raise MethodError(f"propagate: tails must be one of {TAILS}, got {how!r}")
-    if how == "as_is" or sparse.issparse(X) or count_like(X):
+    if sparse.issparse(X) or count_like(X):
         return X, None, False
     D = np.asarray(X, dtype=np.float64)
     keep = None if D.shape[0] <= TAIL_ROWS else content_rows(canonical_rows(D), TAIL_ROWS)
@@ -1131,7 +1132,7 @@ def read_tails(X, how: str = "auto") -> tuple[Any, float | None, bool]:
     E -= E.mean(axis=0)
     weight = tail_weight(E)
     residuals = weight > HEAVY_TAILS and D.min() < 0 and tail_skew(E) > ONE_SIDED
-    if how == "auto" and (weight <= HEAVY_TAILS or residuals):
+    if how == "as_is" or (how == "auto" and (weight <= HEAVY_TAILS or residuals)):
         return X, None, residuals
     return winsorized(D, CLIP_SDS), weight, False
 
