@@ -3,7 +3,8 @@ judge nothing"): with fewer than 2 labeled classes holding 2 labels (1 % of a 30
 class), or those holding fewer than 5 labels (session 35, "Too few held-out labels to judge": 2 labels per class of
 2 classes), ``propagate``'s label-free order ranks below the features the groups explain, as where it wins the
 held-out comparison (:func:`ssfs.methods.propagate.free_leads`); since session 49 ("Nothing judges the groups: their
-features take turns") those features take turns with it (:func:`ssfs.methods.propagate.explained_in_turn_scores`)."""
+features take turns") those features take turns with it (:func:`ssfs.methods.propagate.with_unexplained`,
+``explained_in_turn``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from ssfs import run_method
 from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
-from ssfs.methods.propagate import explained_in_turn_scores, held_out_judges
+from ssfs.methods.propagate import held_out_judges, with_unexplained
 
 
 @pytest.mark.parametrize("labels, judges", [([0, 0, 1], False), ([0, 0, 1, 1], False), ([0, 1, 2], False),
@@ -114,6 +115,9 @@ def test_explained_features_take_turns_by_hand():
     scores t (m - place) / (m + 1) with t = 0.8, the smallest explained R^2. A copy shares its feature's place (and
     counts in the places after it); NaN
     stays NaN; nothing explained is the label-free order (ties: R^2)."""
+    def explained_in_turn_scores(r2, free, explained):
+        return with_unexplained(r2, free, explained, free_first=True, explained_in_turn=True)
+
     r2 = np.array([0.9, 0.8, 0.1, 0.05, 0.2])
     explained = np.array([True, True, False, False, False])
     free = np.array([0.0, 0.1, 0.9, 0.5, 0.3])

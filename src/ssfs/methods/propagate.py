@@ -1322,7 +1322,7 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     """Dense X: the label-free scores ``free`` = (scores, how :func:`label_free_choice` chose them) in turn with the
     R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`; the
-    explained features then take turns with them, :func:`explained_in_turn_scores`), where the R^2's features
+    explained features then take turns with them, ``explained_in_turn``), where the R^2's features
     predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
     they win :func:`free_leads` and ``may_lead`` on the held-out labels' evidence. They may where the
     labels are few (:func:`few_labels`) or where the features they were judged against are those the R^2 ranks:
@@ -1487,8 +1487,8 @@ def held_out_judges(y: np.ndarray) -> bool:
     samples: 3 labels, 2 in one class) every held-out label is of one class; with fewer labels (2 per class of 2
     classes, 1 % of 400-600 samples: 2 and 2) the comparison could only ever keep the R^2. Either way the R^2 of
     the propagated samples rests on a graph the labels could not check: the label-free order leads, the explained
-    features taking turns with it (:func:`explained_in_turn_scores`, session 49; before, they ranked first:
-    :func:`with_unexplained`, ``free_first``). Measured on dense arrays, 4 seeds
+    features taking turns with it (:func:`with_unexplained`, ``explained_in_turn``, session 49; before, they ranked
+    first: ``free_first`` alone). Measured on dense arrays, 4 seeds
     (docs/labels_that_count.md, "Held-out labels of one class judge nothing", session 34; "Too few held-out labels
     to judge", session 35): 1 %, heteroscedastic 0.794 -> 0.944 of the markers (0.981 without labels), 8 classes
     0.588 -> 0.675, 20 classes 0.588 -> 0.782, heavy tails 0.450 -> 0.625; 40-sample arrays at 2 per class 0.575
@@ -2067,13 +2067,14 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     the explained features and before the others, ordered by its key (a feature in two tiers is in
     the first). Equal keys share a place (the first of theirs): a copy scores as its feature. NaN
     stays NaN. ``free_first``: the others by their ``label_free`` order alone (ties: R^2; :func:`free_leads`).
-    ``explained_in_turn`` (with ``free_first``, no ``ahead``): the explained features too take turns with the
-    ``label_free`` order, as nothing judged either (:func:`explained_in_turn_scores`)."""
+    ``explained_in_turn``: the explained features do not rank first but take turns, by their R^2, with the
+    ``label_free`` order, which alone ranks the rest once they are placed (a feature's place is its better place of
+    the two; ties: the explained one, then the label-free order, then the R^2): where the held-out labels cannot
+    judge the groups (:func:`held_out_judges`), nothing judged either order (session 49)."""
     finite = np.isfinite(r2)
-    if explained_in_turn:
-        return explained_in_turn_scores(r2, label_free, explained)
-    out = np.where(explained, r2, np.nan)
-    placed = explained.copy()
+    first = explained & (not explained_in_turn)
+    out = np.where(first, r2, np.nan)
+    placed = first.copy()
     parts = []  # (features, their places in the order), tier after tier
     for features, key in ahead:
         tier = np.flatnonzero(features & ~placed & finite)
@@ -2081,7 +2082,13 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
         placed |= features
     rest = np.flatnonzero(~placed & finite)
     by_r2, by_free = (_places(-np.nan_to_num(v[rest], nan=-np.inf)) for v in (r2, label_free))
-    parts.append((rest, _places(by_free, by_r2) if free_first else _places(np.minimum(by_r2, by_free), by_r2)))
+    if explained_in_turn:
+        turning = explained[rest]
+        by_explained = np.full(rest.size, rest.size)
+        by_explained[turning] = _places(-r2[rest][turning])
+        parts.append((rest, _places(np.minimum(by_explained, by_free), ~turning, by_free, by_r2)))
+    else:
+        parts.append((rest, _places(by_free, by_r2) if free_first else _places(np.minimum(by_r2, by_free), by_r2)))
     m = sum(f.size for f, _ in parts)
     if m == 0:
         return out
@@ -2090,29 +2097,6 @@ def with_unexplained(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarr
     for features, places in parts:  # equal keys share a place: a copy scores as its feature
         out[features] = t * (m - start - places) / (m + 1)
         start += features.size
-    return out
-
-
-def explained_in_turn_scores(r2: np.ndarray, label_free: np.ndarray, explained: np.ndarray) -> np.ndarray:
-    """Scores whose order takes in turn an ``explained`` feature by its R^2 and a feature by its ``label_free``
-    order (a feature's place is its better place of the two; ties: the explained one first, then the label-free
-    order, then the R^2), the label-free order alone once the explained features are placed: :func:`with_unexplained`
-    where the held-out labels cannot judge the groups (:func:`held_out_judges`). Scores t (m - place) / (m + 1) of the m
-    features with a finite R^2 (t: the smallest explained R^2, or the largest R^2 when none is); NaN stays NaN."""
-    finite = np.isfinite(r2)
-    out = np.full(r2.shape, np.nan)
-    rest = np.flatnonzero(finite)
-    m = rest.size
-    if m == 0:
-        return out
-    ex = explained[rest]
-    by_explained = np.full(m, m)
-    by_explained[ex] = _places(-r2[rest][ex])
-    by_free = _places(-np.nan_to_num(label_free[rest], nan=-np.inf))
-    by_r2 = _places(-r2[rest])
-    places = _places(np.minimum(by_explained, by_free), ~ex, by_free, by_r2)
-    t = float(np.min(r2[explained & finite])) if (explained & finite).any() else float(np.nanmax(r2))
-    out[rest] = t * (m - places) / (m + 1)
     return out
 
 
