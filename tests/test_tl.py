@@ -55,6 +55,9 @@ def test_in_place_key_added_params_and_names_in_errors(cells):
     with pytest.raises(SupervisionError,
                        match="^groupby 'celltype' is not an obs column; obs columns: 'cell_type', 'ct'"):
         ssfs.tl.rank_features(a, "fisher", groupby="celltype")
+    with pytest.raises(SupervisionError, match=r"^labels_key= is not a parameter here: the labels' obs column is "
+                                               r"groupby= \(as in scanpy's rank_genes_groups\), e.g. groupby='ct'$"):
+        ssfs.tl.rank_features(a, labels_key="ct")  # the analyst's guess: named, not refused as a method parameter
 
 
 def test_unlabeled_values_and_layer(cells):

@@ -15,6 +15,18 @@ from ..labels import Labels, encode_labels
 from ..methods._shared.batches import batch_codes
 from ..ranking import ranks_from_order
 
+#: keywords analysts reach for where ``ssfs.tl`` (as scanpy) names the labels' obs column ``groupby``
+LABEL_KEY_ALIASES = ("labels_key", "label_key", "labels", "obs_key", "label_column", "labels_column")
+
+
+def refuse_label_aliases(params: dict) -> None:
+    """One line, before any work, where a method's ``**params`` hold a label-column keyword other than ``groupby``
+    (else the method would refuse it as an unknown parameter, naming its own parameters but not ``groupby``)."""
+    given = [k for k in params if k in LABEL_KEY_ALIASES]
+    if given:
+        raise SupervisionError(f"{given[0]}= is not a parameter here: the labels' obs column is groupby= (as in "
+                               f"scanpy's rank_genes_groups), e.g. groupby={params[given[0]]!r}")
+
 
 def labels_of(adata, groupby, unlabeled_values) -> Labels | None:
     """The :class:`ssfs.labels.Labels` of ``adata.obs[groupby]`` (None without ``groupby``)."""

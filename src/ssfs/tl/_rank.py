@@ -10,7 +10,7 @@ from ..labels import class_counts
 from ..registry import get_method
 from ..runner import run_method, within_batches
 from ..seeding import as_generator
-from ._anndata import batch_of, cell_graph, expression, labels_of, store, var_positions
+from ._anndata import batch_of, cell_graph, expression, labels_of, refuse_label_aliases, store, var_positions
 from ._markers import store_markers
 
 
@@ -71,6 +71,7 @@ def rank_features(adata, method: str = "propagate", *, groupby: str | None = Non
     as_generator(random_state, name="random_state")
     if copy:
         adata = adata.copy()
+    refuse_label_aliases(params)
     spec = get_method(method)
     labels = labels_of(adata, groupby, unlabeled_values)
     data = expression(adata, use_raw, layer)
