@@ -73,10 +73,18 @@ def _on_expressed(fn, X, *args):
     return out
 
 
+#: the largest value read as a log (scanpy's seurat flavor takes expm1 of the values: float32 overflows above ~88)
+LOG_AT_MOST = 50.0
+
+
 def hvg_seurat(X, y, rng):
-    """Normalised dispersion (Satija et al. 2015), scanpy's default flavor, on log-normalised cells."""
+    """Normalised dispersion (Satija et al. 2015), scanpy's default flavor, on log-normalised cells. Values above
+    :data:`LOG_AT_MOST` cannot be logs (unlogged intensities: their expm1 overflows and the flavor raises): they are
+    log1p-transformed first (negative values set to 0), as a user would before calling it."""
     import scanpy as sc
 
+    if X.shape[0] * X.shape[1] and float(X.max()) > LOG_AT_MOST:
+        X = X.log1p() if sparse.issparse(X) else np.log1p(np.maximum(np.asarray(X, dtype=np.float64), 0.0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         df = sc.pp.highly_variable_genes(_adata(X), flavor="seurat", inplace=False)
