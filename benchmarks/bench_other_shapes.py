@@ -633,6 +633,8 @@ SHAPES = {
     "citeseq_proteins_many": lambda s: citeseq(s, p=200, per=4, shared=10, signal=6.0),
     "spatial_spots": spots,
     "spatial_spots_mixed": lambda s: spots(s, purity=2.5, fold=3.0),
+    # session 50: an unrecorded batch with two classes (the held-out labels see too little to judge it)
+    "hidden_batch_two_classes": lambda s: gaussian_array(s, n=200, k=2, per=20, batch=1.0),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ssfs import run_method
-from ssfs.methods._shared.crossed import _crossed, cramers_v, crossed_sides, joint_groups, labels_follow
+from ssfs.methods._shared.crossed import cramers_v, crossed_sides, joint_groups, labels_follow, sides_hold_alike
 from ssfs.methods._shared.residuals import CountModel
 from ssfs.simulate import get_scenario
 
@@ -226,11 +226,11 @@ def test_crossed_by_hand():
     = 0.2, 0.4 outside: crossed (a batch whose types' shares differ). 80/20 and 92/8: V = 1200 / sqrt(100^2 172 28)
     = 0.173 but 0.14 outside: not (a small side the groups hold unevenly). 52/48 and 48/52: V 0.04; 70/30 and
     30/70: V 0.4."""
-    assert _crossed(*_coded([[60, 40], [40, 60]]))
+    assert sides_hold_alike(*_coded([[60, 40], [40, 60]]))
     assert cramers_v(*_coded([[80, 20], [92, 8]])) == pytest.approx(1200 / np.sqrt(100 * 100 * 172 * 28))
-    assert not _crossed(*_coded([[80, 20], [92, 8]]))
-    assert _crossed(*_coded([[52, 48], [48, 52]]))
-    assert not _crossed(*_coded([[70, 30], [30, 70]]))
+    assert not sides_hold_alike(*_coded([[80, 20], [92, 8]]))
+    assert sides_hold_alike(*_coded([[52, 48], [48, 52]]))
+    assert not sides_hold_alike(*_coded([[70, 30], [30, 70]]))
 
 
 @pytest.mark.parametrize("batches, seed", [(2, 2), (3, 2)])

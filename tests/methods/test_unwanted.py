@@ -12,8 +12,8 @@ import pytest
 
 from ssfs import run_method
 from ssfs.errors import InputError, MethodError
-from ssfs.methods._shared.unwanted import outside, outside_dispersion, rising_basis
-from ssfs.methods.propagate import fit_propagation, free_leads
+from ssfs.methods._shared.unwanted import crossed_component, outside, outside_dispersion, rising_basis
+from ssfs.methods.propagate import fit_propagation, free_leads, leans
 
 
 def test_outside_by_hand():
@@ -41,10 +41,45 @@ def test_the_rising_basis_is_the_planted_component():
     factor = rng.normal(size=150)
     X = noise.copy()
     X[:, :200] += np.outer(factor, rng.normal(1.0, 0.2, 200))
-    Q = rising_basis(X, 50)
+    Q, _ = rising_basis(X, 50)
     assert Q.shape == (150, 1)
     np.testing.assert_allclose(Q.T @ Q, np.eye(1), atol=1e-12)
     assert abs(np.corrcoef(Q[:, 0], factor)[0, 1]) > 0.99
+
+
+def _two_sides(rng, n: int, groups: np.ndarray) -> np.ndarray:
+    """PCA-like scores: column 0 two sides (-5 / +5, eta near 1) drawn independently of ``groups``, columns 1-3 the
+    groups' centres (4 apart) with unit noise."""
+    Z = rng.normal(size=(n, 4))
+    Z[:, 0] += np.where(rng.random(n) < 0.5, -5.0, 5.0)
+    Z[:, 1:] += 4.0 * np.eye(3)[groups % 3]
+    return Z
+
+
+def test_a_crossed_component_by_hand():
+    """Two clear sides that hold the other components' three groups alike: crossed (a batch); the same sides with
+    the groups following them (each group on one side, as a class's component): not crossed; a normal column (eta
+    2/pi): not two sides; only the rising columns are read."""
+    rng = np.random.default_rng(0)
+    groups = rng.integers(0, 3, 300)
+    Z = _two_sides(rng, 300, groups)
+    assert crossed_component(Z, 1)
+    follows = Z.copy()
+    follows[:, 0] = rng.normal(size=300) + np.where(groups == 0, -5.0, 5.0)  # group 0 alone on one side
+    assert not crossed_component(follows, 1)
+    normal = Z.copy()
+    normal[:, 0] = rng.normal(size=300) * 5.0
+    assert not crossed_component(normal, 1)
+    assert not crossed_component(Z[:, [1, 0, 2, 3]], 1)  # the sides' column is not among the rising ones
+    assert crossed_component(Z[:, [1, 0, 2, 3]], 2)
+
+
+def test_leans_by_hand():
+    """No fewer predicted, 2 more placed nearer than farther; significance is not asked (3 to 1 and 7 to 2 fail the
+    sign test); one held-out label (1 to 0) decides nothing."""
+    assert leans(3, 1, 8, 1) and leans(3, 1, 7, 2) and leans(3, 3, 5, 3) and leans(0, 0, 2, 0)
+    assert not free_leads(3, 1, 7, 2)
+    assert not leans(1, 0, 1, 0) and not leans(0, 0, 0, 0) and not leans(4, 0, 1, 2) and not leans(0, 3, 5, 0)
 
 
 def _found(model, markers) -> int:
@@ -59,13 +94,36 @@ def test_an_unrecorded_batch_is_removed(other_shapes):
     X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](0)
     y = other_shapes.budget_labels(cls, "3/class", 0)
     model = fit_propagation(X, y)
-    assert model.unwanted == 1
+    assert model.unwanted == 1 and not model.unwanted_on_lean  # significant: 5 to 0
     assert model.unwanted_evidence == ((5, 0, 8, 0), (5, 0, 8, 0))
     assert _found(model, markers) == 40
     assert model.extra()["graph"]["unwanted_components"] == 1
     assert model.unwanted_basis is None  # the refit's own: nothing left to remove
     kept = fit_propagation(X, y, unwanted="kept")
     assert kept.unwanted == 0 and _found(kept, markers) == 3
+
+
+@pytest.mark.parametrize(("labels", "seed", "evidence", "kept_found"), [
+    ("3/class", 3, ((3, 1, 8, 1), (3, 1, 7, 2)), 2),
+    ("3/class", 7, ((3, 2, 4, 2), (3, 3, 5, 3)), 1),
+    ("2/class", 0, ((3, 0, 3, 0), (3, 0, 3, 0)), 3),
+])
+def test_an_unrecorded_batch_on_held_out_counts_that_lean(other_shapes, labels, seed, evidence, kept_found):
+    """hidden_batch draws where the held-out counts lean to the features outside the batch's component but pass no
+    sign test (3 to 1 and 7 to 2; 3 to 3 and 5 to 3; 3 to 0): the component is crossed (two sides that hold the
+    others' groups alike), so they suffice; all 40 markers, where keeping it found 1-3 (session 50)."""
+    X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](seed)
+    y = other_shapes.budget_labels(cls, labels, seed)
+    model = fit_propagation(X, y)
+    assert model.unwanted == 1 and model.unwanted_evidence == evidence and model.unwanted_on_lean
+    assert not all(free_leads(*each) for each in evidence)
+    assert _found(model, markers) == 40
+    assert model.extra()["graph"]["unwanted_on_lean"] is True
+    with pytest.warns(UserWarning, match=r"reject the data's 1 rising component \(not significantly, but it splits "
+                      r"the samples in two sides that hold the other components' groups alike, as a batch does\)"):
+        run_method("propagate", X, y)
+    kept = fit_propagation(X, y, unwanted="kept")
+    assert _found(kept, markers) == kept_found
 
 
 @pytest.mark.parametrize(("shape", "labels", "seed", "evidence", "found"), [
@@ -144,6 +202,9 @@ def test_the_selection_verdict_says_it():
         "the classes do not share: a batch nobody recorded, gene modules?): the genes' best features outside it "
         "predicted significantly more held-out labels, so it ranked the data without it, and every resample was "
         "ranked without it too, as after a batch correction (unwanted='kept' keeps it).")
+    lean = _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 1, "unwanted_on_lean": True}}})
+    assert ("outside it predicted more held-out labels, not significantly, but it split the samples in two sides "
+            "holding the other components' groups alike, as a batch does, so it ranked") in lean
     said = _unwanted_sentence({"fit": {"propagate": {"unwanted_components": 3}}})
     assert "3 rising components" in said and "each resample's fit asked again with its own labels" in said
 

@@ -146,10 +146,14 @@ def _unwanted_sentence(s: dict) -> str:
         them = "them" if c > 1 else "it"
         then = (f"every resample was ranked without {them} too, as after a batch correction" if
                 f.get("unwanted_inherited") else "each resample's fit asked again with its own labels")
+        which = "it split" if c == 1 else "one of them split"
+        more = (f"more held-out labels, not significantly, but {which} the samples in two sides holding the other "
+                "components' groups alike, as a batch does" if f.get("unwanted_on_lean") else
+                "significantly more held-out labels")
         texts.append(f"In {m}'s ranking of all samples the held-out labels rejected the data's {c} rising component"
                      f"{'s' if c > 1 else ''} (structure the classes do not share: a batch nobody recorded, gene "
-                     f"modules?): the genes' best features outside {them} predicted significantly more held-out "
-                     f"labels, so it ranked the data without {them}, and {then} (unwanted='kept' keeps {them}).")
+                     f"modules?): the genes' best features outside {them} predicted {more}, so it ranked the data "
+                     f"without {them}, and {then} (unwanted='kept' keeps {them}).")
     return " ".join(texts)
 
 

@@ -93,7 +93,7 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
     """(codes, found): every cell's side of each component of the counts' residuals
     (:func:`~ssfs.methods._shared.residuals.residual_embedding`) that splits in two sides (Otsu's eta at least
     :data:`CROSSED_ETA`, each side at least :data:`CROSSED_SIDE` of the cells) holding the k-means groups of the
-    other components (at least :data:`CROSSED_REST`) alike (:func:`_crossed`), and every cell's group of the
+    other components (at least :data:`CROSSED_REST`) alike (:func:`sides_hold_alike`), and every cell's group of the
     components read together (:func:`joint_groups`: three batches or more), that the labels ``y`` do not follow
     (:func:`labels_follow`), combined into one code per cell (None when none is found; ``found``: the components
     read). ``rows``: the components, sides and groups from those cells only (many cells: the cost of a subsample),
@@ -106,7 +106,7 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
         share = float(sides[:, j].mean())
         if eta < CROSSED_ETA or min(share, 1.0 - share) < CROSSED_SIDE or d - 1 < CROSSED_REST:
             continue
-        if not _crossed(sides[:, j].astype(np.int64), kmeans(np.delete(Z, j, axis=1), d)):
+        if not sides_hold_alike(sides[:, j].astype(np.int64), kmeans(np.delete(Z, j, axis=1), d)):
             continue
         taken.append(((j,), threshold))
     taken += joint_groups(Z, d, sides, [j for (j,), _ in taken])
@@ -120,7 +120,7 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
     return (np.unique(codes, return_inverse=True)[1] if found else None), found
 
 
-def _crossed(code: np.ndarray, groups: np.ndarray) -> bool:
+def sides_hold_alike(code: np.ndarray, groups: np.ndarray) -> bool:
     """Whether the sides ``code`` (or groups of components read together) hold the k-means ``groups`` of the other
     components alike: Cramér's V at most :data:`CROSSED_V`, or at most :data:`MIXED_V` with at least
     :data:`CROSSED_MIXED` of the cells outside their group's commonest side (two batches of 5 types whose shares
@@ -138,7 +138,7 @@ def joint_groups(Z: np.ndarray, d: int, sides: np.ndarray, taken: list[int]) -> 
     part). The components not ``taken`` whose ``sides`` depend on each other (Cramér's V at least :data:`JOINT_V`,
     linked in chains) form blocks; a block of 2 to :data:`JOINT_MOST` of them whose k-means in as many groups plus one
     explains at least :data:`CROSSED_ETA` of its variance (each group at least :data:`CROSSED_SIDE` of the cells) and
-    whose groups hold the k-means groups of the other components alike (:func:`_crossed`) is read as one code.
+    whose groups hold the k-means groups of the other components alike (:func:`sides_hold_alike`) is read as one code.
     Planted counts of 5 types in 3 or 4 batches (4 draws each): its blocks explain 0.93-0.95 with V 0.04-0.15; the
     blocks of ``ssfs.simulate``'s count scenarios and of the other planted counts (44 draws) at most 0.86, with V
     0.21-0.76. Blocks of 4 (five batches) are not read: a rare-type scenario's 4 type components explain 0.86 with V
@@ -162,7 +162,7 @@ def joint_groups(Z: np.ndarray, d: int, sides: np.ndarray, taken: list[int]) -> 
         centres = np.array([part[group == g].mean(axis=0) for g in range(shares.size)])
         eta = 1.0 - ((part - centres[group]) ** 2).sum() / ((part - part.mean(axis=0)) ** 2).sum()
         if (shares.size == columns.size + 1 and eta >= CROSSED_ETA and shares.min() >= CROSSED_SIDE
-                and _crossed(group, kmeans(np.delete(Z, columns, axis=1), d))):
+                and sides_hold_alike(group, kmeans(np.delete(Z, columns, axis=1), d))):
             found.append((tuple(columns), centres))
     return found
 
