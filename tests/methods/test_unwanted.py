@@ -252,20 +252,23 @@ def test_the_answer_on_an_unrecorded_batch(other_shapes, tmp_path, capsys):
     assert listed.size == 40 and np.isin(listed, markers).all()
 
 
-def test_an_unrecorded_batch_through_anndata_and_scikit_learn(other_shapes):
-    """The same draw through ``ssfs.tl.rank_features`` (blank labels: NaN in ``obs``) and ``SemiSupervisedSelector``
-    (-1 unlabeled): the fit they report removed the component and their top 40 are the 40 markers."""
+@pytest.mark.parametrize("seed", [0, 3])
+def test_an_unrecorded_batch_through_anndata_and_scikit_learn(other_shapes, seed):
+    """The same draw (and seed 3's, removed on a lean) through ``ssfs.tl.rank_features`` (blank labels: NaN in
+    ``obs``) and ``SemiSupervisedSelector`` (-1 unlabeled): the fit they report removed the component and their top
+    40 are the 40 markers."""
     import anndata as ad
     import pandas as pd
 
     import ssfs
     from ssfs.selector import SemiSupervisedSelector
 
-    X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](0)
-    y = other_shapes.budget_labels(cls, "3/class", 0)
+    X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](seed)
+    y = other_shapes.budget_labels(cls, "3/class", seed)
     adata = ad.AnnData(X, obs=pd.DataFrame({"kind": pd.Categorical(np.where(y >= 0, y.astype(str), None))}))
     ssfs.tl.rank_features(adata, groupby="kind")
     assert adata.uns["propagate"]["fit"]["unwanted_components"] == 1
+    assert adata.uns["propagate"]["fit"]["unwanted_on_lean"] is (seed == 3)
     top = np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")[:markers.size]
     assert int(np.isin(top, markers).sum()) == 40
     selector = SemiSupervisedSelector("propagate", n_features=40).fit(X, y)
