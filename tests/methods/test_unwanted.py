@@ -12,7 +12,7 @@ import pytest
 
 from ssfs import run_method
 from ssfs.errors import InputError, MethodError
-from ssfs.methods._shared.unwanted import crossed_component, outside, outside_dispersion, rising_basis
+from ssfs.methods._shared.unwanted import crossed_columns, outside, outside_dispersion, rising_basis
 from ssfs.methods.propagate import fit_propagation, free_leads, leans
 
 
@@ -41,8 +41,8 @@ def test_the_rising_basis_is_the_planted_component():
     factor = rng.normal(size=150)
     X = noise.copy()
     X[:, :200] += np.outer(factor, rng.normal(1.0, 0.2, 200))
-    Q, _ = rising_basis(X, 50)
-    assert Q.shape == (150, 1)
+    Q, crossed = rising_basis(X, 50)
+    assert Q.shape == (150, 1) and crossed.size == 0  # a normal factor: not two sides
     np.testing.assert_allclose(Q.T @ Q, np.eye(1), atol=1e-12)
     assert abs(np.corrcoef(Q[:, 0], factor)[0, 1]) > 0.99
 
@@ -56,22 +56,23 @@ def _two_sides(rng, n: int, groups: np.ndarray) -> np.ndarray:
     return Z
 
 
-def test_a_crossed_component_by_hand():
+def test_crossed_columns_by_hand():
     """Two clear sides that hold the other components' three groups alike: crossed (a batch); the same sides with
     the groups following them (each group on one side, as a class's component): not crossed; a normal column (eta
     2/pi): not two sides; only the rising columns are read."""
     rng = np.random.default_rng(0)
     groups = rng.integers(0, 3, 300)
     Z = _two_sides(rng, 300, groups)
-    assert crossed_component(Z, 1)
+    assert crossed_columns(Z, 1).tolist() == [0]
+    assert crossed_columns(Z, 3).tolist() == [0]  # the groups' columns: not two sides
     follows = Z.copy()
     follows[:, 0] = rng.normal(size=300) + np.where(groups == 0, -5.0, 5.0)  # group 0 alone on one side
-    assert not crossed_component(follows, 1)
+    assert crossed_columns(follows, 1).size == 0
     normal = Z.copy()
     normal[:, 0] = rng.normal(size=300) * 5.0
-    assert not crossed_component(normal, 1)
-    assert not crossed_component(Z[:, [1, 0, 2, 3]], 1)  # the sides' column is not among the rising ones
-    assert crossed_component(Z[:, [1, 0, 2, 3]], 2)
+    assert crossed_columns(normal, 1).size == 0
+    assert crossed_columns(Z[:, [1, 0, 2, 3]], 1).size == 0  # the sides' column is not among the rising ones
+    assert crossed_columns(Z[:, [1, 0, 2, 3]], 2).tolist() == [1]
 
 
 def test_leans_by_hand():
@@ -124,6 +125,23 @@ def test_an_unrecorded_batch_on_held_out_counts_that_lean(other_shapes, labels, 
         run_method("propagate", X, y)
     kept = fit_propagation(X, y, unwanted="kept")
     assert _found(kept, markers) == kept_found
+
+
+def test_a_batch_beside_two_classes_is_removed_alone(other_shapes):
+    """hidden_batch_two_classes seed 3 at 3 labels per class: the batch's and the two classes' components both rise
+    and both are crossed (each one's sides hold the other's alike). Without both the features outside lose the
+    markers (0 to 1): kept; without the batch's alone they predict 5 held-out labels more and miss none, so it is
+    removed, and the fit finds all 40 markers (2 before, session 50)."""
+    X, _, cls, markers = other_shapes.SHAPES["hidden_batch_two_classes"](3)
+    y = other_shapes.budget_labels(cls, "3/class", 3)
+    Q, crossed = rising_basis(X, 50)
+    assert Q.shape[1] == 2 and crossed.tolist() == [0, 1]
+    model = fit_propagation(X, y)
+    assert model.unwanted == 1 and model.unwanted_evidence == ((5, 0, 5, 0), (5, 0, 5, 0))
+    assert not model.unwanted_on_lean
+    assert abs(np.corrcoef(model.removed_basis[:, 0], cls)[0, 1]) < 0.2  # the batch's, not the classes'
+    assert _found(model, markers) == 40
+    assert _found(fit_propagation(X, y, unwanted="kept"), markers) == 2
 
 
 @pytest.mark.parametrize(("shape", "labels", "seed", "evidence", "found"), [

@@ -238,7 +238,7 @@ class Propagation:
     unwanted: int = 0
     unwanted_evidence: tuple = ()
     #: whether they were removed on held-out counts that only lean (:func:`leans`, not significant) because one of
-    #: them was crossed (:func:`~ssfs.methods._shared.unwanted.crossed_component`)
+    #: them was crossed (:func:`~ssfs.methods._shared.unwanted.crossed_columns`)
     unwanted_on_lean: bool = False
     #: components of the counts' residuals every group shares, whose sides the fit read as batches
     #: (:func:`crossed_batches`; 0: none)
@@ -1380,26 +1380,34 @@ def unwanted_rejected(X, y, K: int, free: np.ndarray, judged: tuple, pos, batch,
     "Components the labels reject", session 40). Against the fit's features alone, 1,000 samples of 120 genes at
     1 % labels (4 classes of 5 markers: their components are the rising ones) lost every marker; against both, no
     shape, ``microarray_*`` draw or real array at 3 or 10 labels per class lost. Where one of the components is
-    crossed (:func:`~ssfs.methods._shared.unwanted.crossed_component`: two clear sides holding the other components'
+    crossed (:func:`~ssfs.methods._shared.unwanted.crossed_columns`: two clear sides holding the other components'
     groups alike, an unrecorded batch) both counts need only lean to the features outside (:func:`leans`; ``on_lean``:
     rejected so, not significantly): with 2-3 labels per class the sign test cannot pass where they lean 3 to 1 (an
     unrecorded batch, 8 draws: at 3 per class 0.759 -> 1.000 of the markers, at 2 per class 0.166 -> 0.759; 672 fits
     of 42 dense shapes changed nowhere else; docs/labels_that_count.md, "A batch nobody recorded in an array",
-    session 50)."""
+    session 50). Where they are kept and more than one rises, each crossed component alone is asked next, by the
+    same rule: two classes whose own component rises beside an unrecorded batch's are two crossed components (each
+    one's sides hold the other's alike), and with both removed the features outside lost the markers and predicted
+    less, so both stayed (session 50)."""
     Q, crossed = rising_basis(X, n_pcs)
     if Q.shape[1] == 0:
         return None, (), False
     agree = functools.partial(labels_alone_agreement, X, y, K, positions=pos, folds=FOLDS, batch=batch)
-    best = [np.argsort(-np.nan_to_num(v, nan=-np.inf), kind="stable")[:GENES]
-            for v in (outside_dispersion(X, Q, batch), free)]
-    outside_features, free_features = agree(features=best[0]), agree(features=best[1])
-    counts = []
-    for incumbent in (judged, free_features):
-        _, b, c = labels_lead(incumbent, outside_features, y)
-        counts.append((b, c, *nearer_own_class(incumbent, outside_features)))
-    significant = all(free_leads(*each) for each in counts)
-    on_lean = not significant and crossed and all(leans(*each) for each in counts)
-    return (Q if significant or on_lean else None), tuple(counts), on_lean
+    free_features = agree(features=np.argsort(-np.nan_to_num(free, nan=-np.inf), kind="stable")[:GENES])
+    first = None
+    for basis in [Q] + ([Q[:, [j]] for j in crossed] if Q.shape[1] > 1 else []):
+        best = np.argsort(-np.nan_to_num(outside_dispersion(X, basis, batch), nan=-np.inf), kind="stable")[:GENES]
+        outside_features = agree(features=best)
+        counts = []
+        for incumbent in (judged, free_features):
+            _, b, c = labels_lead(incumbent, outside_features, y)
+            counts.append((b, c, *nearer_own_class(incumbent, outside_features)))
+        significant = all(free_leads(*each) for each in counts)
+        on_lean = not significant and crossed.size > 0 and all(leans(*each) for each in counts)
+        if significant or on_lean:
+            return basis, tuple(counts), on_lean
+        first = tuple(counts) if first is None else first
+    return None, first, False
 
 
 def leans(b: int, c: int, nearer: int = 0, farther: int = 0) -> bool:

@@ -33,29 +33,30 @@ from .representation import signal_pca
 from .signal import rising_dims
 
 #: leading principal components whose k-means groups (as many as components) a rising component's two sides must
-#: hold alike to be crossed (:func:`crossed_component`; the component itself left out): a batch nobody recorded is
+#: hold alike to be crossed (:func:`crossed_columns`; the component itself left out): a batch nobody recorded is
 #: often the only component that rises, the classes' components below it
 CROSSED_PCS = 4
 
 
-def rising_basis(X, n_pcs: int) -> tuple[np.ndarray, bool]:
+def rising_basis(X, n_pcs: int) -> tuple[np.ndarray, np.ndarray]:
     """(Q, crossed): the orthonormal n x r basis of the sample scores of the r principal components of dense X (genes
     in their own units, as the label-free "signal" scores read them) that rise above a column-permuted copy of X
     (:func:`~ssfs.methods._shared.signal.rising_dims`; the permutation follows X's contents, so X is read as
-    given, not centred first), r = 0 when none does; and whether one of them is crossed (:func:`crossed_component`)."""
+    given, not centred first), r = 0 when none does; and the columns of Q whose components are crossed
+    (:func:`crossed_columns`; the scores are orthogonal, so Q[:, crossed] is their own basis)."""
     X = np.asarray(X, dtype=np.float64)
     Z = signal_pca(X, n_pcs)
     found, _ = rising_dims(X, Z)
     if found < 1:
-        return np.zeros((X.shape[0], 0)), False
+        return np.zeros((X.shape[0], 0)), np.zeros(0, dtype=np.int64)
     Q, _ = np.linalg.qr(Z[:, :found] - Z[:, :found].mean(axis=0))
-    return Q, crossed_component(Z, found)
+    return Q, crossed_columns(Z, found)
 
 
-def crossed_component(Z: np.ndarray, found: int) -> bool:
-    """Whether one of the ``found`` rising columns of the PCA scores ``Z`` splits the samples in two clear sides
+def crossed_columns(Z: np.ndarray, found: int) -> np.ndarray:
+    """The ``found`` rising columns of the PCA scores ``Z`` that split the samples in two clear sides
     (Otsu's eta at least :data:`~ssfs.methods._shared.crossed.CROSSED_ETA`, each side at least
-    :data:`~ssfs.methods._shared.crossed.CROSSED_SIDE` of them) that hold the k-means groups of the other leading
+    :data:`~ssfs.methods._shared.crossed.CROSSED_SIDE` of them) holding the k-means groups of the other leading
     components (:data:`CROSSED_PCS` at least) alike (:func:`~ssfs.methods._shared.crossed.sides_hold_alike`): a
     batch nobody recorded, as :func:`~ssfs.methods._shared.crossed.crossed_sides` finds it in counts (eta 1.00, V
     0.01-0.08). Also crossed (4 draws of every dense shape of ``bench_other_shapes.py``, 12 of the ``microarray_*``
@@ -63,6 +64,7 @@ def crossed_component(Z: np.ndarray, found: int) -> bool:
     class far from three quiet ones on 3 of 4 (its sides hold the quiet classes' groups alike: crossed is not enough
     alone, ``propagate``'s held-out labels still decide); no real array."""
     rest = min(max(found, CROSSED_PCS), Z.shape[1])
+    crossed = []
     for j in range(found):
         eta, threshold = otsu(Z[:, j])
         side = (Z[:, j] > threshold).astype(np.int64)
@@ -70,8 +72,8 @@ def crossed_component(Z: np.ndarray, found: int) -> bool:
         if eta < CROSSED_ETA or min(share, 1.0 - share) < CROSSED_SIDE or rest < 2:
             continue
         if sides_hold_alike(side, kmeans(np.delete(Z[:, :rest], j, axis=1), rest)):
-            return True
-    return False
+            crossed.append(j)
+    return np.asarray(crossed, dtype=np.int64)
 
 
 def centred(X, batch=None) -> np.ndarray:
