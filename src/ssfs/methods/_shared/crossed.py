@@ -101,14 +101,7 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
     Z, d = residual_embedding(model if rows is None else model.subset(rows), n_pcs)
     cuts = [otsu(Z[:, j]) for j in range(d)]
     sides = np.greater(Z, [threshold for _, threshold in cuts])
-    taken = []
-    for j, (eta, threshold) in enumerate(cuts):
-        share = float(sides[:, j].mean())
-        if eta < CROSSED_ETA or min(share, 1.0 - share) < CROSSED_SIDE or d - 1 < CROSSED_REST:
-            continue
-        if not sides_hold_alike(sides[:, j].astype(np.int64), kmeans(np.delete(Z, j, axis=1), d)):
-            continue
-        taken.append(((j,), threshold))
+    taken = [((j,), threshold) for j, threshold in crossed_cuts(Z, cuts, d)] if d - 1 >= CROSSED_REST else []
     taken += joint_groups(Z, d, sides, [j for (j,), _ in taken])
     if taken and rows is not None:  # the same axes, every cell projected
         Z = residual_embedding(model, n_pcs, fit_rows=rows)[0]
@@ -118,6 +111,24 @@ def crossed_sides(model: CountModel, n_pcs: int, y: np.ndarray, rows=None) -> tu
         if not labels_follow(y, group):
             codes, found = levels * codes + group, found + len(columns)
     return (np.unique(codes, return_inverse=True)[1] if found else None), found
+
+
+def crossed_cuts(Z: np.ndarray, cuts: list, rest: int) -> list[tuple[int, float]]:
+    """(j, threshold) of every leading column j of Z with a cut in ``cuts`` ((eta, threshold) of its Otsu split,
+    :func:`~ssfs.methods._shared.propagation.otsu`) whose two sides are clear (eta at least :data:`CROSSED_ETA`, each
+    side at least :data:`CROSSED_SIDE` of the samples) and hold the k-means groups (``rest`` of them) of Z's leading
+    ``rest`` columns but j alike (:func:`sides_hold_alike`): a component every group shares, in the counts'
+    residuals (:func:`crossed_sides`) or in dense X's rising components
+    (:func:`~ssfs.methods._shared.unwanted.crossed_columns`)."""
+    found = []
+    for j, (eta, threshold) in enumerate(cuts):
+        side = (Z[:, j] > threshold).astype(np.int64)
+        share = float(side.mean())
+        if eta < CROSSED_ETA or min(share, 1.0 - share) < CROSSED_SIDE:
+            continue
+        if sides_hold_alike(side, kmeans(np.delete(Z[:, :rest], j, axis=1), rest)):
+            found.append((j, threshold))
+    return found
 
 
 def sides_hold_alike(code: np.ndarray, groups: np.ndarray) -> bool:

@@ -26,8 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .batches import centred_in_batches
-from .crossed import CROSSED_ETA, CROSSED_SIDE, sides_hold_alike
-from .kmeans import kmeans
+from .crossed import crossed_cuts
 from .propagation import otsu
 from .representation import signal_pca
 from .signal import rising_dims
@@ -57,23 +56,17 @@ def crossed_columns(Z: np.ndarray, found: int) -> np.ndarray:
     """The ``found`` rising columns of the PCA scores ``Z`` that split the samples in two clear sides
     (Otsu's eta at least :data:`~ssfs.methods._shared.crossed.CROSSED_ETA`, each side at least
     :data:`~ssfs.methods._shared.crossed.CROSSED_SIDE` of them) holding the k-means groups of the other leading
-    components (:data:`CROSSED_PCS` at least) alike (:func:`~ssfs.methods._shared.crossed.sides_hold_alike`): a
+    components (:data:`CROSSED_PCS` at least) alike (:func:`~ssfs.methods._shared.crossed.crossed_cuts`): a
     batch nobody recorded, as :func:`~ssfs.methods._shared.crossed.crossed_sides` finds it in counts (eta 1.00, V
     0.01-0.08). Also crossed (4 draws of every dense shape of ``bench_other_shapes.py``, 12 of the ``microarray_*``
     scenarios, the real arrays of ``../shared/data``): ``microarray_varied``'s planted batches on 3 draws, and one
     class far from three quiet ones on 3 of 4 (its sides hold the quiet classes' groups alike: crossed is not enough
     alone, ``propagate``'s held-out labels still decide); no real array."""
     rest = min(max(found, CROSSED_PCS), Z.shape[1])
-    crossed = []
-    for j in range(found):
-        eta, threshold = otsu(Z[:, j])
-        side = (Z[:, j] > threshold).astype(np.int64)
-        share = float(side.mean())
-        if eta < CROSSED_ETA or min(share, 1.0 - share) < CROSSED_SIDE or rest < 2:
-            continue
-        if sides_hold_alike(side, kmeans(np.delete(Z[:, :rest], j, axis=1), rest)):
-            crossed.append(j)
-    return np.asarray(crossed, dtype=np.int64)
+    if rest < 2:
+        return np.zeros(0, dtype=np.int64)
+    cuts = [otsu(Z[:, j]) for j in range(found)]
+    return np.asarray([j for j, _ in crossed_cuts(Z, cuts, rest)], dtype=np.int64)
 
 
 def centred(X, batch=None) -> np.ndarray:
