@@ -20,7 +20,8 @@ ambient RNA, of six types of 40 % down to 3 %, of two lineages of three types, a
 counts whose markers are low-expressed genes, with 150 bursty genes (negative binomial size 0.1, no type signal),
 of 12 types of Dirichlet shares, of 3 strong and 3 weak types, bulk RNA-seq (24 samples, 2e7 reads, gene-wise
 dispersions) and log counts scaled gene by gene and clipped at 10 as ``sc.pp.scale`` leaves them (session 44);
-bulk studies of other sizes and depths (session 45); scATAC-seq-like peaks, binarised or counted (session 46).
+bulk studies of other sizes and depths (session 45); scATAC-seq-like peaks, binarised or counted (session 46);
+scikit-learn's ``make_classification`` in eight forms (session 51).
 The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
 are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
 scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
@@ -551,6 +552,25 @@ def scaled_log_counts(seed: int):
     return Z, None, cls, markers
 
 
+def sklearn_classification(seed: int, n=300, p=2000, k=4, informative=20, redundant=0, clusters=2, sep=1.0,
+                           flip=0.0, scaled=False):
+    """scikit-learn's ``make_classification`` (Guyon's design for the NIPS 2003 feature selection challenge, session
+    51): every class ``clusters`` Gaussian clusters at vertices of a hypercube of side 2 ``sep`` in the
+    ``informative`` features, mixed by a random covariance (so those features' variance is several times the
+    noise's and each is weak alone), ``redundant`` random linear combinations of them, the rest N(0, 1) noise,
+    ``flip`` of the labels flipped at random; ``scaled``: every feature shifted and scaled at random
+    (``shift=None, scale=None``: scales 1-100). The markers are the informative and redundant features, in a random
+    place."""
+    from sklearn.datasets import make_classification
+
+    X, cls = make_classification(n_samples=n, n_features=p, n_informative=informative, n_redundant=redundant,
+                                 n_repeated=0, n_classes=k, n_clusters_per_class=clusters, class_sep=sep, flip_y=flip,
+                                 shift=None if scaled else 0.0, scale=None if scaled else 1.0, shuffle=False,
+                                 random_state=seed)
+    place = np.random.default_rng(seed).permutation(p)
+    return X[:, place], None, cls, np.flatnonzero(place < informative + redundant)
+
+
 SHAPES = {
     "heteroscedastic": lambda s: gaussian_array(s, hetero=True),
     "many_classes": lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5),
@@ -635,6 +655,16 @@ SHAPES = {
     "spatial_spots_mixed": lambda s: spots(s, purity=2.5, fold=3.0),
     # session 50: an unrecorded batch with two classes (the held-out labels see too little to judge it)
     "hidden_batch_two_classes": lambda s: gaussian_array(s, n=200, k=2, per=20, batch=1.0),
+    # session 51: scikit-learn's make_classification (classes in a few features of large variance, each weak alone)
+    "sklearn_classification": sklearn_classification,
+    "sklearn_classification_one_cluster": lambda s: sklearn_classification(s, clusters=1),
+    "sklearn_classification_redundant": lambda s: sklearn_classification(s, informative=10, redundant=20),
+    "sklearn_classification_flipped": lambda s: sklearn_classification(s, flip=0.1),
+    "sklearn_classification_scaled": lambda s: sklearn_classification(s, scaled=True),
+    "sklearn_classification_small_two_class": lambda s: sklearn_classification(s, n=100, p=5000, k=2, informative=10),
+    "sklearn_classification_weak": lambda s: sklearn_classification(s, clusters=1, sep=0.6),
+    "sklearn_classification_eight_classes": lambda s: sklearn_classification(s, n=500, k=8, informative=16,
+                                                                             clusters=1),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -176,7 +176,9 @@ def _why_free_leads(f: dict) -> str:
         return ("too few labels could be held out to judge the groups its labels spread into (fewer than 2 labeled "
                 "classes held 2 labels, or those held fewer than 5)")
     if f.get("label_free_at_chance"):
-        return (f"no component of the data rose above noise, and the features that the R^2 of the groups its labels "
+        data = ("the components that rose above noise lay in a few features" if f.get(
+            "label_free_concentrated") else "no component of the data rose above noise")
+        return (f"{data}, and the features that the R^2 of the groups its labels "
                 f"spread into ranks first predicted {f.get('r2_held_out', 0):.0%} of the held-out labels, no more "
                 f"than chance ({f.get('r2_chance', 0):.0%})")
     if f.get("label_free_by_places"):

@@ -219,8 +219,10 @@ class Propagation:
     #: predictions' own counts b, c did not pass)
     free_by_places: bool = False
     #: whether they did because the R^2's features predicted the held-out labels no better than chance where no
-    #: component rises (:func:`r2_at_chance`)
+    #: component rises or what rises lies in few features (:func:`label_free_at_chance`)
     free_at_chance: bool = False
+    #: whether they did so where components rise whose variance lies in few features (:func:`label_free_at_chance`)
+    free_concentrated: bool = False
     #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`)
     r2_held_out: tuple | None = None
     #: whether the label-free scores were left out because X's genes were rescaled one by one where no component
@@ -284,6 +286,7 @@ class Propagation:
                           "label_free_unjudged": bool(self.free_unjudged),
                           "label_free_by_places": bool(self.free_by_places),
                           "label_free_at_chance": bool(self.free_at_chance),
+                          "label_free_concentrated": bool(self.free_concentrated),
                           "label_free_rescaled": bool(self.free_rescaled),
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
@@ -1328,7 +1331,8 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     R^2 of ``model`` (:func:`free_turns`), or ranking alone below the explained features (``explained()``,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`; the
     explained features then take turns with them, ``explained_in_turn``), where the R^2's features
-    predict them no better than chance and nothing rises (:func:`r2_at_chance`), or where
+    predict them no better than chance and nothing rises or what rises lies in few features
+    (:func:`label_free_at_chance`), or where
     they win :func:`free_leads` and ``may_lead`` on the held-out labels' evidence. They may where the
     labels are few (:func:`few_labels`) or where the features they were judged against are those the R^2 ranks:
     the labels' own where the labels lead, the propagated samples' where those outweigh the labeled ones. With 10
@@ -1337,10 +1341,12 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     classes of 5 markers at 10 labels per class, 4 seeds: 0.865 -> 0.912 of the markers, `fisher` 0.905; two draws
     had led, to 0.84 and 0.80, on 39 to 20 and 52 to 23 held-out labels; every other shape at 5, 10 and 20 per
     class, the ``microarray_*`` sweeps and 15 real sets at 10 per class unchanged; docs/labels_that_count.md, "Ten
-    labels per class: the label-free order takes turns", session 39). Sets the model's ``free_*`` fields,
-    ``explained``, ``labels_scores`` and ``scores``. Where the label-free scores are dispersions of genes rescaled
-    one by one (``unclipped``, X as given, :func:`rescaled_gene_by_gene`) they neither take turns nor lead: their
-    order is the rescaling's. Where they read rising components (``free[1]`` "signal") that the held-out labels
+    labels per class: the label-free order takes turns", session 39), unless what rises lies in few features
+    (:func:`concentrated`: 8 classes of ``make_classification`` at 10 per class, one of 4 draws 11 -> 16 of the 16
+    informative features on 34 to 16 held-out places, the others unchanged; session 51). Sets the model's ``free_*``
+    fields, ``explained``, ``labels_scores`` and ``scores``. Where the label-free scores are dispersions of genes
+    rescaled one by one (``unclipped``, X as given, :func:`rescaled_gene_by_gene`) they neither take turns nor lead:
+    their order is the rescaling's. Where they read rising components (``free[1]`` "signal") that the held-out labels
     reject (:func:`unwanted_rejected`, on ``unwanted_pcs`` components at most; None: not asked) nothing is set but
     ``model.unwanted_basis`` (and its evidence): the fit is to run again without them."""
     if free[1] == "dispersion" and rescaled_gene_by_gene(unclipped):
@@ -1353,7 +1359,8 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         if model.unwanted_basis is not None:
             return
     model.free_unjudged = judged is None
-    model.free_at_chance = judged is not None and free[1] == "dispersion" and r2_at_chance(judged, y)
+    model.free_at_chance, model.free_concentrated = (False, False) if judged is None else label_free_at_chance(
+        free, judged, y)
     if model.free_at_chance:
         model.r2_held_out = (float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum()))
     alone = model.free_unjudged or model.free_at_chance
@@ -1361,6 +1368,7 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     if model.free_turns[0]:
         model.explained = explained()
         model.labels_scores = model.scores
+        may_lead = may_lead or free[1] == "signal" and concentrated(free[0])
         model.free_leads = alone or (may_lead and free_leads(*model.free_turns[1:]))
         model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
         model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads,
@@ -1453,7 +1461,7 @@ def rescaled_gene_by_gene(X) -> bool:
 FEW_LABELS = 10
 
 
-def r2_at_chance(judged: tuple, y: np.ndarray) -> bool:
+def r2_at_chance(judged: tuple, y: np.ndarray, every_budget: bool = False) -> bool:
     """Whether the features the R^2 follows predict the held-out labels no better than chance: ``judged`` (their
     :func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement`, refitted in every fold: :func:`_judged_groups`)
     right on no larger a share than chance (sum over the classes of their shares squared), with fewer than
@@ -1468,7 +1476,42 @@ def r2_at_chance(judged: tuple, y: np.ndarray) -> bool:
     0.675, 20 classes 0.625 -> 0.782, log ratios 0.137 -> 0.304; heavy tails at 2 per class 0.875 -> 0.825; the
     ``microarray_*`` sweeps and the real arrays unchanged (a component rises on every one)."""
     accuracy, chance = judged[0], judged[1]
-    return bool(few_labels(y) and np.isfinite(accuracy) and chance < 1.0 and accuracy <= chance + 1e-12)
+    return bool((every_budget or few_labels(y)) and np.isfinite(accuracy) and chance < 1.0
+                and accuracy <= chance + 1e-12)
+
+
+def label_free_at_chance(free: tuple, judged: tuple, y: np.ndarray) -> tuple[bool, bool]:
+    """(at_chance, concentrated): whether the label-free order ``free`` = (scores, how) leads because the R^2's
+    features predict the held-out labels no better than chance (``judged``, :func:`r2_at_chance`), and whether it
+    does because the rising components it reads lie in few features (:func:`concentrated`). Where nothing rises
+    (the genes' dispersion) with fewer than :data:`FEW_LABELS` labels per class (session 36). Where components rise
+    they may be structure the classes do not share (noise factors over 600 of 8,000 genes: with 3 labels per class
+    an R^2 at chance still found 0.26 of the markers where that order found none), so only where what they read
+    lies in fewer than :data:`~ssfs.methods._shared.labels_alone.GENES` features, at any label budget: the classes
+    of scikit-learn's ``make_classification`` live in a few informative features of large variance (a correlated
+    block), each weak alone; the R^2 of 12 labels picked noise there (0.00-0.85 of them at 3 per class, 0.50-0.60
+    at 10, where ``variance`` and the fit without labels found 1.00) and predicted the held-out labels no better
+    than chance (docs/labels_that_count.md, "Classes in a few features of large variance", session 51)."""
+    if free[1] == "dispersion":
+        return r2_at_chance(judged, y), False
+    if free[1] == "signal" and concentrated(free[0]):
+        at_chance = r2_at_chance(judged, y, every_budget=True)
+        return at_chance, at_chance
+    return False, False
+
+
+#: the label-free scores' share of their largest at which the :data:`~ssfs.methods._shared.labels_alone.GENES`-th
+#: counts as past a cliff (:func:`concentrated`): ``make_classification``'s 10-20 informative features of 2,000-5,000
+#: put the 50th at 0.03-0.04 of the first; noise factors of 200 genes each at 0.16-0.25
+CLIFF = 0.1
+
+
+def concentrated(free: np.ndarray) -> bool:
+    """Whether label-free scores of rising components (``free``, :func:`signal_variance`) hold what they read in
+    fewer than :data:`~ssfs.methods._shared.labels_alone.GENES` features: the GENES-th largest below :data:`CLIFF`
+    of the largest (a cliff, not a slope)."""
+    f = np.sort(np.nan_to_num(np.asarray(free, dtype=np.float64), nan=0.0))[::-1]
+    return bool(f.size > GENES and f[0] > 0 and f[GENES - 1] < CLIFF * f[0])
 
 
 def few_labels(y: np.ndarray) -> bool:
@@ -2293,10 +2336,12 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                      "R^2's)")
     elif model.free_leads and model.free_at_chance:
         accuracy, chance, held = model.r2_held_out
-        notes.append(f"no component of the data rises above noise, and the features the R^2 ranks first (refitted "
-                     f"without them) predict {accuracy:.0%} of {held} held-out labels, no more than chance "
-                     f"({chance:.0%}): below the features the groups explain, the label-free order (every gene's "
-                     "dispersion) ranks (unexplained='r2' keeps the R^2's)")
+        data, order = ((f"the components that rise above noise lie in fewer than {GENES} features", "their variance")
+                       if model.free_concentrated else ("no component of the data rises above noise",
+                                                        "every gene's dispersion"))
+        notes.append(f"{data}, and the features the R^2 ranks first (refitted without them) predict {accuracy:.0%} "
+                     f"of {held} held-out labels, no more than chance ({chance:.0%}): below the features the groups "
+                     f"explain, the label-free order ({order}) ranks (unexplained='r2' keeps the R^2's)")
     elif model.free_leads and model.free_by_places:
         nearer, farther = model.free_turns[3:]
         notes.append(f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
