@@ -1489,9 +1489,10 @@ def label_free_at_chance(free: tuple, judged: tuple, y: np.ndarray) -> tuple[boo
     an R^2 at chance still found 0.26 of the markers where that order found none), so only where what they read
     lies in fewer than :data:`~ssfs.methods._shared.labels_alone.GENES` features, at any label budget: the classes
     of scikit-learn's ``make_classification`` live in a few informative features of large variance (a correlated
-    block), each weak alone; the R^2 of 12 labels picked noise there (0.00-0.85 of them at 3 per class, 0.50-0.60
-    at 10, where ``variance`` and the fit without labels found 1.00) and predicted the held-out labels no better
-    than chance (docs/labels_that_count.md, "Classes in a few features of large variance", session 51)."""
+    block), each weak alone; the R^2 of 2-3 labels per class picked noise there (0.24-0.84 of them in the means of
+    4 draws, single draws 0.00; 0.28-0.85 at 10 per class, where ``variance`` and the fit without labels found most
+    of them, 1.00) and predicted the held-out labels no better than chance (docs/labels_that_count.md, "Classes in a
+    few features of large variance", session 51)."""
     if free[1] == "dispersion":
         return r2_at_chance(judged, y), False
     if free[1] == "signal" and concentrated(free[0]):
