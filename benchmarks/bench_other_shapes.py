@@ -665,6 +665,10 @@ SHAPES = {
     "sklearn_classification_weak": lambda s: sklearn_classification(s, clusters=1, sep=0.6),
     "sklearn_classification_eight_classes": lambda s: sklearn_classification(s, n=500, k=8, informative=16,
                                                                              clusters=1),
+    # session 52: the docs' recipe (docs/sklearn.md: 200 x 100, 5 informative) and make_classification's defaults
+    "sklearn_classification_recipe": lambda s: sklearn_classification(s, n=200, p=100, k=2, informative=5),
+    "sklearn_classification_defaults": lambda s: sklearn_classification(s, n=100, p=20, k=2, informative=2,
+                                                                        redundant=2),
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",

@@ -139,16 +139,19 @@ def test_through_anndata_and_scikit_learn(other_shapes):
 
 def test_ten_labels_per_class_may_lead_where_concentrated(other_shapes, monkeypatch):
     """8 classes at 10 labels per class (seed 1): the 80 labeled samples outweigh the propagated ones, so the
-    label-free order would take turns at most (session 39); its 16 informative features are concentrated and its
-    features place 34 held-out labels' own class nearer and 16 farther (the sign test passes): it leads, 16 of 16.
-    Not concentrated (the cliff at 0), the turns give 11."""
+    label-free order would take turns at most (session 39); its 16 informative features are concentrated, and the
+    head of its order (the first 8 features, chosen without labels) predicts 34 of the 80 held-out labels (chance
+    0.125, the R^2's features 0.30): it leads, 16 of 16 (:func:`head_carries`, session 52; before it, the same lead
+    came from the places, 34 nearer and 16 farther). Not concentrated (the cliff at 0), the turns give 11."""
     from ssfs.methods import propagate
 
     X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_eight_classes"](1)
     y = other_shapes.budget_labels(cls, "10/class", 1)
     model = fit_propagation(X, y)
-    assert model.free_turns == (True, 17, 8, 34, 16) and model.free_leads and model.free_by_places
+    assert model.free_turns == (True, 17, 8, 34, 16) and model.free_leads and not model.free_by_places
+    assert model.free_head == (8, 34, 80, 0.125, "signal") and model.r2_held_out == (0.3, 0.125, 80)
     assert not model.free_at_chance and _found(model.scores, markers) == 16
     monkeypatch.setattr(propagate, "CLIFF", 0.0)
     turned = fit_propagation(X, y)
-    assert turned.free_turns == model.free_turns and not turned.free_leads and _found(turned.scores, markers) == 11
+    assert turned.free_turns == model.free_turns and not turned.free_leads and not turned.free_head
+    assert _found(turned.scores, markers) == 11

@@ -170,6 +170,11 @@ class Candidate:
     folds: dict = dataclasses.field(default_factory=dict)
 
 
+#: the ``extra["graph"]`` keys of :attr:`Propagation.free_head` (:func:`head_carries`)
+HEAD_KEYS = ("label_free_head_features", "label_free_head_right", "label_free_head_held", "label_free_head_chance",
+             "label_free_head_of")
+
+
 @dataclass
 class Propagation:
     """The fitted model: scores, group of every sample (codes; names in ``group_names``), the
@@ -223,8 +228,11 @@ class Propagation:
     free_at_chance: bool = False
     #: whether they did so where components rise whose variance lies in few features (:func:`label_free_at_chance`)
     free_concentrated: bool = False
-    #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`)
+    #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`; also where the head led)
     r2_held_out: tuple | None = None
+    #: (features, right, held-out labels, chance, label-free scores) where the label-free order led because the head
+    #: of the few features that stand out in it carries the classes (:func:`head_carries`); () where it did not
+    free_head: tuple = ()
     #: whether the label-free scores were left out because X's genes were rescaled one by one where no component
     #: rises (:func:`rescaled_gene_by_gene`)
     free_rescaled: bool = False
@@ -287,6 +295,8 @@ class Propagation:
                           "label_free_by_places": bool(self.free_by_places),
                           "label_free_at_chance": bool(self.free_at_chance),
                           "label_free_concentrated": bool(self.free_concentrated),
+                          "label_free_head": bool(self.free_head),
+                          **(dict(zip(HEAD_KEYS, self.free_head, strict=True)) if self.free_head else {}),
                           "label_free_rescaled": bool(self.free_rescaled),
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
@@ -1332,7 +1342,8 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     :func:`with_unexplained`) where they lead: where the held-out labels cannot judge (:func:`held_out_judges`; the
     explained features then take turns with them, ``explained_in_turn``), where the R^2's features
     predict them no better than chance and nothing rises or what rises lies in few features
-    (:func:`label_free_at_chance`), or where
+    (:func:`label_free_at_chance`), where what rises lies in few features whose head carries the classes
+    (:func:`head_carries`, any label budget), or where
     they win :func:`free_leads` and ``may_lead`` on the held-out labels' evidence. They may where the
     labels are few (:func:`few_labels`) or where the features they were judged against are those the R^2 ranks:
     the labels' own where the labels lead, the propagated samples' where those outweigh the labeled ones. With 10
@@ -1365,6 +1376,12 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         model.r2_held_out = (float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum()))
     alone = model.free_unjudged or model.free_at_chance
     model.free_turns = (True, 0, 0, 0, 0) if alone else free_turns(X, y, K, free[0], judged, pos, batch)
+    if not alone and standing_out(free):
+        model.free_head = head_carries(X, y, K, free[0], standing_out(free), judged, pos, batch)
+        model.free_head = (*model.free_head, free[1]) if model.free_head else ()
+        if model.free_head:
+            model.free_turns, model.r2_held_out, alone = (True, *model.free_turns[1:]), (
+                float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum())), True
     if model.free_turns[0]:
         model.explained = explained()
         model.labels_scores = model.scores
@@ -1513,6 +1530,53 @@ def concentrated(free: np.ndarray) -> bool:
     of the largest (a cliff, not a slope)."""
     f = np.sort(np.nan_to_num(np.asarray(free, dtype=np.float64), nan=0.0))[::-1]
     return bool(f.size > GENES and f[0] > 0 and f[GENES - 1] < CLIFF * f[0])
+
+
+#: how many median absolute deviations above the median a gene's dispersion must lie to stand out (:func:`standing_out`)
+STANDS_OUT = 10.0
+
+
+def standing_out(free: tuple) -> int:
+    """How many features of the label-free order ``free`` = (scores, how) stand out, where they are few (fewer than
+    :data:`~ssfs.methods._shared.labels_alone.GENES`; else 0): where components rise ("signal") and their variance
+    is :func:`concentrated`, those above the cliff (:data:`CLIFF` of the largest score); where nothing rises
+    ("dispersion"), the genes whose dispersion lies more than :data:`STANDS_OUT` median absolute deviations above the
+    median (100 x 5,000 ``make_classification``: its 10 informative features; 8 classes of 5 markers among 3,000
+    genes: 1-2 of their 40); any other label-free score: 0."""
+    f = np.nan_to_num(np.asarray(free[0], dtype=np.float64), nan=0.0)
+    if free[1] == "signal":
+        return int((f >= CLIFF * f.max()).sum()) if concentrated(f) else 0
+    if free[1] != "dispersion":
+        return 0
+    median = np.median(f)
+    spread = np.median(np.abs(f - median))
+    count = int((f > median + STANDS_OUT * spread).sum()) if spread > 0 else 0
+    return count if count < GENES else 0
+
+
+def head_carries(X, y: np.ndarray, K: int, free: np.ndarray, standing: int, judged: tuple, pos, batch=None) -> tuple:
+    """(features, right, held, chance) where the head of the label-free order carries the classes, else ():
+    the head of the ``free`` scores is the first half of the ``standing`` features that stand out
+    (:func:`standing_out`; at least 2, at most :data:`~ssfs.methods._shared.labels_alone.GENES`). Chosen without a
+    label, the head's discriminant
+    (:func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement`, the same folds) predicts ``right`` of the
+    ``held`` held-out labels: it carries the classes where that is beyond ``chance`` (one-sided binomial test at
+    :data:`FREE_LEADS_P`) and no share below that of the features the R^2 follows (``judged``). Then the label-free
+    order leads below the explained features at any label budget (:func:`_free_in_turn`). The head, not all
+    before the cliff: a module of 10 genes 3 sd louder in half the samples, ranked first, and 11 markers after it
+    carried the classes together (18 of 40 held-out labels, chance 0.25) where the module alone does not
+    (docs/labels_that_count.md, "The head of a concentrated order", session 52)."""
+    from scipy.special import bdtrc  # binomial survival function (scipy.stats costs a ranking job 0.4 s of imports)
+
+    f = np.nan_to_num(np.asarray(free, dtype=np.float64), nan=0.0)
+    m = int(min(GENES, max(2, -(-int(standing) // 2))))
+    accuracy, chance, pred, _ = labels_alone_agreement(X, y, K, features=np.argsort(-f, kind="stable")[:m],
+                                                       positions=pos, folds=FOLDS, batch=batch)
+    held = pred >= 0
+    n, right = int(held.sum()), int((pred[held] == np.asarray(y)[np.asarray(y) >= 0][held]).sum())
+    if n == 0 or not np.isfinite(accuracy) or chance >= 1.0 or accuracy < judged[0]:
+        return ()
+    return (m, right, n, float(chance)) if bdtrc(right - 1, n, chance) < FREE_LEADS_P else ()
 
 
 def few_labels(y: np.ndarray) -> bool:
@@ -2285,6 +2349,42 @@ def _unwanted_note(model: Propagation) -> str:
             f"unwanted='kept' keeps {them})")
 
 
+def _free_leads_note(model: Propagation) -> str:
+    """The warning where the label-free order led (:func:`_notes`): why (held-out labels too few to judge, the R^2's
+    features at chance, the head carrying the classes, the places, else the sign test) and what ranks."""
+    if model.free_unjudged:
+        return (f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
+                f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): the features the groups "
+                "explain take turns with the label-free order, which ranks the rest (unexplained='r2' keeps the "
+                "R^2's)")
+    if model.free_at_chance:
+        accuracy, chance, held = model.r2_held_out
+        data, order = ((f"the components that rise above noise lie in fewer than {GENES} features", "their variance")
+                       if model.free_concentrated else ("no component of the data rises above noise",
+                                                        "every gene's dispersion"))
+        return (f"{data}, and the features the R^2 ranks first (refitted without them) predict {accuracy:.0%} "
+                f"of {held} held-out labels, no more than chance ({chance:.0%}): below the features the groups "
+                f"explain, the label-free order ({order}) ranks (unexplained='r2' keeps the R^2's)")
+    if model.free_head:
+        m, right, held, chance, of = model.free_head
+        data, order = ((f"the components that rise above noise lie in fewer than {GENES} features", "their variance")
+                       if of == "signal" else (f"no component of the data rises above noise and fewer than {GENES} "
+                                               "genes' dispersion stands out", "every gene's dispersion"))
+        return (f"{data}, and the first {m} of them (chosen without labels) predict {right} of {held} held-out "
+                f"labels, beyond chance ({chance:.0%}) and no fewer than the features the R^2 ranks first "
+                f"({model.r2_held_out[0]:.0%}): below the features the groups explain, the label-free order "
+                f"({order}) ranks (unexplained='r2' keeps the R^2's)")
+    if model.free_by_places:
+        nearer, farther = model.free_turns[3:]
+        return (f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
+                f"the propagated samples' groups do, and of {farther} farther: below the features the groups "
+                "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)")
+    beyond, behind = model.free_turns[1:3]
+    return (f"the label-free features predict {beyond} held-out labels that those of the propagated "
+            f"samples' groups miss, and miss {behind} they predict: below the features the groups explain, "
+            "the label-free order ranks (unexplained='r2' keeps the R^2's)")
+
+
 def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
     """What the user is warned about: the model's note, batches confounded with the classes, the graph-free
     score taken in turn (:func:`with_graph_free`), populations the groups miss (:func:`unseen_populations`), the
@@ -2330,29 +2430,8 @@ def _notes(model: Propagation, batch, y: np.ndarray) -> list[str]:
                      f"{'' if model.crossed > 1 else 's'} the cells in sides that hold every group of the others "
                      "alike, no labeled class following them (an unrecorded batch, a program of every type?): the "
                      "fit read the sides as batches (give batch= if they are known; unwanted='kept' keeps them)")
-    if model.free_leads and model.free_unjudged:
-        notes.append(f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
-                     f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): the features the groups "
-                     "explain take turns with the label-free order, which ranks the rest (unexplained='r2' keeps the "
-                     "R^2's)")
-    elif model.free_leads and model.free_at_chance:
-        accuracy, chance, held = model.r2_held_out
-        data, order = ((f"the components that rise above noise lie in fewer than {GENES} features", "their variance")
-                       if model.free_concentrated else ("no component of the data rises above noise",
-                                                        "every gene's dispersion"))
-        notes.append(f"{data}, and the features the R^2 ranks first (refitted without them) predict {accuracy:.0%} "
-                     f"of {held} held-out labels, no more than chance ({chance:.0%}): below the features the groups "
-                     f"explain, the label-free order ({order}) ranks (unexplained='r2' keeps the R^2's)")
-    elif model.free_leads and model.free_by_places:
-        nearer, farther = model.free_turns[3:]
-        notes.append(f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
-                     f"the propagated samples' groups do, and of {farther} farther: below the features the groups "
-                     "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)")
-    elif model.free_leads:
-        beyond, behind = model.free_turns[1:3]
-        notes.append(f"the label-free features predict {beyond} held-out labels that those of the propagated "
-                     f"samples' groups miss, and miss {behind} they predict: below the features the groups explain, "
-                     "the label-free order ranks (unexplained='r2' keeps the R^2's)")
+    if model.free_leads:
+        notes.append(_free_leads_note(model))
     if confounded(batch, y):
         notes.append("no batch holds labeled samples of 2 classes: batches and classes may be confounded, and "
                      "comparing within batches then removes the class differences (check the design; without "

@@ -1,0 +1,175 @@
+"""The head of a concentrated label-free order carries the classes (issue #28, session 52): where the components that
+rise above noise lie in fewer than 50 features (``propagate.concentrated``), the first half of the features before
+the cliff, chosen without a label, predicts the held-out labels beyond chance (one-sided binomial test) and no worse
+than the features the R^2 follows: the label-free order leads below the explained features at any label budget
+(``propagate.head_carries``). The docs' own scikit-learn recipe draws such data (``make_classification``, 200 x 100,
+5 informative features): at 10 and 20 labels per class the R^2's features had kept or shared the order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ssfs import run_method
+from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
+from ssfs.methods import propagate
+from ssfs.methods._shared.labels_alone import GENES
+from ssfs.methods.propagate import CLIFF, fit_propagation, head_carries
+
+
+def _found(scores, markers) -> int:
+    return int(np.isin(np.argsort(-scores, kind="stable")[:markers.size], markers).sum())
+
+
+def _scores(loud: int, p: int = 400) -> np.ndarray:
+    """``loud`` features above the cliff (1.0, 0.999, ...), the rest at half the cliff, in a shuffled order."""
+    scores = np.full(p, CLIFF / 2)
+    scores[:loud] = 1.0 - 0.001 * np.arange(loud)
+    return np.random.default_rng(0).permutation(scores)
+
+
+@pytest.mark.parametrize(("loud", "right", "held", "judged", "expected"), [
+    (20, 6, 6, 0.5, (10, 6, 6, 0.5)),    # 6 of 6 at chance 1/2: p = 1/64 < 0.05; the head is 10 of the 20
+    (20, 5, 6, 0.5, ()),                 # 5 of 6: p = 7/64, not beyond chance
+    (20, 9, 10, 0.95, ()),               # beyond chance, but the R^2's features predicted more: they keep the order
+    (20, 9, 10, 0.9, (10, 9, 10, 0.5)),  # as many: the head leads
+    (1, 6, 6, 0.5, (2, 6, 6, 0.5)),      # one feature above the cliff: the head reads 2
+    (7, 8, 10, 0.5, ()),                 # 8 of 10: p = 56/1024 = 0.055, not beyond chance
+    (7, 9, 10, 0.5, (4, 9, 10, 0.5)),    # 9 of 10: p = 11/1024
+    (2 * GENES + 10, 6, 6, 0.5, (GENES, 6, 6, 0.5)),  # never more than the held-out discriminants read
+])
+def test_head_carries_by_hand(monkeypatch, loud, right, held, judged, expected):
+    """The discriminant's held-out predictions given by hand (two classes, alternating; ``right`` of them right):
+    the head's size, the binomial test at 0.05 and the bar of the R^2's own accuracy."""
+    seen = {}
+    truth = np.arange(held) % 2
+    pred = np.where(np.arange(held) < right, truth, 1 - truth)
+
+    def agreement(X, y, K, *, features, **kw):
+        seen["features"] = features
+        return right / held, 0.5, pred, np.zeros(held)
+
+    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    y = np.concatenate([truth, np.full(50, -1)])
+    free = _scores(loud)
+    got = head_carries(None, y, 2, free, loud, (judged, 0.5, np.zeros(held, dtype=np.int64), np.zeros(held)), None)
+    assert got == expected
+    m = min(GENES, max(2, -(-loud // 2)))
+    np.testing.assert_array_equal(seen["features"], np.argsort(-free, kind="stable")[:m])
+
+
+@pytest.mark.parametrize(("free", "expected"), [
+    (("signal", _scores(20)), 20),                    # concentrated: the 20 above the cliff
+    (("signal", _scores(GENES)), 0),                  # 50 above it: not concentrated
+    (("signal", np.linspace(1.0, 0.0, 400)), 0),      # a slope
+    (("dispersion", _scores(20)), 0),                 # the rest all alike (no spread): nothing to stand out of
+    (("dispersion", np.r_[[1.0, 1.2] * 190, [3.5] * 20]), 20),  # median 1.2, spread 0.2: 20 beyond 1.2 + 10 x 0.2
+    (("dispersion", np.r_[[1.0, 1.2] * 190, [3.1] * 20]), 0),   # 3.1 is not beyond 3.2
+    (("dispersion", np.r_[[1.0, 1.2] * 175, [3.5] * 50]), 0),   # 50 stand out: not few
+    (("span", _scores(20)), 0),                       # another label-free score: never asked
+])
+def test_standing_out_by_hand(free, expected):
+    assert propagate.standing_out((free[1], free[0])) == expected
+
+
+@pytest.mark.parametrize(("shape", "seed", "labels", "head", "right", "held", "before", "r2_found"), [
+    ("recipe", 7, "20/class", 7, 37, 40, 3, 3),    # the R^2's 50 features won 2 to 1: it kept the order, 3 of 5
+    ("recipe", 7, "10/class", 7, 15, 20, 3, 3),    # 3 to 2: the R^2 kept it
+    ("recipe", 2, "10/class", 3, 16, 20, 4, 3),    # 2 to 0: the turns gave 4
+    ("small_two_class", 2, "3/class", 5, 6, 6, 0, 0),    # nothing rises: the dispersion's 10 stand out; 1 to 1
+    ("small_two_class", 0, "10/class", 5, 15, 20, 0, 0),  # the labels led (8 to 3 against the propagated samples)
+    ("small_two_class", 2, "10/class", 5, 18, 20, 5, 1),  # 6 to 0, but at 10 per class the order took turns only
+])
+def test_the_head_leads_to_every_informative_feature(other_shapes, monkeypatch, shape, seed, labels, head, right,
+                                                     held, before, r2_found):
+    """docs/sklearn.md's recipe shape (``sklearn_classification_recipe``, 5 informative of 100; components rise,
+    concentrated) and 100 x 5,000 with 10 informative (``sklearn_classification_small_two_class``; nothing rises,
+    the genes' dispersion): the head of the label-free order, 3-7 features, predicts 75-100 % of the held-out labels
+    (chance 50 %), no fewer than the R^2's features: the order leads and finds every informative feature where it
+    had found ``before`` (the head never asked)."""
+    X, _, cls, markers = other_shapes.SHAPES[f"sklearn_classification_{shape}"](seed)
+    y = other_shapes.budget_labels(cls, labels, seed)
+    model = fit_propagation(X, y)
+    of = "signal" if shape == "recipe" else "dispersion"
+    assert model.free_head == (head, right, held, 0.5, of) and model.free_leads and not model.free_at_chance
+    assert model.r2_held_out[0] <= right / held and model.r2_held_out[1:] == (0.5, held)
+    assert _found(model.scores, markers) == markers.size and _found(model.labels_scores, markers) == r2_found
+    graph = model.extra()["graph"]
+    assert graph["label_free_head"] is True and graph["label_free_head_right"] == right
+    assert graph["label_free_head_of"] == of
+    monkeypatch.setattr(propagate, "standing_out", lambda free: 0)
+    assert _found(fit_propagation(X, y).scores, markers) == before
+
+
+def _module_beside_markers(other_shapes, seed: int):
+    """4 classes of 10 markers at 1 sd (``gaussian_array``) and a sex-like module: 10 other genes 3 sd louder in a
+    random half of the samples, which the classes do not share."""
+    X, _, cls, markers = other_shapes.gaussian_array(seed, effect=1.0)
+    rng = np.random.default_rng(500 + seed)
+    side = rng.random(X.shape[0]) < 0.5
+    module = rng.choice(np.setdiff1d(np.arange(X.shape[1]), markers), 10, replace=False)
+    X = X.copy()
+    X[np.ix_(side, module)] += 3.0
+    return X, cls, markers, module
+
+
+def test_a_module_the_classes_do_not_share_is_not_a_head(other_shapes):
+    """The danger: the module's 10 genes rank first in the label-free order, the 11 markers after them; all 21
+    before the cliff predicted 18 of 40 held-out labels (chance 25 %) and would have led (0.45 -> 0.325 of the
+    markers). The head, the first 11, is the module and a marker: not beyond chance, the turns stay (18 of 40)."""
+    X, cls, markers, module = _module_beside_markers(other_shapes, 2)
+    model = fit_propagation(X, other_shapes.budget_labels(cls, "10/class", 2))
+    free = propagate.label_free_choice(X, 50)[0]
+    assert set(np.argsort(-free, kind="stable")[:10]) == set(module)
+    assert model.free_head == () and model.free_turns[0] and not model.free_leads
+    assert _found(model.scores, markers) == 18
+
+
+@pytest.mark.parametrize(("shape", "seed", "labels", "data", "order", "verdict_data", "head", "r2"), [
+    ("recipe", 7, "20/class", "the components that rise above noise lie in fewer than 50 features", "their variance",
+     "the components that rose above noise lay in a few features", "7 of them (chosen without labels) predict 37 of 40",
+     "85%"),
+    ("small_two_class", 2, "10/class", "no component of the data rises above noise and fewer than 50 genes' "
+     "dispersion stands out", "every gene's dispersion", "no component of the data rose above noise and a few genes' "
+     "dispersion stood out", "5 of them (chosen without labels) predict 18 of 20", "65%"),
+])
+def test_the_warning_and_the_verdict_say_why(other_shapes, shape, seed, labels, data, order, verdict_data, head, r2):
+    X, _, cls, markers = other_shapes.SHAPES[f"sklearn_classification_{shape}"](seed)
+    with pytest.warns(UserWarning) as caught:
+        result = run_method("propagate", X, other_shapes.budget_labels(cls, labels, seed))
+    assert any(f"propagate: {data}, and the first {head} held-out labels, beyond chance (50%) and no fewer than the "
+               f"features the R^2 ranks first ({r2}): below the features the groups explain, the label-free order "
+               f"({order}) ranks" in str(w.message) for w in caught)
+    assert int(np.isin(result.order[:markers.size], markers).sum()) == markers.size
+    fit = {k: v for k, v in result.result.extra["graph"].items() if k.startswith(("label_free", "r2_"))}
+    predicted = head.replace(" (chosen without labels) predict", ", chosen without labels, predicted")
+    assert _free_leads_sentence({"fit": {"propagate": fit}}) == (
+        f"In propagate's ranking of all samples {verdict_data}, and the first {predicted} held-out labels, beyond "
+        f"chance (50%) and no fewer than the features that the R^2 of the groups its labels spread into ranks first "
+        f"({r2}): below the features those groups explain its order is the label-free one (the resamples' lists read "
+        "the labels' own order)." + FREE_LEADS_ADVICE)
+
+
+def test_through_the_recipe_the_cli_and_anndata(other_shapes, tmp_path, capsys):
+    """The draw of seed 7 at 20 labels per class through docs/sklearn.md's selector (``propagate``, 5 features),
+    ``ssfs rank`` (a CSV with blank label cells) and ``ssfs.tl.rank_features``: 5 of 5 each."""
+    import anndata as ad
+    from analyst_data import rank_fits
+
+    import ssfs
+    from ssfs.selector import SemiSupervisedSelector
+
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_recipe"](7)
+    y = other_shapes.budget_labels(cls, "20/class", 7)
+    selector = SemiSupervisedSelector("propagate", n_features=5).fit(X, y)
+    assert selector.result_.extra["graph"]["label_free_head"] is True
+    assert set(np.flatnonzero(selector.get_support())) == set(markers)
+    (fit,) = rank_fits(tmp_path, capsys, X, np.where(y >= 0, y.astype(str), ""), [[]])
+    assert fit["label_free_head"] is True and fit["label_free_head_features"] == 7
+    ranking = pd.read_csv(tmp_path / "ranking.tsv", sep="\t")
+    assert set(ranking.sort_values("rank")["feature"].head(5).str[1:].astype(int)) == set(markers)
+    adata = ad.AnnData(X, obs=pd.DataFrame({"kind": pd.Categorical(np.where(y >= 0, y.astype(str), None))}))
+    ssfs.tl.rank_features(adata, groupby="kind")
+    assert adata.uns["propagate"]["fit"]["label_free_head"] is True
+    assert set(np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")[:5]) == set(markers)
