@@ -1372,16 +1372,15 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     model.free_unjudged = judged is None
     model.free_at_chance, model.free_concentrated = (False, False) if judged is None else label_free_at_chance(
         free, judged, y)
-    if model.free_at_chance:
-        model.r2_held_out = (float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum()))
     alone = model.free_unjudged or model.free_at_chance
     model.free_turns = (True, 0, 0, 0, 0) if alone else free_turns(X, y, K, free[0], judged, pos, batch)
-    if not alone and standing_out(free):
-        model.free_head = head_carries(X, y, K, free[0], standing_out(free), judged, pos, batch)
-        model.free_head = (*model.free_head, free[1]) if model.free_head else ()
-        if model.free_head:
-            model.free_turns, model.r2_held_out, alone = (True, *model.free_turns[1:]), (
-                float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum())), True
+    if not alone and (standing := standing_out(free)):
+        head = head_carries(X, y, K, free[0], standing, judged, pos, batch)
+        model.free_head = (*head, free[1]) if head else ()
+        if head:
+            model.free_turns, alone = (True, *model.free_turns[1:]), True
+    if model.free_at_chance or model.free_head:
+        model.r2_held_out = (float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum()))
     if model.free_turns[0]:
         model.explained = explained()
         model.labels_scores = model.scores
