@@ -2348,6 +2348,15 @@ def _unwanted_note(model: Propagation) -> str:
             f"unwanted='kept' keeps {them})")
 
 
+def _label_free_data(rising: bool, standing: str = "") -> tuple[str, str]:
+    """(what the data show, what the label-free order reads) for :func:`_free_leads_note`: components that rise
+    above noise in few features (``rising``) and their variance, else no component rising (``standing``: what stood
+    out instead) and every gene's dispersion."""
+    if rising:
+        return f"the components that rise above noise lie in fewer than {GENES} features", "their variance"
+    return f"no component of the data rises above noise{standing}", "every gene's dispersion"
+
+
 def _free_leads_note(model: Propagation) -> str:
     """The warning where the label-free order led (:func:`_notes`): why (held-out labels too few to judge, the R^2's
     features at chance, the head carrying the classes, the places, else the sign test) and what ranks."""
@@ -2358,17 +2367,13 @@ def _free_leads_note(model: Propagation) -> str:
                 "R^2's)")
     if model.free_at_chance:
         accuracy, chance, held = model.r2_held_out
-        data, order = ((f"the components that rise above noise lie in fewer than {GENES} features", "their variance")
-                       if model.free_concentrated else ("no component of the data rises above noise",
-                                                        "every gene's dispersion"))
+        data, order = _label_free_data(model.free_concentrated)
         return (f"{data}, and the features the R^2 ranks first (refitted without them) predict {accuracy:.0%} "
                 f"of {held} held-out labels, no more than chance ({chance:.0%}): below the features the groups "
                 f"explain, the label-free order ({order}) ranks (unexplained='r2' keeps the R^2's)")
     if model.free_head:
         m, right, held, chance, of = model.free_head
-        data, order = ((f"the components that rise above noise lie in fewer than {GENES} features", "their variance")
-                       if of == "signal" else (f"no component of the data rises above noise and fewer than {GENES} "
-                                               "genes' dispersion stands out", "every gene's dispersion"))
+        data, order = _label_free_data(of == "signal", f" and fewer than {GENES} genes' dispersion stands out")
         return (f"{data}, and the first {m} of them (chosen without labels) predict {right} of {held} held-out "
                 f"labels, beyond chance ({chance:.0%}) and no fewer than the features the R^2 ranks first "
                 f"({model.r2_held_out[0]:.0%}): below the features the groups explain, the label-free order "
