@@ -109,7 +109,8 @@ def test_the_verdict_names_the_places():
 def test_the_benchmark_s_eight_classes(other_shapes, monkeypatch):
     """``bench_other_shapes.py``'s ``many_classes`` seed 0 at 3 labels per class: 5 to 1 right, 15 to 1 nearer;
     31 of the 40 markers (21 in turn), as ``variance``; since session 36 the R^2's features at chance (1 of 24
-    held-out labels) lead first, to the same 31."""
+    held-out labels) lead first, to the same 31 (and since session 53 where they are not at chance, only not beyond
+    it)."""
     from ssfs.methods import propagate
 
     X, _, cls, markers = other_shapes.SHAPES["many_classes"](0)
@@ -118,6 +119,8 @@ def test_the_benchmark_s_eight_classes(other_shapes, monkeypatch):
     assert at_chance.free_at_chance and at_chance.r2_held_out[2] == 24
     assert np.isin(np.argsort(-at_chance.scores, kind="stable")[:40], markers).sum() == 31
     monkeypatch.setattr(propagate, "r2_at_chance", lambda judged, y: False)
+    assert fit_propagation(X, y).free_unproven  # since session 53 the same R^2 not beyond chance leads too
+    monkeypatch.setattr(propagate, "r2_unproven", lambda judged, y: False)
     model = fit_propagation(X, y)
     assert model.free_turns == (True, 5, 1, 15, 1) and model.free_by_places
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 31

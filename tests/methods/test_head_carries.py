@@ -151,25 +151,30 @@ def test_the_warning_and_the_verdict_say_why(other_shapes, shape, seed, labels, 
         "the labels' own order)." + FREE_LEADS_ADVICE)
 
 
-def test_through_the_recipe_the_cli_and_anndata(other_shapes, tmp_path, capsys):
-    """The draw of seed 7 at 20 labels per class through docs/sklearn.md's selector (``propagate``, 5 features),
-    ``ssfs rank`` (a CSV with blank label cells) and ``ssfs.tl.rank_features``: 5 of 5 each."""
+@pytest.mark.parametrize(("seed", "labels", "rule", "size"), [
+    (7, "20/class", "label_free_head", ("label_free_head_features", 7)),          # the head carries (session 52)
+    (1, "3/class", "label_free_unproven", ("label_free_unproven_standing", 2)),  # the labels prove nothing (53)
+])
+def test_through_the_recipe_the_cli_and_anndata(other_shapes, tmp_path, capsys, seed, labels, rule, size):
+    """A draw of the recipe's shape through docs/sklearn.md's selector (``propagate``, 5 features), ``ssfs rank`` (a
+    CSV with blank label cells) and ``ssfs.tl.rank_features``: 5 of 5 each, led by the label-free order (``rule``:
+    the head carrying the classes, or the R^2's features not beyond chance, ``test_unproven.py``)."""
     import anndata as ad
     from analyst_data import rank_fits
 
     import ssfs
     from ssfs.selector import SemiSupervisedSelector
 
-    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_recipe"](7)
-    y = other_shapes.budget_labels(cls, "20/class", 7)
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_recipe"](seed)
+    y = other_shapes.budget_labels(cls, labels, seed)
     selector = SemiSupervisedSelector("propagate", n_features=5).fit(X, y)
-    assert selector.result_.extra["graph"]["label_free_head"] is True
+    assert selector.result_.extra["graph"][rule] is True
     assert set(np.flatnonzero(selector.get_support())) == set(markers)
     (fit,) = rank_fits(tmp_path, capsys, X, np.where(y >= 0, y.astype(str), ""), [[]])
-    assert fit["label_free_head"] is True and fit["label_free_head_features"] == 7
+    assert fit[rule] is True and fit[size[0]] == size[1]
     ranking = pd.read_csv(tmp_path / "ranking.tsv", sep="\t")
     assert set(ranking.sort_values("rank")["feature"].head(5).str[1:].astype(int)) == set(markers)
     adata = ad.AnnData(X, obs=pd.DataFrame({"kind": pd.Categorical(np.where(y >= 0, y.astype(str), None))}))
     ssfs.tl.rank_features(adata, groupby="kind")
-    assert adata.uns["propagate"]["fit"]["label_free_head"] is True
+    assert adata.uns["propagate"]["fit"][rule] is True
     assert set(np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")[:5]) == set(markers)

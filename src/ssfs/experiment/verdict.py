@@ -171,7 +171,7 @@ def _free_leads_sentence(s: dict) -> str:
 
 def _why_free_leads(f: dict) -> str:
     """Why a fit's label-free order led (``label_free_unjudged``, ``label_free_at_chance``, ``label_free_head``,
-    ``label_free_by_places``, else the held-out predictions' sign test)."""
+    ``label_free_unproven``, ``label_free_by_places``, else the held-out predictions' sign test)."""
     if f.get("label_free_unjudged"):
         return ("too few labels could be held out to judge the groups its labels spread into (fewer than 2 labeled "
                 "classes held 2 labels, or those held fewer than 5)")
@@ -189,6 +189,14 @@ def _why_free_leads(f: dict) -> str:
                 f"{f.get('label_free_head_right', 0)} of {f.get('label_free_head_held', 0)} held-out labels, beyond "
                 f"chance ({f.get('label_free_head_chance', 0):.0%}) and no fewer than the features that the R^2 of "
                 f"the groups its labels spread into ranks first ({f.get('r2_held_out', 0):.0%})")
+    if f.get("label_free_unproven"):
+        standing = f.get("label_free_unproven_standing", 0)
+        data = ("the components that rose above noise lay in a few features" if f.get("label_free_unproven_of") ==
+                "signal" else f"no component of the data rose above noise and {standing} genes' dispersion stood out")
+        return (f"{data}, and the features that the R^2 of the groups its labels spread into ranks first predicted "
+                f"{f.get('r2_held_out', 0):.0%} of the held-out labels, not beyond chance "
+                f"({f.get('r2_chance', 0):.0%}; one-sided binomial test at 5%), so nothing the labels found was shown "
+                "to beat what stood out without them")
     if f.get("label_free_by_places"):
         return (f"the label-free features placed the own class of {f.get('label_free_nearer', 0)} held-out labels "
                 f"nearer than the features of the groups its labels spread into did, and of "

@@ -173,6 +173,8 @@ class Candidate:
 #: the ``extra["graph"]`` keys of :attr:`Propagation.free_head` (:func:`head_carries`)
 HEAD_KEYS = ("label_free_head_features", "label_free_head_right", "label_free_head_held", "label_free_head_chance",
              "label_free_head_of")
+#: ``extra["graph"]``'s keys of :attr:`Propagation.free_unproven`
+UNPROVEN_KEYS = ("label_free_unproven_standing", "label_free_unproven_of")
 
 
 @dataclass
@@ -228,11 +230,16 @@ class Propagation:
     free_at_chance: bool = False
     #: whether they did so where components rise whose variance lies in few features (:func:`label_free_at_chance`)
     free_concentrated: bool = False
-    #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`; also where the head led)
+    #: then (accuracy, chance, held-out labels) of those features (:func:`r2_at_chance`; also where the head or
+    #: the unproven rule led)
     r2_held_out: tuple | None = None
     #: (features, right, held-out labels, chance, label-free scores) where the label-free order led because the head
     #: of the few features that stand out in it carries the classes (:func:`head_carries`); () where it did not
     free_head: tuple = ()
+    #: (features standing out, label-free scores) where the label-free order led, the features the groups explain
+    #: not first, because the R^2's features predict the held-out labels not beyond chance while few features stand
+    #: out of that order (:func:`r2_unproven`); () where it did not
+    free_unproven: tuple = ()
     #: whether the label-free scores were left out because X's genes were rescaled one by one where no component
     #: rises (:func:`rescaled_gene_by_gene`)
     free_rescaled: bool = False
@@ -297,6 +304,8 @@ class Propagation:
                           "label_free_concentrated": bool(self.free_concentrated),
                           "label_free_head": bool(self.free_head),
                           **(dict(zip(HEAD_KEYS, self.free_head, strict=True)) if self.free_head else {}),
+                          "label_free_unproven": bool(self.free_unproven),
+                          **(dict(zip(UNPROVEN_KEYS, self.free_unproven, strict=True)) if self.free_unproven else {}),
                           "label_free_rescaled": bool(self.free_rescaled),
                           **({"r2_held_out": self.r2_held_out[0], "r2_chance": self.r2_held_out[1]}
                              if self.r2_held_out is not None else {}),
@@ -1343,7 +1352,8 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     explained features then take turns with them, ``explained_in_turn``), where the R^2's features
     predict them no better than chance and nothing rises or what rises lies in few features
     (:func:`label_free_at_chance`), where what rises lies in few features whose head carries the classes
-    (:func:`head_carries`, any label budget), or where
+    (:func:`head_carries`, any label budget), where few features stand out of it and the R^2's features predict the
+    held-out labels not beyond chance (:func:`r2_unproven`; the explained features then not first), or where
     they win :func:`free_leads` and ``may_lead`` on the held-out labels' evidence. They may where the
     labels are few (:func:`few_labels`) or where the features they were judged against are those the R^2 ranks:
     the labels' own where the labels lead, the propagated samples' where those outweigh the labeled ones. With 10
@@ -1377,9 +1387,10 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
     if not alone and (standing := standing_out(free)):
         head = head_carries(X, y, K, free[0], standing, judged, pos, batch)
         model.free_head = (*head, free[1]) if head else ()
-        if head:
+        model.free_unproven = (standing, free[1]) if not head and r2_unproven(judged, y) else ()
+        if head or model.free_unproven:
             model.free_turns, alone = (True, *model.free_turns[1:]), True
-    if model.free_at_chance or model.free_head:
+    if model.free_at_chance or model.free_head or model.free_unproven:
         model.r2_held_out = (float(judged[0]), float(judged[1]), int((np.asarray(judged[2]) >= 0).sum()))
     if model.free_turns[0]:
         model.explained = explained()
@@ -1387,7 +1398,8 @@ def _free_in_turn(model: Propagation, X, y, K: int, free: tuple, ranked_by, pos,
         may_lead = may_lead or free[1] == "signal" and concentrated(free[0])
         model.free_leads = alone or (may_lead and free_leads(*model.free_turns[1:]))
         model.free_by_places = model.free_leads and not (alone or sign_test(*model.free_turns[1:3]))
-        model.scores = with_unexplained(model.scores, free[0], model.explained, free_first=model.free_leads,
+        first = np.zeros_like(model.explained) if model.free_unproven else model.explained
+        model.scores = with_unexplained(model.scores, free[0], first, free_first=model.free_leads,
                                         explained_in_turn=model.free_unjudged)
 
 
@@ -1565,17 +1577,50 @@ def head_carries(X, y: np.ndarray, K: int, free: np.ndarray, standing: int, judg
     before the cliff: a module of 10 genes 3 sd louder in half the samples, ranked first, and 11 markers after it
     carried the classes together (18 of 40 held-out labels, chance 0.25) where the module alone does not
     (docs/labels_that_count.md, "The head of a concentrated order", session 52)."""
-    from scipy.special import bdtrc  # binomial survival function (scipy.stats costs a ranking job 0.4 s of imports)
-
     f = np.nan_to_num(np.asarray(free, dtype=np.float64), nan=0.0)
     m = int(min(GENES, max(2, -(-int(standing) // 2))))
     accuracy, chance, pred, _ = labels_alone_agreement(X, y, K, features=np.argsort(-f, kind="stable")[:m],
                                                        positions=pos, folds=FOLDS, batch=batch)
-    held = pred >= 0
-    n, right = int(held.sum()), int((pred[held] == np.asarray(y)[np.asarray(y) >= 0][held]).sum())
-    if n == 0 or not np.isfinite(accuracy) or chance >= 1.0 or accuracy < judged[0]:
+    right, n = held_out_right(pred, y)
+    if not np.isfinite(accuracy) or accuracy < judged[0]:
         return ()
-    return (m, right, n, float(chance)) if bdtrc(right - 1, n, chance) < FREE_LEADS_P else ()
+    return (m, right, n, float(chance)) if beyond_chance(right, n, chance) else ()
+
+
+def held_out_right(pred: np.ndarray, y: np.ndarray) -> tuple[int, int]:
+    """(right, held): how many of the labeled samples' held-out predictions ``pred`` (one per labeled sample, in
+    their order; -1: not held out) are their labels, and how many were held out."""
+    pred = np.asarray(pred)
+    held = pred >= 0
+    return int((pred[held] == np.asarray(y)[np.asarray(y) >= 0][held]).sum()), int(held.sum())
+
+
+def beyond_chance(right: int, held: int, chance: float) -> bool:
+    """Whether ``right`` of ``held`` held-out predictions are more than ``chance`` gives: one-sided binomial test
+    at :data:`FREE_LEADS_P` (scipy's ``bdtrc``: P(at least ``right``) < 0.05; 5 of 6 at chance 0.5 is 0.109, 6 of 6
+    0.016, 15 of 20 0.021). False without a held-out label or where chance is 1."""
+    from scipy.special import bdtrc  # binomial survival function (scipy.stats costs a ranking job 0.4 s of imports)
+
+    return held > 0 and chance < 1.0 and bool(bdtrc(right - 1, held, chance) < FREE_LEADS_P)
+
+
+def r2_unproven(judged: tuple, y: np.ndarray) -> bool:
+    """Whether the features the R^2 follows (``judged``: their held-out
+    :func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement`) predict the held-out labels not beyond chance
+    (:func:`beyond_chance`). :func:`_free_in_turn` asks where few features stand out of the label-free order
+    (:func:`standing_out`) and their head does not carry the classes (:func:`head_carries`): nothing the labels
+    found is then shown to beat what stands out without them, and the label-free order leads, the features the
+    groups explain not first (they are explained by groups the held-out labels did not confirm). Where the labels
+    show their features beyond chance the R^2 keeps its place; with more labels that is easier to show, so the rule
+    fades as labels are added. Measured (docs/labels_that_count.md, "Labels that prove nothing against what stands
+    out", session 53): every dense shape of ``bench_other_shapes`` at 2, 3 and 10 labels per class (636 fits, 4
+    seeds), 15 fits to every informative feature (``make_classification``: docs/sklearn.md's recipe shape at 3 per
+    class 0.45 -> 1.00, 100 x 5,000 at 10 per class 0.65 -> 1.00), two lower (censored intensities at 3 per class
+    0.125 -> 0.000 on one draw, mixed effects at 2 per class 0.85 -> 0.80 on one); the sex-like module at 3 per
+    class 0.05 -> 0.325 and 0.25 -> 0.325 on two draws, the others, the ``microarray_*`` sweeps and 14 real arrays
+    unchanged."""
+    right, held = held_out_right(judged[2], y)
+    return held > 0 and not beyond_chance(right, held, float(judged[1]))
 
 
 def few_labels(y: np.ndarray) -> bool:
@@ -2359,7 +2404,8 @@ def _label_free_data(rising: bool, standing: str = "") -> tuple[str, str]:
 
 def _free_leads_note(model: Propagation) -> str:
     """The warning where the label-free order led (:func:`_notes`): why (held-out labels too few to judge, the R^2's
-    features at chance, the head carrying the classes, the places, else the sign test) and what ranks."""
+    features at chance, the head carrying the classes, the R^2's features not beyond chance, the places, else the sign
+    test) and what ranks."""
     if model.free_unjudged:
         return (f"too few labels can be held out to judge the propagated samples' groups (fewer than 2 labeled "
                 f"classes hold 2 labels, or those hold fewer than {JUDGE_LABELS}): the features the groups "
@@ -2378,6 +2424,14 @@ def _free_leads_note(model: Propagation) -> str:
                 f"labels, beyond chance ({chance:.0%}) and no fewer than the features the R^2 ranks first "
                 f"({model.r2_held_out[0]:.0%}): below the features the groups explain, the label-free order "
                 f"({order}) ranks (unexplained='r2' keeps the R^2's)")
+    if model.free_unproven:
+        standing, of = model.free_unproven
+        accuracy, chance, held = model.r2_held_out
+        data, order = _label_free_data(of == "signal", f" and {standing} genes' dispersion stands out")
+        return (f"{data}, and the features the R^2 ranks first (refitted without them) predict {accuracy:.0%} of "
+                f"{held} held-out labels, not beyond chance ({chance:.0%}; one-sided binomial test at 5%): the "
+                f"label-free order ({order}) ranks, the features the groups explain among the rest "
+                "(unexplained='r2' keeps the R^2's)")
     if model.free_by_places:
         nearer, farther = model.free_turns[3:]
         return (f"the label-free features place the own class of {nearer} held-out labels nearer than those of "
