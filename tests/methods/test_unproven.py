@@ -114,6 +114,6 @@ def test_the_warning_and_the_verdict_say_why(other_shapes, seed, labels, held, d
     assert _free_leads_sentence({"fit": {"propagate": fit}}) == (
         f"In propagate's ranking of all samples {verdict_data}, and the features that the R^2 of the groups its "
         f"labels spread into ranks first predicted {r2} of the held-out labels, not beyond chance (50%; one-sided "
-        "binomial test at 5%), so nothing the labels found was shown to beat what stood out without them: below the "
-        "features those groups explain its order is the label-free one (the resamples' lists read the labels' own "
-        "order)." + FREE_LEADS_ADVICE)
+        "binomial test at 5%), so nothing the labels found was shown to beat what stood out without them: its order "
+        "is the label-free one, the features those groups explain among the rest (the resamples' lists read the "
+        "labels' own order)." + FREE_LEADS_ADVICE)

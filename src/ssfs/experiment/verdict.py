@@ -162,11 +162,18 @@ def _free_leads_sentence(s: dict) -> str:
     explain, or in turn with them where nothing judged those (``fit``'s ``label_free_leads``, ``propagate``:
     :func:`ssfs.methods.propagate.free_leads`) ('' if none)."""
     led = {m: f for m, f in (s.get("fit") or {}).items() if f.get("label_free_leads")}
-    return " ".join(f"In {m}'s ranking of all samples {_why_free_leads(f)}: "
-                    + ("the features those groups explain take turns with the label-free order, which ranks the rest"
-                       if f.get("label_free_unjudged") else
-                       "below the features those groups explain its order is the label-free one")
+    return " ".join(f"In {m}'s ranking of all samples {_why_free_leads(f)}: " + _free_order(f)
                     + " (the resamples' lists read the labels' own order)." + FREE_LEADS_ADVICE for m, f in led.items())
+
+
+def _free_order(f: dict) -> str:
+    """Where a fit's label-free order ranks against the features its labels' groups explain: in turn with them
+    (nothing judged the groups), first (the groups' features not beyond chance), else below them."""
+    if f.get("label_free_unjudged"):
+        return "the features those groups explain take turns with the label-free order, which ranks the rest"
+    if f.get("label_free_unproven"):
+        return "its order is the label-free one, the features those groups explain among the rest"
+    return "below the features those groups explain its order is the label-free one"
 
 
 def _why_free_leads(f: dict) -> str:
