@@ -67,6 +67,25 @@ def rank_fits(tmp_path, capsys, X: np.ndarray, labels: np.ndarray, params: list[
     return fits
 
 
+def select_answer(tmp_path, capsys, X: np.ndarray, y: np.ndarray) -> tuple[str, dict, pd.DataFrame]:
+    """(printed answer, summary.json, consensus.tsv in consensus order) of ``ssfs select`` with its defaults on X
+    written as a CSV under ``tmp_path`` / ``study.csv`` (a ``label`` column first: ``y``, blank where -1; genes
+    ``g0``...); the printed text's whitespace collapsed."""
+    import json
+
+    from ssfs.cli import main
+
+    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])], index=[f"s{i}" for i in range(X.shape[0])])
+    frame.insert(0, "label", [str(c) if c >= 0 else "" for c in y])
+    frame.to_csv(tmp_path / "study.csv")
+    out = tmp_path / "answer"
+    assert main(["select", str(tmp_path / "study.csv"), "--label-column", "label", "-o", str(out),
+                 "--no-progress"]) == 0
+    printed = " ".join(capsys.readouterr().out.split("\n\n")[0].split())
+    consensus = pd.read_csv(out / "consensus.tsv", sep="\t").sort_values("consensus_rank")
+    return printed, json.loads((out / "summary.json").read_text()), consensus
+
+
 def anndata_fit(X: np.ndarray, labels: np.ndarray, **params) -> dict:
     """``uns["propagate"]["fit"]`` of ``ssfs.tl.rank_features`` on X as float32 AnnData, ``labels`` in ``obs["label"]``
     ("" = unlabeled)."""

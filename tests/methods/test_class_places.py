@@ -147,24 +147,12 @@ def test_the_answer_points_at_the_led_order(other_shapes, tmp_path, capsys):
     """The same draw as a CSV through ``ssfs select`` with its defaults: the list (from the labels' own order in
     the resamples) is 1 feature, within its error bound of 1, and the verdict sends the analyst to the consensus
     order below it, whose top 40 holds 31 of the 40 markers (the label-free order the held-out labels chose)."""
-    import json
+    from analyst_data import select_answer
 
-    import pandas as pd
-
-    from ssfs.cli import main
     from ssfs.experiment.verdict import FREE_LEADS_ADVICE
 
     X, _, cls, markers = other_shapes.SHAPES["many_classes"](0)
-    y = other_shapes.per_class_labels(cls, 3, 0)
-    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])], index=[f"s{i}" for i in range(X.shape[0])])
-    frame.insert(0, "label", [str(c) if c >= 0 else "" for c in y])
-    frame.to_csv(tmp_path / "eight.csv")
-    out = tmp_path / "answer"
-    assert main(["select", str(tmp_path / "eight.csv"), "--label-column", "label", "-o", str(out),
-                 "--no-progress"]) == 0
-    printed = " ".join(capsys.readouterr().out.split("\n\n")[0].split())
-    s = json.loads((out / "summary.json").read_text())
+    printed, s, t = select_answer(tmp_path, capsys, X, other_shapes.per_class_labels(cls, 3, 0))
     assert s["fit"]["propagate"]["label_free_leads"] and s["n_selected"] <= max(1, round(s["error_bound"]["bound"]))
     assert printed.endswith(" ".join(FREE_LEADS_ADVICE.split()))
-    t = pd.read_csv(out / "consensus.tsv", sep="\t").sort_values("consensus_rank")
     assert np.isin(t["index"].to_numpy()[:40], markers).sum() == 31

@@ -117,3 +117,16 @@ def test_the_warning_and_the_verdict_say_why(other_shapes, seed, labels, held, d
         "binomial test at 5%), so nothing the labels found was shown to beat what stood out without them: its order "
         "is the label-free one, the features those groups explain among the rest (the resamples' lists read the "
         "labels' own order)." + FREE_LEADS_ADVICE)
+
+
+def test_the_answer_on_the_recipe_shape(other_shapes, tmp_path, capsys):
+    """docs/selection.md: the recipe's shape at 3 labels per class (seed 1) as a CSV with blank label cells through
+    ``ssfs select`` with its defaults: no list (the resamples read the labels' own order, noise here), the verdict
+    says why, and the consensus order's top 5 are the 5 informative features."""
+    from analyst_data import select_answer
+
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_recipe"](1)
+    printed, s, t = select_answer(tmp_path, capsys, X, other_shapes.budget_labels(cls, "3/class", 1))
+    assert s["fit"]["propagate"]["label_free_unproven"] and s["n_selected"] == 0
+    assert "so nothing the labels found was shown to beat what stood out without them" in printed
+    assert set(t["index"].to_numpy()[:5]) == set(markers)
