@@ -1690,9 +1690,8 @@ JUDGE_LABELS = math.ceil(math.log2(1.0 / FREE_LEADS_P))
 
 def sign_test(wins: int, losses: int) -> bool:
     """Whether ``wins`` of the ``wins + losses`` discordant pairs are more than a fair coin gives at
-    :data:`FREE_LEADS_P` (one-sided sign test: 5 to 0, 6 to 0, 7 to 1, ...)."""
-    n = wins + losses
-    return n > 0 and sum(math.comb(n, i) for i in range(wins, n + 1)) / 2.0 ** n < FREE_LEADS_P
+    :data:`FREE_LEADS_P` (one-sided sign test: 5 to 0, 6 to 0, 7 to 1, ...): :func:`beyond_chance` at chance 1/2."""
+    return beyond_chance(wins, wins + losses, 0.5)
 
 
 def free_leads(b: int, c: int, nearer: int = 0, farther: int = 0) -> bool:
