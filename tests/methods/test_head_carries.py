@@ -47,7 +47,7 @@ def test_head_carries_by_hand(monkeypatch, loud, right, held, judged, expected):
     pred = np.where(np.arange(held) < right, truth, 1 - truth)
 
     def agreement(X, y, K, *, features, **kw):
-        seen["features"] = features
+        seen.setdefault("features", features)  # the head is asked first
         return right / held, 0.5, pred, np.zeros(held)
 
     monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
@@ -57,6 +57,51 @@ def test_head_carries_by_hand(monkeypatch, loud, right, held, judged, expected):
     assert got == expected
     m = min(GENES, max(2, -(-loud // 2)))
     np.testing.assert_array_equal(seen["features"], np.argsort(-free, kind="stable")[:m])
+
+
+@pytest.mark.parametrize(("loud", "head_right", "all_right", "judged", "expected", "asked"), [
+    (20, 18, 20, 0.95, (20, 20, 20, 0.5), [10, 20]),  # the head beyond chance, below the R^2's 95 %: all 20 lead
+    (20, 18, 19, 0.95, (20, 19, 20, 0.5), [10, 20]),  # as many as the R^2's features: they lead
+    (20, 18, 18, 0.95, (), [10, 20]),                 # fewer: the R^2 keeps the order
+    (20, 13, 20, 0.5, (), [10]),    # the head not beyond chance (13 of 20: p = 0.13): the rest never asked (a module)
+    (20, 19, 20, 0.9, (10, 19, 20, 0.5), [10]),       # the head carries: asked once
+    (1, 18, 20, 0.95, (), [2]),                       # one feature stands out: the head of 2 is all there is
+])
+def test_everything_standing_out_is_asked_second(monkeypatch, loud, head_right, all_right, judged, expected, asked):
+    """Where the head carries the classes beyond chance but below the R^2's share, all the features that stand out
+    are asked by the same two bars (session 54); the held-out predictions by hand, 20 labels of 2 classes."""
+    truth = np.arange(20) % 2
+    sizes = []
+
+    def agreement(X, y, K, *, features, **kw):
+        sizes.append(len(features))
+        right = head_right if len(sizes) == 1 else all_right
+        return right / 20, 0.5, np.where(np.arange(20) < right, truth, 1 - truth), np.zeros(20)
+
+    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    y = np.concatenate([truth, np.full(50, -1)])
+    judged_ = (judged, 0.5, np.zeros(20, dtype=np.int64), np.zeros(20))
+    assert head_carries(None, y, 2, _scores(loud), loud, judged_, None) == expected
+    assert sizes == asked
+
+
+@pytest.mark.parametrize(("shape", "seed", "right", "r2_right", "r2_found"), [
+    ("one_cluster", 1, 54, 46, 12),
+    ("one_cluster", 3, 59, 53, 15),
+    ("weak", 3, 40, 38, 8),
+])
+def test_classes_weak_feature_by_feature_are_carried_by_all_that_stand_out(other_shapes, shape, seed, right,
+                                                                          r2_right, r2_found):
+    """``make_classification``, 300 x 2,000, 4 classes, 20 informative features, one cluster per class
+    (``weak``: class separation 0.6), 20 labels per class: the head of the label-free order (10 features) predicts
+    fewer held-out labels than the R^2's features, all 20 that stand out predict more (``right`` of 80 against
+    ``r2_right``): the label-free order leads to every informative feature, where the R^2's order (kept before
+    session 54) found ``r2_found``."""
+    X, _, cls, markers = other_shapes.SHAPES[f"sklearn_classification_{shape}"](seed)
+    model = fit_propagation(X, other_shapes.budget_labels(cls, "20/class", seed))
+    assert model.free_head == (20, right, 80, 0.25, "signal") and model.free_leads
+    assert round(model.r2_held_out[0] * 80) == r2_right
+    assert _found(model.scores, markers) == 20 and _found(model.labels_scores, markers) == r2_found
 
 
 @pytest.mark.parametrize(("free", "expected"), [
