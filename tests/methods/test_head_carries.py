@@ -223,3 +223,17 @@ def test_through_the_recipe_the_cli_and_anndata(other_shapes, tmp_path, capsys, 
     ssfs.tl.rank_features(adata, groupby="kind")
     assert adata.uns["propagate"]["fit"][rule] is True
     assert set(np.argsort(adata.var["propagate_rank"].to_numpy(), kind="stable")[:5]) == set(markers)
+
+
+def test_the_answer_where_everything_standing_out_leads(other_shapes, tmp_path, capsys):
+    """``ssfs select`` with its defaults on the first draw above (a CSV with blank label cells): the consensus order's
+    first 20 are the 20 informative features, and the verdict says which features carried the classes."""
+    from analyst_data import select_answer
+
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_one_cluster"](1)
+    printed, summary, consensus = select_answer(tmp_path, capsys, X, other_shapes.budget_labels(cls, "20/class", 1))
+    fit = summary["fit"]["propagate"]
+    assert fit["label_free_head"] is True and fit["label_free_head_features"] == 20
+    assert ("the first 20 of them, chosen without labels, predicted 54 of 80 held-out labels, beyond chance (25%) and "
+            "no fewer than the features that the R^2 of the groups its labels spread into ranks first (57%)") in printed
+    assert set(consensus["index"].to_numpy()[:20]) == set(markers)
