@@ -176,6 +176,14 @@ def _free_order(f: dict) -> str:
     return "below the features those groups explain its order is the label-free one"
 
 
+def _what_rose(rising, standing: str = "") -> str:
+    """What a fit's data showed where its label-free order led (the verdict's tense of
+    :func:`ssfs.methods.propagate._label_free_data`): components that rose above noise in a few features
+    (``rising``), else none rising (``standing``: what stood out instead)."""
+    return ("the components that rose above noise lay in a few features" if rising
+            else f"no component of the data rose above noise{standing}")
+
+
 def _why_free_leads(f: dict) -> str:
     """Why a fit's label-free order led (``label_free_unjudged``, ``label_free_at_chance``, ``label_free_head``,
     ``label_free_unproven``, ``label_free_by_places``, else the held-out predictions' sign test)."""
@@ -183,23 +191,20 @@ def _why_free_leads(f: dict) -> str:
         return ("too few labels could be held out to judge the groups its labels spread into (fewer than 2 labeled "
                 "classes held 2 labels, or those held fewer than 5)")
     if f.get("label_free_at_chance"):
-        data = ("the components that rose above noise lay in a few features" if f.get(
-            "label_free_concentrated") else "no component of the data rose above noise")
+        data = _what_rose(f.get("label_free_concentrated"))
         return (f"{data}, and the features that the R^2 of the groups its labels "
                 f"spread into ranks first predicted {f.get('r2_held_out', 0):.0%} of the held-out labels, no more "
                 f"than chance ({f.get('r2_chance', 0):.0%})")
     if f.get("label_free_head"):
-        data = ("the components that rose above noise lay in a few features" if f.get("label_free_head_of") ==
-                "signal" else "no component of the data rose above noise and a few genes' dispersion stood out")
+        data = _what_rose(f.get("label_free_head_of") == "signal", " and a few genes' dispersion stood out")
         return (f"{data}, and the first "
                 f"{f.get('label_free_head_features', 0)} of them, chosen without labels, predicted "
                 f"{f.get('label_free_head_right', 0)} of {f.get('label_free_head_held', 0)} held-out labels, beyond "
                 f"chance ({f.get('label_free_head_chance', 0):.0%}) and no fewer than the features that the R^2 of "
                 f"the groups its labels spread into ranks first ({f.get('r2_held_out', 0):.0%})")
     if f.get("label_free_unproven"):
-        standing = f.get("label_free_unproven_standing", 0)
-        data = ("the components that rose above noise lay in a few features" if f.get("label_free_unproven_of") ==
-                "signal" else f"no component of the data rose above noise and {standing} genes' dispersion stood out")
+        data = _what_rose(f.get("label_free_unproven_of") == "signal",
+                          f" and {f.get('label_free_unproven_standing', 0)} genes' dispersion stood out")
         return (f"{data}, and the features that the R^2 of the groups its labels spread into ranks first predicted "
                 f"{f.get('r2_held_out', 0):.0%} of the held-out labels, not beyond chance "
                 f"({f.get('r2_chance', 0):.0%}; one-sided binomial test at 5%), so nothing the labels found was shown "

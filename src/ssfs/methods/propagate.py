@@ -1585,7 +1585,7 @@ def head_carries(X, y: np.ndarray, K: int, free: np.ndarray, standing: int, judg
     session 54)."""
     order = np.argsort(-np.nan_to_num(np.asarray(free, dtype=np.float64), nan=0.0), kind="stable")
     head = int(min(GENES, max(2, -(-int(standing) // 2))))
-    for size in dict.fromkeys((head, int(min(GENES, max(head, standing))))):
+    for size in dict.fromkeys((head, int(min(GENES, max(head, standing))))):  # once where the head is all
         accuracy, chance, pred, _ = labels_alone_agreement(X, y, K, features=order[:size], positions=pos,
                                                            folds=FOLDS, batch=batch)
         right, n = held_out_right(pred, y)
