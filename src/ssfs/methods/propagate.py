@@ -1724,7 +1724,8 @@ def _graph_note(start: Candidate, chosen: Candidate, n_labeled: int, lead: tuple
     acc = chosen.agreement[0]
     if np.isfinite(start.agreement[0]) and _no_structure(start.agreement[0], start.agreement[1], n_labeled):
         note = (f"the kNN graph of the data agrees with held-out labels in {start.agreement[0]:.0%} of the labeled "
-                f"samples (chance {start.agreement[1]:.0%}): it carries no class structure")
+                f"samples (chance {start.agreement[1]:.0%}; within two standard errors of it for {n_labeled} labels): "
+                "it carries no class structure the labels can show")
         note += f"; the graph kept ({chosen.name}) agrees in {acc:.0%}" if chosen.name != "start" else ""
     if lead[0]:
         note = (f"{note}; " if note else "") + (
