@@ -30,14 +30,14 @@ def _scores(loud: int, p: int = 400) -> np.ndarray:
 
 
 @pytest.mark.parametrize(("loud", "right", "held", "judged", "expected"), [
-    (20, 6, 6, 0.5, (10, 6, 6, 0.5)),    # 6 of 6 at chance 1/2: p = 1/64 < 0.05; the head is 10 of the 20
-    (20, 5, 6, 0.5, ()),                 # 5 of 6: p = 7/64, not beyond chance
-    (20, 9, 10, 0.95, ()),               # beyond chance, but the R^2's features predicted more: they keep the order
-    (20, 9, 10, 0.9, (10, 9, 10, 0.5)),  # as many: the head leads
-    (1, 6, 6, 0.5, (2, 6, 6, 0.5)),      # one feature above the cliff: the head reads 2
-    (7, 8, 10, 0.5, ()),                 # 8 of 10: p = 56/1024 = 0.055, not beyond chance
-    (7, 9, 10, 0.5, (4, 9, 10, 0.5)),    # 9 of 10: p = 11/1024
-    (2 * GENES + 10, 6, 6, 0.5, (GENES, 6, 6, 0.5)),  # never more than the held-out discriminants read
+    (20, 6, 6, 0.5, (10, 6, 6, 0.5, ())),    # 6 of 6 at chance 1/2: p = 1/64 < 0.05; the head is 10 of the 20
+    (20, 5, 6, 0.5, ()),                     # 5 of 6: p = 7/64, not beyond chance
+    (20, 9, 10, 0.95, ()),  # beyond chance, but the R^2's features predicted more (and so do the labels' outside)
+    (20, 9, 10, 0.9, (10, 9, 10, 0.5, ())),  # as many: the head leads
+    (1, 6, 6, 0.5, (2, 6, 6, 0.5, ())),      # one feature above the cliff: the head reads 2
+    (7, 8, 10, 0.5, ()),                     # 8 of 10: p = 56/1024 = 0.055, not beyond chance
+    (7, 9, 10, 0.5, (4, 9, 10, 0.5, ())),    # 9 of 10: p = 11/1024
+    (2 * GENES + 10, 6, 6, 0.5, (GENES, 6, 6, 0.5, ())),  # never more than the held-out discriminants read
 ])
 def test_head_carries_by_hand(monkeypatch, loud, right, held, judged, expected):
     """The discriminant's held-out predictions given by hand (two classes, alternating; ``right`` of them right):
@@ -60,12 +60,12 @@ def test_head_carries_by_hand(monkeypatch, loud, right, held, judged, expected):
 
 
 @pytest.mark.parametrize(("loud", "head_right", "all_right", "judged", "expected", "asked"), [
-    (20, 18, 20, 0.95, (20, 20, 20, 0.5), [10, 20]),  # the head beyond chance, below the R^2's 95 %: all 20 lead
-    (20, 18, 19, 0.95, (20, 19, 20, 0.5), [10, 20]),  # as many as the R^2's features: they lead
-    (20, 18, 18, 0.95, (), [10, 20]),                 # fewer: the R^2 keeps the order
+    (20, 18, 20, 0.95, (20, 20, 20, 0.5, ()), [10, 20]),  # the head beyond chance, below the R^2's 95 %: all 20 lead
+    (20, 18, 19, 0.95, (20, 19, 20, 0.5, ()), [10, 20]),  # as many as the R^2's features: they lead
+    (20, 18, 18, 0.95, (), [10, 20, "outside"]),  # fewer: the labels' outside them asked (18 of 20: beyond chance)
     (20, 13, 20, 0.5, (), [10]),    # the head not beyond chance (13 of 20: p = 0.13): the rest never asked (a module)
-    (20, 19, 20, 0.9, (10, 19, 20, 0.5), [10]),       # the head carries: asked once
-    (1, 18, 20, 0.95, (), [2]),                       # one feature stands out: the head of 2 is all there is
+    (20, 19, 20, 0.9, (10, 19, 20, 0.5, ()), [10]),       # the head carries: asked once
+    (1, 18, 20, 0.95, (), [2, "outside"]),                # one feature stands out: the head of 2 is all there is
 ])
 def test_everything_standing_out_is_asked_second(monkeypatch, loud, head_right, all_right, judged, expected, asked):
     """Where the head carries the classes beyond chance but below the R^2's share, all the features that stand out
@@ -74,7 +74,7 @@ def test_everything_standing_out_is_asked_second(monkeypatch, loud, head_right, 
     sizes = []
 
     def agreement(X, y, K, *, features, **kw):
-        sizes.append(len(features))
+        sizes.append("outside" if callable(features) else len(features))
         right = head_right if len(sizes) == 1 else all_right
         return right / 20, 0.5, np.where(np.arange(20) < right, truth, 1 - truth), np.zeros(20)
 
@@ -83,6 +83,38 @@ def test_everything_standing_out_is_asked_second(monkeypatch, loud, head_right, 
     judged_ = (judged, 0.5, np.zeros(20, dtype=np.int64), np.zeros(20))
     assert head_carries(None, y, 2, _scores(loud), loud, judged_, None) == expected
     assert sizes == asked
+
+
+@pytest.mark.parametrize(("outside_right", "expected"), [
+    (14, (20, 16, 20, 0.5, (14, 20))),  # 14 of 20 at chance 1/2: p = 0.058, not beyond chance: all 20 lead
+    (15, ()),                           # 15 of 20: p = 0.021, beyond chance: the R^2 keeps the order
+    (10, (20, 16, 20, 0.5, (10, 20))),  # at chance
+])
+def test_what_the_labels_find_outside_decides_last(monkeypatch, outside_right, expected):
+    """Session 55: the head (10) and all 20 that stand out carry the classes (16 of 20 held-out labels, p = 0.006)
+    but below the R^2's 90 %; the labels' own best features outside the 20, refitted in each fold, predict
+    ``outside_right`` of the 20: only where that is beyond chance does the R^2 keep the order."""
+    truth = np.arange(20) % 2
+    free = _scores(20)
+    standing = np.argsort(-free, kind="stable")[:20]
+    seen = []
+
+    def agreement(X, y, K, *, features, **kw):
+        seen.append(features)
+        right = outside_right if callable(features) else 16
+        return right / 20, 0.5, np.where(np.arange(20) < right, truth, 1 - truth), np.zeros(20)
+
+    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    y = np.concatenate([truth, np.full(50, -1)])
+    X = np.random.default_rng(1).normal(size=(70, 400))
+    assert head_carries(X, y, 2, free, 20, (0.9, 0.5, np.zeros(20, dtype=np.int64), np.zeros(20)), None) == expected
+    fold = np.where(np.arange(70) < 4, -1, y)  # a fold's labels: 4 held out
+    chosen = seen[-1](fold)
+    assert chosen.size == GENES and not np.isin(chosen, standing).any()
+    train = np.flatnonzero(fold >= 0)
+    r2 = propagate.variance_explained(X[train], fold[train])
+    r2[standing] = -np.inf
+    np.testing.assert_array_equal(chosen, np.argsort(-r2, kind="stable")[:GENES])
 
 
 @pytest.mark.parametrize(("shape", "seed", "right", "r2_right", "r2_found"), [
@@ -236,4 +268,76 @@ def test_the_answer_where_everything_standing_out_leads(other_shapes, tmp_path, 
     assert fit["label_free_head"] is True and fit["label_free_head_features"] == 20
     assert ("the first 20 of them, chosen without labels, predicted 54 of 80 held-out labels, beyond chance (25%) and "
             "no fewer than the features that the R^2 of the groups its labels spread into ranks first (57%)") in printed
+    assert set(consensus["index"].to_numpy()[:20]) == set(markers)
+
+
+@pytest.mark.parametrize(("shape", "seed", "labels", "head", "outside", "r2_right", "r2_found"), [
+    ("", 3, "20/class", (20, 33, 80), (22, 80), 38, 5),                    # 4 classes of 2 clusters
+    ("_one_cluster", 2, "20/class", (20, 54, 80), (21, 80), 57, 14),
+    ("_redundant", 0, "10/class", (30, 17, 40), (9, 40), 18, 26),          # 10 informative, 20 redundant
+    ("_eight_classes", 1, "20/class", (16, 93, 160), (23, 160), 95, 12),
+])
+def test_what_the_r2_finds_outside_what_stands_out(other_shapes, shape, seed, labels, head, outside, r2_right,
+                                                   r2_found):
+    """Session 55: ``make_classification`` (300-500 x 2,000): all that stand out of the label-free order carry the
+    classes (``head``: features, right, held-out labels) but predict fewer than the R^2's features (``r2_right``);
+    the R^2's 50 best features outside them predict ``outside``, not beyond chance (one-sided binomial test at 0.05):
+    the label-free order leads to every informative (and redundant) feature, where the R^2's order found
+    ``r2_found``."""
+    X, _, cls, markers = other_shapes.SHAPES[f"sklearn_classification{shape}"](seed)
+    model = fit_propagation(X, other_shapes.budget_labels(cls, labels, seed))
+    chance = 1 / np.unique(cls).size
+    assert model.free_head == (*head, chance, "signal") and model.free_outside == outside and model.free_leads
+    assert round(model.r2_held_out[0] * head[2]) == r2_right
+    assert _found(model.scores, markers) == markers.size and _found(model.labels_scores, markers) == r2_found
+    graph = model.extra()["graph"]
+    assert (graph["label_free_outside_right"], graph["label_free_outside_held"]) == outside
+
+
+def test_a_module_beside_markers_the_r2_finds_outside_keeps_its_order(other_shapes):
+    """The danger of asking the labels' own features outside what stands out: the module's 10 genes first among 18
+    that stand out (7 markers), at 10 labels per class the labels' own 50 best outside them predict 11 of 40 held-out
+    labels, not beyond chance (chance 10), and the module would lead (36 -> 33 of 40 markers); the R^2's features,
+    those of the propagated samples, find the other markers outside the 18 and keep the order."""
+    X, cls, markers, module = _module_beside_markers(other_shapes, 0)
+    y = other_shapes.budget_labels(cls, "10/class", 0)
+    model = fit_propagation(X, y)
+    assert model.free_head == () and model.free_outside == () and _found(model.scores, markers) == 36
+    free = propagate.label_free_choice(X, 50)[0]
+    standing = np.argsort(-free, kind="stable")[:18]
+    assert np.isin(module, standing).all() and np.isin(standing, markers).sum() == 7
+    pos = propagate.canonical_rows(propagate.standardized(X))
+    assert propagate.r2_outside_right(X, y, 4, standing, pos) == (11, 40, 0.25)
+
+
+def test_the_warning_and_the_verdict_say_what_lies_outside(other_shapes):
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification"](3)
+    with pytest.warns(UserWarning) as caught:
+        result = run_method("propagate", X, other_shapes.budget_labels(cls, "20/class", 3))
+    assert any("propagate: the components that rise above noise lie in fewer than 50 features, and the first 20 of "
+               "them (chosen without labels) predict 33 of 80 held-out labels, beyond chance (25%); the features the "
+               "R^2 ranks first predict more (48%), but its best features outside them only 22 of 80, not beyond "
+               "chance: below the features the groups explain, the label-free order (their variance) ranks"
+               in str(w.message) for w in caught)
+    assert int(np.isin(result.order[:markers.size], markers).sum()) == markers.size
+    fit = {k: v for k, v in result.result.extra["graph"].items() if k.startswith(("label_free", "r2_"))}
+    assert _free_leads_sentence({"fit": {"propagate": fit}}) == (
+        "In propagate's ranking of all samples the components that rose above noise lay in a few features, and the "
+        "first 20 of them, chosen without labels, predicted 33 of 80 held-out labels, beyond chance (25%); the "
+        "features that the R^2 of the groups its labels spread into ranks first predicted more (48%), but its best "
+        "features outside them only 22 of 80, not beyond chance: below the features those groups explain its order "
+        "is the label-free one (the resamples' lists read the labels' own order)." + FREE_LEADS_ADVICE)
+
+
+def test_the_answer_where_nothing_outside_what_stands_out_counts(other_shapes, tmp_path, capsys):
+    """``ssfs select`` with its defaults (a CSV with blank label cells) on the draw above: the full-data fit's keys
+    reach ``summary.json``, the verdict says what the R^2 found outside, and the consensus order's first 20 are the
+    20 informative features."""
+    from analyst_data import select_answer
+
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification"](3)
+    printed, summary, consensus = select_answer(tmp_path, capsys, X, other_shapes.budget_labels(cls, "20/class", 3))
+    fit = summary["fit"]["propagate"]
+    assert (fit["label_free_outside_right"], fit["label_free_outside_held"]) == (22, 80)
+    assert "but its best features outside them only 22 of 80, not beyond chance" in printed
     assert set(consensus["index"].to_numpy()[:20]) == set(markers)

@@ -200,8 +200,12 @@ def _why_free_leads(f: dict) -> str:
         return (f"{data}, and the first "
                 f"{f.get('label_free_head_features', 0)} of them, chosen without labels, predicted "
                 f"{f.get('label_free_head_right', 0)} of {f.get('label_free_head_held', 0)} held-out labels, beyond "
-                f"chance ({f.get('label_free_head_chance', 0):.0%}) and no fewer than the features that the R^2 of "
-                f"the groups its labels spread into ranks first ({f.get('r2_held_out', 0):.0%})")
+                f"chance ({f.get('label_free_head_chance', 0):.0%})" + (
+                    f" and no fewer than the features that the R^2 of the groups its labels spread into ranks first "
+                    f"({f.get('r2_held_out', 0):.0%})" if "label_free_outside_right" not in f else
+                    f"; the features that the R^2 of the groups its labels spread into ranks first predicted more "
+                    f"({f.get('r2_held_out', 0):.0%}), but its best features outside them only "
+                    f"{f['label_free_outside_right']} of {f.get('label_free_outside_held', 0)}, not beyond chance"))
     if f.get("label_free_unproven"):
         data = _what_rose(f.get("label_free_unproven_of") == "signal",
                           f" and {f.get('label_free_unproven_standing', 0)} genes' dispersion stood out")
