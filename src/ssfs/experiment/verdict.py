@@ -203,8 +203,8 @@ def _why_free_leads(f: dict) -> str:
                 f"chance ({f.get('label_free_head_chance', 0):.0%})" + (
                     f" and no fewer than the features that the R^2 of the groups its labels spread into ranks first "
                     f"({f.get('r2_held_out', 0):.0%})" if "label_free_outside_right" not in f else
-                    f"; the features that the R^2 of the groups its labels spread into ranks first predicted more "
-                    f"({f.get('r2_held_out', 0):.0%}), but its best features outside them only "
+                    f"; the features that the R^2 of the groups its labels spread into ranks first predicted "
+                    f"{f.get('r2_held_out', 0):.0%}, its best features outside them only "
                     f"{f['label_free_outside_right']} of {f.get('label_free_outside_held', 0)}, not beyond chance"))
     if f.get("label_free_unproven"):
         data = _what_rose(f.get("label_free_unproven_of") == "signal",

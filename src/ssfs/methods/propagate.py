@@ -1591,19 +1591,26 @@ def head_carries(X, y: np.ndarray, K: int, free: np.ndarray, standing: int, judg
     head predicted 37-43 of 80 held-out labels, the R^2's features 46-53, all 20 that stand out 54-59; 0.60-0.75 ->
     1.00 of the informative features; docs/labels_that_count.md, "Everything that stands out, asked second",
     session 54). Where all that stand out carry the classes but predict fewer held-out labels than the R^2's features,
-    they still lead where the R^2's best features outside them (``features``: :attr:`Yardstick.features`) predict the
-    held-out labels not beyond chance (:func:`r2_outside_right`; ``outside``: their (right, held), else ()): the
-    R^2's lead then comes from the features that stand out it holds, not from anything it finds beyond them."""
+    or where the head does not carry them but all that stand out do, no worse than the R^2's features (and those beyond
+    chance: else :func:`r2_unproven` decides), they lead only
+    where the R^2's best features outside them (``features``: :attr:`Yardstick.features`) predict the held-out labels
+    not beyond chance (:func:`r2_outside_right`; ``outside``: their (right, held), else ()): nothing the R^2 follows
+    then carries the classes beyond what stands out. A module ranked first that the classes do not share leaves
+    markers outside, which the R^2's features find (session 52's module: unchanged at 2, 3, 10 and 20 labels per
+    class; docs/labels_that_count.md, "What the R^2 finds outside what stands out", session 55)."""
     order = np.argsort(-np.nan_to_num(np.asarray(free, dtype=np.float64), nan=0.0), kind="stable")
     head = int(min(GENES, max(2, -(-int(standing) // 2))))
+    carried = False
     for size in dict.fromkeys((head, int(min(GENES, max(head, standing))))):  # once where the head is all
         accuracy, chance, pred, _ = labels_alone_agreement(X, y, K, features=order[:size], positions=pos,
                                                            folds=FOLDS, batch=batch)
         right, n = held_out_right(pred, y)
-        if not np.isfinite(accuracy) or not beyond_chance(right, n, chance):
-            return ()
-        if accuracy >= judged[0]:
+        beyond = bool(np.isfinite(accuracy)) and beyond_chance(right, n, chance)
+        carried = beyond if size == head else carried
+        if carried and beyond and accuracy >= judged[0]:
             return (size, right, n, float(chance), ())
+    if not beyond or not (carried or (accuracy >= judged[0] and not r2_unproven(judged, y))):
+        return ()  # an R^2 not beyond chance is :func:`r2_unproven`'s (its explained features not first)
     outside = r2_outside_right(X, y, K, order[:size], pos, batch, features)
     return () if beyond_chance(*outside) else (size, right, n, float(chance), outside[:2])
 
@@ -2496,9 +2503,9 @@ def _free_leads_note(model: Propagation) -> str:
         m, right, held, chance, of = model.free_head
         data, order = _label_free_data(of == "signal", f" and fewer than {GENES} genes' dispersion stands out")
         against = (f" and no fewer than the features the R^2 ranks first ({model.r2_held_out[0]:.0%})" if not
-                   model.free_outside else f"; the features the R^2 ranks first predict more "
-                   f"({model.r2_held_out[0]:.0%}), but its best features outside them only {model.free_outside[0]} "
-                   f"of {model.free_outside[1]}, not beyond chance")
+                   model.free_outside else f"; the features the R^2 ranks first predict {model.r2_held_out[0]:.0%}, "
+                   f"its best features outside them only {model.free_outside[0]} of {model.free_outside[1]}, not "
+                   "beyond chance")
         return (f"{data}, and the first {m} of them (chosen without labels) predict {right} of {held} held-out "
                 f"labels, beyond chance ({chance:.0%}){against}: below the features the groups explain, the "
                 f"label-free order ({order}) ranks (unexplained='r2' keeps the R^2's)")
