@@ -91,6 +91,7 @@ from ._shared.labels_alone import (
     GENES,
     labels_alone_agreement,
     labels_lead,
+    labels_own_features,
     nearer_own_class,
     propagated_features,
     top_by_r2,
@@ -1616,11 +1617,11 @@ def head_carries(X, y: np.ndarray, K: int, free: np.ndarray, standing: int, judg
 
 
 def r2_outside_right(X, y: np.ndarray, K: int, standing: np.ndarray, pos, batch=None,
-                         features=None) -> tuple[int, int, float]:
+                     features=None) -> tuple[int, int, float]:
     """(right, held, chance): how many of the held-out labels the R^2's best features outside ``standing`` predict,
     and chance: the :data:`~ssfs.methods._shared.labels_alone.GENES` best of ``features(yy, genes)`` (the fit's
     :attr:`Yardstick.features`, refitted on each fold's labels ``yy``; None: the labels' own,
-    :func:`labels_own_features`) once ``standing`` is left out, read by
+    :func:`~ssfs.methods._shared.labels_alone.labels_own_features`) once ``standing`` is left out, read by
     :func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement` (the same folds and discriminant). Where that
     is not beyond chance (:func:`beyond_chance`), nothing the R^2 follows carries the classes outside the features
     that stand out, and its lead over them comes from the few of them it holds: :func:`head_carries` then lets what
@@ -1842,8 +1843,9 @@ def _judged_groups(X, y, K: int, chosen: Candidate, how: tuple, pos, batch, judg
         spread = fold is not None and bool((seed[yy >= 0] == 1.0).all())  # the refit spread these very seeds
         g = grouped(seed, yy, chosen.graph if fold is None else fold.graph, fold.spread if spread else None)
         found = propagated_features(X, yy, g, genes, batch=batch)
-        return found if found is not None else top if genes == GENES else propagated_features(X, y, groups, genes,
-                                                                                           batch=batch)
+        if found is None:  # the fold's groups are one over its unlabeled samples: the fit's own groups'
+            found = top if genes == GENES else propagated_features(X, y, groups, genes, batch=batch)
+        return found
 
     if lead[0]:
         return groups, seed, lead, Yardstick(lambda: alone, functools.partial(labels_own_features, X, y, batch=batch))
@@ -1862,15 +1864,6 @@ class Yardstick:
     def __call__(self) -> tuple:
         return self.agreement()
 
-
-def labels_own_features(X, y: np.ndarray, yy: np.ndarray, genes: int = GENES, batch=None) -> np.ndarray:
-    """The ``genes`` best features by the R^2 of a fold's training labels ``yy`` (the labeled samples of ``y`` whose
-    label ``yy`` keeps; within their batches with ``batch``), best first: those
-    :func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement` reads when given no features."""
-    lab = np.flatnonzero(y >= 0)
-    train = lab[yy[lab] >= 0]
-    codes = None if batch is None else np.unique(np.asarray(batch)[train], return_inverse=True)[1].ravel()
-    return top_by_r2(X[train], yy[train], genes, batch=codes)
 
 
 def _check_choices(**given: str) -> None:

@@ -28,6 +28,8 @@ adds samples that help the scores). What tells them apart is the features each s
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import sparse
 
@@ -100,6 +102,16 @@ def _dense(M) -> np.ndarray:
     return M.toarray() if sparse.issparse(M) else np.asarray(M, dtype=np.float64)
 
 
+def labels_own_features(X, y: np.ndarray, yy: np.ndarray, genes: int = GENES, batch=None) -> np.ndarray:
+    """The ``genes`` best features by the R^2 of a fold's training labels (:func:`top_by_r2`): the labeled samples
+    of ``y`` whose label the fold's labels ``yy`` keep (its held-out ones -1), within their batches with ``batch``
+    (coded over all labeled samples), best first. What :func:`labels_alone_agreement` reads when given no features."""
+    lab = np.flatnonzero(y >= 0)
+    train = yy[lab] >= 0
+    codes = None if batch is None else np.unique(np.asarray(batch)[lab], return_inverse=True)[1].ravel()[train]
+    return top_by_r2(X[lab[train]], yy[lab[train]], genes, batch=codes)
+
+
 def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, positions=None, folds: int = 5,
                            batch=None, genes: int = GENES) -> tuple[float, float, np.ndarray, np.ndarray]:
     """:func:`~ssfs.methods._shared.propagation.held_out_agreement` of :func:`discriminant_predict`
@@ -112,16 +124,15 @@ def labels_alone_agreement(X, y: np.ndarray, n_classes: int, *, features=None, p
     lab = np.flatnonzero(y >= 0)
     Xl = X[lab]
     codes = None if batch is None else np.unique(np.asarray(batch)[lab], return_inverse=True)[1].ravel()
+    if features is None:
+        features = functools.partial(labels_own_features, X, y, genes=genes, batch=batch)
 
     def scores_for(yy: np.ndarray) -> np.ndarray:
         train = yy[lab] >= 0
         g = yy[lab][train]
         F = np.zeros((y.size, n_classes))
         if (~train).any():
-            if features is None:
-                cols = top_by_r2(Xl[train], g, genes, batch=None if codes is None else codes[train])
-            else:
-                cols = features(yy) if callable(features) else features
+            cols = features(yy) if callable(features) else features
             A = centred_in_batches(_dense(Xl[:, cols]), codes)
             F[lab[~train]] = place_scores(discriminant_distances(A[train], g, A[~train], n_classes))
         return F
