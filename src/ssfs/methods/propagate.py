@@ -1627,7 +1627,7 @@ def r2_outside_right(X, y: np.ndarray, K: int, standing: np.ndarray, pos, batch=
     that stand out, and its lead over them comes from the few of them it holds: :func:`head_carries` then lets what
     stands out lead (``make_classification``, 300 x 2,000, 4 classes of 2 clusters, 20 informative, 20 labels per
     class, one draw: all 20 that stand out predicted 33 of 80 held-out labels, the R^2's 50 features 38, its 50 best
-    outside the 20 only 22 (chance 20); 5 -> 20 of the 20 informative). Where they do carry them, the R^2 keeps the
+    outside the 20 only 23 (chance 20); 5 -> 20 of the 20 informative). Where they do carry them, the R^2 keeps the
     order: a module of 10 genes 3 sd louder in half the samples, ranked first among 18 that stand out, beside 40
     markers (the R^2's 50 features outside the 18 predict the held-out labels beyond chance; the labels' own, at 10
     per class, 11 of 40, would have let the module lead: 0.900 -> 0.825 of the markers; docs/labels_that_count.md,
@@ -1838,25 +1838,34 @@ def _judged_groups(X, y, K: int, chosen: Candidate, how: tuple, pos, batch, judg
         seed = np.ones(y.size)
         groups = grouped(seed)
 
-    def refitted(yy, genes=GENES):  # the propagated samples' features of a fold: its labels spread on its refitted
-        fold = chosen.folds.get(yy.tobytes())  # chain's graph
+    def refitted(yy, genes=GENES, weighed=None):
+        """The propagated samples' features of a fold: its labels ``yy`` spread on its refitted chain's graph, the
+        R^2 of their groups over the samples unlabeled in ``weighed`` (None: in ``yy``, the held-out ones too)."""
+        fold = chosen.folds.get(yy.tobytes())
         spread = fold is not None and bool((seed[yy >= 0] == 1.0).all())  # the refit spread these very seeds
         g = grouped(seed, yy, chosen.graph if fold is None else fold.graph, fold.spread if spread else None)
-        found = propagated_features(X, yy, g, genes, batch=batch)
+        found = propagated_features(X, yy if weighed is None else weighed, g, genes, batch=batch)
         if found is None:  # the fold's groups are one over its unlabeled samples: the fit's own groups'
             found = top if genes == GENES else propagated_features(X, y, groups, genes, batch=batch)
         return found
 
     if lead[0]:
         return groups, seed, lead, Yardstick(lambda: alone, functools.partial(labels_own_features, X, y, batch=batch))
-    return groups, seed, lead, Yardstick(lambda: agree(features=refitted), refitted)
+    return groups, seed, lead, Yardstick(lambda: agree(features=refitted), functools.partial(refitted, weighed=y))
 
 
 @dataclass(frozen=True)
 class Yardstick:
     """The features the fit's R^2 follows, as the held-out labels judge them (:func:`_judged_groups`): ``agreement()``,
     their :func:`~ssfs.methods._shared.labels_alone.labels_alone_agreement` (computed when called), and
-    ``features(yy, genes)``, the ``genes`` best of them on a fold's labels ``yy`` (its held-out ones -1), best first."""
+    ``features(yy, genes)``, the ``genes`` best of them on a fold's labels ``yy`` (its held-out ones -1), best first:
+    the labels' own, or the R^2 of the propagated samples' groups over the samples unlabeled in all the labels, so
+    that the fold's held-out samples, weighing 0, do not choose the features their labels then judge. Counted with
+    them (as ``agreement()`` still does), the 50 best features outside the 10 informative ones of 100 x 5,000
+    (``make_classification``, 2 classes, 20 labels per class), pure noise, predicted 29 of 40 held-out labels
+    (chance 20), and :func:`head_carries` kept the R^2 (3 of the 10 informative features first); chosen without them,
+    22, and the 10 lead (docs/labels_that_count.md, "The held-out samples do not choose the features they judge",
+    session 56)."""
 
     agreement: Any
     features: Any
