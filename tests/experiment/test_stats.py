@@ -196,6 +196,28 @@ def test_wilcoxon_holm_columns_and_control(demsar):
         S.wilcoxon_holm(demsar, "nope")
 
 
+def test_signed_rank_test_by_hand():
+    """Five equal positive differences and a zero: ``wilcox`` drops the zero, the five share rank 3, R+ = 15, R- = 0;
+    of the 2^6 sign flips (the zero's two alike) 2 give R+ = 15 and 2 give 0: two-sided p = 4 / 64."""
+    assert S.signed_rank_test([1, 1, 1, 1, 1, 0], "wilcox") == (0.0, 4 / 64)
+    # zsplit ranks the zero too (rank 1; the fives 4 each) and splits it: R+ = 20.5, R- = 0.5
+    assert S.signed_rank_test([1, 1, 1, 1, 1, 0], "zsplit") == (0.5, 4 / 64)
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "zsplit"])
+def test_signed_rank_test_is_scipys_wilcoxon(zero_method):
+    """Bit for bit scipy's two-sided test where it permutes (ties or zeros, <= 13 differences) and where it does not
+    (no ties: its exact distribution; > 13 with ties: the normal approximation)."""
+    rng = np.random.default_rng(1)
+    cases = [rng.integers(-3, 4, n) * 0.1 for n in (3, 6, 9, 12, 13, 14, 20)]
+    cases += [np.round(rng.normal(size=n), 1) for n in (5, 8, 11)] + [rng.normal(size=n) for n in (7, 25)]
+    for d in cases:
+        if not (d != 0).any():
+            continue
+        ref = sps.wilcoxon(d, zero_method=zero_method)
+        assert S.signed_rank_test(d, zero_method) == (float(ref.statistic), float(ref.pvalue))
+
+
 # ------------------------------------------------------------------ sign test
 DEMSAR_W05 = [5, 6, 7, 7, 8, 9, 9, 10, 10, 11, 12, 12, 13, 13, 14, 15, 15, 16, 17, 18, 18]
 DEMSAR_W10 = [5, 6, 6, 7, 7, 8, 9, 9, 10, 10, 11, 12, 12, 13, 13, 14, 14, 15, 16, 16, 17]
