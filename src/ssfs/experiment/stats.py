@@ -250,7 +250,7 @@ def signed_rank_test(d, zero_method: str = "wilcox") -> tuple[float, float]:
     nonzero = d != 0
     ranked = np.abs(d[nonzero]) if zero_method == "wilcox" else np.abs(d)
     permuted = d.size <= 13 and (not nonzero.all() or np.unique(ranked).size < ranked.size)
-    if not permuted or zero_method not in ("wilcox", "zsplit") or not nonzero.any():
+    if not permuted or zero_method not in ("wilcox", "zsplit") or not nonzero.any() or not np.isfinite(d).all():
         res = sps.wilcoxon(d, zero_method=zero_method, alternative="two-sided")
         return float(res.statistic), float(res.pvalue)
     ranks = np.zeros(d.size)
