@@ -1874,7 +1874,6 @@ class Yardstick:
         return self.agreement()
 
 
-
 def _check_choices(**given: str) -> None:
     """One line when a choice among named options is not one of them (the fit's own calls; the
     registry checks ``propagate``'s parameters first)."""
