@@ -400,3 +400,18 @@ def test_an_unrecorded_batch_is_removed_in_every_chunk(tmp_path, capsys, other_s
     listed = pd.read_csv(tmp_path / "run" / "results" / "batch" / "selection" / "consensus.tsv", sep="\t")
     listed = listed.loc[listed["selected"], "feature"].str[1:].astype(int)
     assert listed.size == 40 and np.isin(listed, markers).all(), s["verdict"]
+
+
+@pytest.mark.slow
+def test_the_kept_sample_scale_reaches_every_chunk(tmp_path, capsys, other_shapes):
+    """``bench_other_shapes.py``'s outlying_samples draw (noisy arrays), 3 labels per class: every job's fit on all
+    samples keeps the graph on samples scaled alike and its resamples build theirs on that scale alone
+    (``reps_per_job: 3``: 4 chunks, each job deciding alike); ``ssfs select`` gives the same bytes: 39 of the 40
+    markers listed, nothing else."""
+    X, _, cls, markers = other_shapes.SHAPES["outlying_samples"](0)
+    s = _propagate_through_workflow_and_cli(tmp_path, capsys, "noisy", X, other_shapes.budget_labels(cls, "3/class", 0),
+                                            3)
+    assert s["fit"]["propagate"]["sample_scale_inherited"] and s["fit"]["propagate"]["sample_scale"] == "equal"
+    listed = pd.read_csv(tmp_path / "run" / "results" / "noisy" / "selection" / "consensus.tsv", sep="\t")
+    listed = listed.loc[listed["selected"], "feature"].str[1:].astype(int)
+    assert listed.size == 39 and np.isin(listed, markers).all(), s["verdict"]

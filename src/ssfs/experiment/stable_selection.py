@@ -29,6 +29,7 @@ from ..methods._shared.batches import batch_codes
 from ..methods._shared.counts import count_like
 from ..methods._shared.dropouts import dropout_base
 from ..methods._shared.unwanted import outside
+from ..methods.propagate import samples_compete
 from ..registry import check_params, get_method, named_rows
 from ..runner import MethodConfig, batch_handling, method_configs
 from ..seeding import derive_rng
@@ -185,16 +186,20 @@ def decided_labeled(X, y, cons, configs: list, sel: dict, *, seed: int, dataset:
     ``"auto"`` with :func:`too_few_to_split` needs the weight ``propagate`` gives the propagated samples
     on all samples, kept as ``labeled_weight``, and whether it took the graph-free score in turn,
     ``graph_free``) and the full-data result computed for it (the first of
-    ``configs``, whose ranking on all samples is then not run again), or None. ``y`` as in
+    ``configs``, whose ranking on all samples is then not run again; computed also where its resamples inherit
+    its sample scale, :func:`inherits_sample_scale`), or None. ``y`` as in
     :func:`full_ranking`; every door (``ssfs select``, :func:`ssfs.tl.select_stable`, each of the
     workflow's selection jobs) decides the same from the seed."""
     codes = np.asarray(getattr(y, "codes", y))
-    if sel.get("labeled", "split") != "auto" or not too_few_to_split(codes) or not configs:
+    split = sel.get("labeled", "split") != "auto" or not too_few_to_split(codes)
+    if not configs or split and not inherits_sample_scale(configs[0], X):
         return {**sel, "labeled": labeled_resampling(codes, sel.get("labeled", "split"))}, None
     try:
         ranked = full_ranking(X, y, cons, configs[0], seed=seed, dataset=dataset, batch=batch)
     except SSFSError:
         ranked = None
+    if split:
+        return {**sel, "labeled": labeled_resampling(codes, sel.get("labeled", "split"))}, ranked
     graph = (getattr(getattr(ranked, "result", None), "extra", None) or {}).get("graph")
     weight = graph.get("propagated_weight") if isinstance(graph, dict) else None
     weight = float(weight) if weight is not None and np.isfinite(weight) else None
@@ -317,8 +322,11 @@ def run_one_method(X, y, cons, settings: MethodConfig, subs: list, chunk, *, see
     rows = np.zeros(len(chunk), dtype=bool)
     rows[:len(free)] = free
     fit = ranked.result.fit_summary() if ranked is not None else {}
-    if resampled is not settings:
+    took = {k for k, v in resampled.params.items() if settings.params.get(k) != v}  # from the decided fit
+    if "unwanted" in took:
         fit["unwanted_inherited"] = True
+    if "sample_scale" in took:
+        fit["sample_scale_inherited"] = True
     return MethodRuns(full, ranks, failed, full_failed, *(P or (None, None)), label_free=sum(free),
                       label_free_rows=rows, populations=populations_of(ranked), fit=fit,
                       outlying=ranked.result.outlying() if ranked is not None else []), ranked
@@ -331,13 +339,37 @@ def inherited(X, ranked, settings: MethodConfig, batch=None) -> tuple:
     unwanted.outside`, as a batch correction before resampling) and the method keeping what is left
     (``unwanted="kept"``); else both as given. A resample's own test, with a few of each class's labels left out,
     rejected an unrecorded batch's component in 2 and 12 of 20 resamples (3 labels per class): no list, and 9 of the
-    40 markers listed; inherited, the 40 on both (docs/labels_that_count.md, "Components the labels reject")."""
+    40 markers listed; inherited, the 40 on both (docs/labels_that_count.md, "Components the labels reject"). The
+    sample scale that fit kept is inherited too where the method weighs one (:func:`kept_sample_scale`)."""
     extra = getattr(getattr(ranked, "result", None), "extra", None) or {}
-    basis = extra.get("unwanted_basis") if isinstance(extra, dict) else None
-    if basis is None:
-        return X, settings
-    codes = batch_codes(batch, X.shape[0], "batch", ConfigError)
-    return outside(X, basis, codes), replace(settings, params={**settings.params, "unwanted": "kept"})
+    extra = extra if isinstance(extra, dict) else {}
+    params = {**settings.params, **kept_sample_scale(X, extra.get("graph"), settings)}
+    if extra.get("unwanted_basis") is not None:
+        X = outside(X, extra["unwanted_basis"], batch_codes(batch, X.shape[0], "batch", ConfigError))
+        params["unwanted"] = "kept"
+    return X, settings if params == settings.params else replace(settings, params=params)
+
+
+def inherits_sample_scale(settings: MethodConfig, X) -> bool:
+    """Whether the resamples of ``settings`` take the sample scale from the fit on all samples
+    (:func:`inherited`): a method with a ``sample_scale`` parameter that weighs its choices on X
+    (:func:`~ssfs.methods.propagate.samples_compete`: noisy or failed arrays)."""
+    defaults = get_method(settings.method).defaults
+    return "sample_scale" in defaults and samples_compete(X, {**defaults, **settings.params})
+
+
+def kept_sample_scale(X, graph, settings: MethodConfig) -> dict:
+    """``{"sample_scale": ...}``: the sample scale the fit on all samples kept its graph in (its ``extra["graph"]``)
+    where :func:`inherits_sample_scale`; {} where it does not or that fit kept no graph (label-free scores).
+
+    Whether noisy arrays own their components is the samples' property, which every half of them shares: weighed
+    once on all labels, each resample builds its chains on that scale alone (half the graphs of a fit). The gene
+    scale is weighed again in every resample: its choice follows how many labels judge it (6 classes at 6 labels per
+    class, ``benchmarks/bench_select_shapes.py`` seed 5, labels split: all samples kept the genes' units, 17 of 19
+    halves the standardised genes; inherited, 34 of the 80 markers listed instead of 80)."""
+    if not isinstance(graph, dict) or graph.get("chosen") in (None, "label-free") or "sample_scale" not in graph:
+        return {}
+    return {"sample_scale": graph["sample_scale"]} if inherits_sample_scale(settings, X) else {}
 
 
 def populations_of(ranked) -> dict | None:

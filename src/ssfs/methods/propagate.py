@@ -2029,8 +2029,13 @@ def gene_scales(how: str, X, counts: CountModel | None, graph, embedding) -> tup
     genes, 2 classes, 3 labels per class: 0.287 -> 0.456 of the markers; the real arrays within 0.006)."""
     if how != "auto":
         return (how,)
-    values = counts is None and graph is None and embedding is None and not count_like(X)
-    return ("standardized", "as_is") if values else ("standardized",)
+    return ("standardized", "as_is") if counts is None and on_values(X, graph, embedding) else ("standardized",)
+
+
+def on_values(X, graph, embedding) -> bool:
+    """Whether the graphs are built on X's own values: no ``graph`` or ``embedding`` given, X not counts (whose
+    graphs are built on their Pearson residuals where X holds them, :func:`count_model`)."""
+    return graph is None and embedding is None and not count_like(X)
 
 
 #: the dense graphs' sample scales (the ``sample_scale`` parameter; :func:`graph_scales`)
@@ -2046,11 +2051,19 @@ def graph_scales(gene_scale: str, sample_scale: str, X, counts: CountModel | Non
     :func:`~ssfs.methods._shared.signal.equal_samples`: a noisy array does not own components of its
     own). Only "as_is" where the graphs are not built on X's values."""
     genes = gene_scales(gene_scale, X, counts, graph, embedding)
-    values = counts is None and graph is None and embedding is None and not count_like(X)
     samples = ("as_is", "equal") if sample_scale == "auto" else (sample_scale,)
-    if not values or (sample_scale == "auto" and not unequal_samples(X)):
+    if counts is not None or not on_values(X, graph, embedding) or (sample_scale == "auto" and not unequal_samples(X)):
         samples = ("as_is",)
     return [(g, s) for s in samples for g in genes]
+
+
+def samples_compete(X, params: dict) -> bool:
+    """Whether a fit of X with ``params`` weighs graphs on samples scaled alike against the samples as they are
+    (:func:`graph_scales`): ``sample_scale`` "auto" (the default), graphs on X's values (:func:`on_values`) and
+    samples of unequal loudness (:func:`unequal_samples`). Selection mode then takes the sample scale the fit on
+    all samples kept for every resample (:func:`ssfs.experiment.stable_selection.inherited`)."""
+    return (params.get("sample_scale", "auto") == "auto" and on_values(X, params.get("graph"), params.get("embedding"))
+            and unequal_samples(X))
 
 
 #: how much louder or quieter than the median sample (root mean square of its standardised profile) a
