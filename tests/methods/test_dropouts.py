@@ -107,11 +107,12 @@ def test_a_table_whose_genes_were_filtered_is_read_with_dropouts(other_shapes):
 
 
 def test_the_labels_own_features_do_not_lead_on_a_table_with_dropouts(other_shapes):
-    """A noisy filtered log2(TPM + 1) table (seed 1, 3 labels per type): the 50 features of the propagated groups
-    (48 type genes) predict 1 of the 15 held-out labels, the labels' own R^2 features 7, because a discriminant of 2-3
-    labels per class follows each cell's dropouts. Where the labels may lead (the reading given ``counts="as_is"``),
-    their R^2 of 15 cells ranks and finds 9 of the 142 type genes; on the table with dropouts they do not lead
-    (session 48) and ``propagate`` finds 110."""
+    """A noisy filtered log2(TPM + 1) table (seed 1, 3 labels per type): the labels' own R^2 features predict 4
+    held-out labels that the 50 features of the propagated groups (48 type genes) miss, and miss 1 they predict,
+    because a discriminant of 2-3 labels per class follows each cell's dropouts (7 and 1 in session 48, while a gene
+    constant over the labeled cells could get a rounding's R^2, session 58). Where the labels may lead (the reading
+    given ``counts="as_is"``), their R^2 of 15 cells ranks and finds 9 of the 142 type genes; on the table with
+    dropouts they do not lead (session 48) and ``propagate`` finds 113."""
     X, _, cls, markers = other_shapes.SHAPES["full_length_log_tpm_noisy_filtered"](1)
     y = other_shapes.budget_labels(cls, "3/class", 1)
     values, _ = R.read_dropouts(X)
@@ -121,7 +122,7 @@ def test_the_labels_own_features_do_not_lead_on_a_table_with_dropouts(other_shap
         led = run_method("propagate", values, y, rng=1, label_free="moran", counts="as_is")
     graph, led_graph = fit.result.extra["graph"], led.result.extra["graph"]
     assert markers.size == 142 and led_graph["labels_lead"] and not graph["labels_lead"]
-    assert (graph["labels_alone_beyond"], graph["labels_alone_behind"]) == (7, 1)
+    assert (graph["labels_alone_beyond"], graph["labels_alone_behind"]) == (4, 1)
     assert _recall(led.order, markers) <= 20 and _recall(fit.order, markers) >= 100
 
 
