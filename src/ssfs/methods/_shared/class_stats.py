@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ..._validation import constant_features
 from ...errors import InputError
 from .column_sums import sparse_column_sums
 
@@ -401,12 +402,10 @@ def constant_at_zero(total: np.ndarray, X, w: np.ndarray, scale: np.ndarray, bat
         return total
     rows = np.flatnonzero(w > 0)
     A = X[:, suspect][rows]  # the few suspect columns, then the weighted rows
-    A = A.toarray() if sparse.issparse(A) else np.asarray(A)
     parts = np.zeros(rows.size, dtype=np.int64) if batch is None else np.asarray(batch)[rows]
     flat = np.ones(suspect.size, dtype=bool)
-    for b in np.unique(parts):
-        B = A[parts == b]
-        flat &= B.max(axis=0) == B.min(axis=0)
+    for b in np.unique(parts):  # a batch at a time (few)
+        flat &= constant_features(A[parts == b])
     total = np.array(total, dtype=np.float64)
     total[suspect[flat]] = 0.0
     return total
