@@ -21,7 +21,8 @@ counts whose markers are low-expressed genes, with 150 bursty genes (negative bi
 of 12 types of Dirichlet shares, of 3 strong and 3 weak types, bulk RNA-seq (24 samples, 2e7 reads, gene-wise
 dispersions) and log counts scaled gene by gene and clipped at 10 as ``sc.pp.scale`` leaves them (session 44);
 bulk studies of other sizes and depths (session 45); scATAC-seq-like peaks, binarised or counted (session 46);
-scikit-learn's ``make_classification`` in eight forms (session 51).
+scikit-learn's ``make_classification`` in eight forms (session 51); markers planted on the samples of three real
+arrays of ../shared/data, dealt into 3 classes at random (session 59; skipped without ../shared).
 The metric is the recall of the planted markers in the top m (m = the number of markers); ``k`` labels per class
 are drawn from every class. ``propagate (no labels)`` is the default with every label hidden (its label-free
 scores), so a row shows whether the labels helped it. Prints one line per draw and then the table of means
@@ -571,6 +572,36 @@ def sklearn_classification(seed: int, n=300, p=2000, k=4, informative=20, redund
     return X[:, place], None, cls, np.flatnonzero(place < informative + redundant)
 
 
+#: ../shared/data beside the checkout (the real backgrounds of :func:`real_background`)
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def real_background(seed: int, name: str, k=3, per=15, effect=1.0):
+    """Markers planted on a real array's samples (session 59): the array ``name`` of ../shared/data as it is (its
+    genes' scales and correlations; its own classes become structure the planted classes do not share), its samples
+    dealt into ``k`` classes at random, each shifting its ``per`` markers (genes that vary) by +-``effect`` times
+    their gene's sd. Needs ../shared/data: ``--shapes`` skips these shapes without it."""
+    from bench_labels_sweep import load_real
+
+    loaded = load_real(name, DATA)
+    if loaded is None:
+        raise SystemExit(f"real_background: {name} not found under {DATA}")
+    X = np.asarray(loaded[0].toarray() if hasattr(loaded[0], "toarray") else loaded[0], dtype=float).copy()
+    rng = np.random.default_rng(seed)
+    cls = rng.permutation(np.arange(X.shape[0]) % k)
+    sd = X.std(axis=0)
+    markers = rng.choice(np.flatnonzero(sd > 0), k * per, replace=False)
+    for c in range(k):
+        genes = markers[c * per:(c + 1) * per]
+        X[np.ix_(cls == c, genes)] += effect * sd[genes] * rng.choice([-1.0, 1.0], per)
+    return X, None, cls, markers
+
+
+#: the arrays whose samples :func:`real_background` plants on (z-scored ones excluded: every gene's variance is 1
+#: there, so the markers alone add variance and ``variance`` finds them by construction)
+BACKGROUNDS = ("TOX-171", "GLIOMA", "Prostate-GE")
+
+
 SHAPES = {
     "heteroscedastic": lambda s: gaussian_array(s, hetero=True),
     "many_classes": lambda s: gaussian_array(s, n=400, p=3000, k=8, per=5),
@@ -669,6 +700,8 @@ SHAPES = {
     "sklearn_classification_recipe": lambda s: sklearn_classification(s, n=200, p=100, k=2, informative=5),
     "sklearn_classification_defaults": lambda s: sklearn_classification(s, n=100, p=20, k=2, informative=2,
                                                                         redundant=2),
+    # session 59: planted markers on real arrays' samples (../shared/data)
+    **{f"real_background_{name}": (lambda s, name=name: real_background(s, name)) for name in BACKGROUNDS},
 }
 
 ARRAY_METHODS = ["propagate", "propagate (no labels)", "fisher", "rank_genes_groups", "label_spreading_f",
@@ -750,7 +783,8 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES))
+    ap.add_argument("--shapes", nargs="+", choices=list(SHAPES),
+                    default=[s for s in SHAPES if DATA.exists() or not s.startswith("real_background")])
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3])
     ap.add_argument("--per-class", nargs="*", type=int, default=[3, 10], help="labels per class (none: only --share)")
     ap.add_argument("--share", nargs="*", type=float, default=[],

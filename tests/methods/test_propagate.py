@@ -288,6 +288,32 @@ def test_given_graph_and_embedding_are_used(cells):
         run_method("propagate", X, y, graph=knn_graph(Z[:10], 3))
 
 
+def test_a_graph_at_chance_does_not_halve_the_labels_it_contradicts():
+    """Seeds by hand (:func:`contradicted_seeds`): 24 labels of 3 classes (chance 1/3) held out, 6 samples unlabeled.
+    Two standard errors of chance for 24 held-out labels: 1/3 + 2 sqrt(2/9 / 24) = 0.5258; 24 held-out labels
+    show a graph half right beyond chance (its expected 2/3 lies 3 standard errors, 0.289, above chance)."""
+    from ssfs.methods.propagate import contradicted_seeds, shows_a_useful_graph
+
+    y = np.r_[np.repeat([0, 1, 2], 8), np.full(6, -1)]
+    lab = y[y >= 0]
+    right = lambda k: np.where(np.arange(24) < k, lab, (lab + 1) % 3)  # noqa: E731 - the first k predicted right
+    for k, halved in [(22, 2), (13, 11), (12, 0), (8, 0)]:  # 0.917, 0.542 beyond chance; 0.500, 0.333 within
+        seed = contradicted_seeds(y, (k / 24, 1 / 3, right(k)))
+        assert (seed[:24] == 0.5).sum() == halved and (seed[24:] == 1.0).all()
+        assert not halved or (seed[k:24] == 0.5).all()
+    pred = right(13)
+    pred[:3] = -1  # not held out: neither counted nor judged (21 held out: 10 of them right, 0.476 < 0.5788)
+    assert (contradicted_seeds(y, (10 / 21, 1 / 3, pred)) == 1.0).all()
+    assert (contradicted_seeds(y, (float("nan"), float("nan"), np.full(24, -1))) == 1.0).all()  # nothing held out
+    assert (contradicted_seeds(y, (0.5, 1.0, right(12))) == 0.5).sum() == 12  # one class held out: chance 1
+    # 2 labels of each class, all 6 contradicted: at chance, but 6 held-out labels could not have shown better
+    y6 = np.r_[np.repeat([0, 1, 2], 2), np.full(4, -1)]
+    assert (contradicted_seeds(y6, (0.0, 1 / 3, (y6[:6] + 1) % 3))[:6] == 0.5).all()
+    # 36 chance / (1 - chance) held-out labels: 12 of 4 classes, 36 of 2
+    assert [shows_a_useful_graph(c, m) for c, m in [(0.25, 12), (0.25, 11), (0.5, 36), (0.5, 35), (1.0, 99)]] == \
+        [True, False, True, False, False]
+
+
 def test_coherence_and_reliability_by_hand():
     from scipy import sparse
 

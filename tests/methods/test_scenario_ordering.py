@@ -160,6 +160,21 @@ def test_gene_module_arrays_with_three_labels_per_class_a_documented_loss():
     assert sim.recall(_label_spreading_f(X, y)) - 0.05 <= ours <= fisher - 0.1, (ours, fisher)
 
 
+def test_gene_module_arrays_at_five_labels_per_class_labels_not_halved_by_a_graph_at_chance():
+    """Seed 7 at 5 labels per class: the start graph (the modules') predicts the held-out labels at chance (5 of 20,
+    chance 1/4). Before session 59 it still halved the 15 labels it contradicted, and on those reweighed samples
+    the labels led and found 0.325 of the markers (= their F test); with every label whole the held-out labels
+    reject the modules' 15 components and the fit without them finds all 40 (docs/labels_that_count.md, "A graph
+    at chance does not judge the labels")."""
+    sc, sim, X = _data("microarray_modules", 7)
+    y = sc.labels(sim, "5/class", 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = run_method("propagate", X, y)
+    assert r.result.extra["graph"]["unwanted_components"] == 15
+    assert sim.recall(r.order) == 1.0 and sim.recall(run_method("fisher", X, y).order) == pytest.approx(0.325)
+
+
 def test_propagate_without_labels_leads_the_label_free_anchors_on_a_microarray():
     """No labels: the label-free scores (variance x sqrt(share in the signal span)) against variance and
     the Laplacian score; the former score (the standardised span) followed the modules and nuisance factors."""
