@@ -144,9 +144,10 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     alone (6 of the 40 markers); against those refitted in every fold without its labels they win (5 to 1
     with session 31's label-free scores, 4 to 0 with every gene's variance since nothing rises clearly,
     session 33): the turns were taken, 19 of the 40 (4 to 0 is no lead). Counting every held-out label's own
-    class's place (session 35) they place 14 nearer and 3 farther, which leads (:func:`free_leads`): 28.
-    Seed 10: the label-free features predict fewer (1 to 2) and place 14 nearer, 7 farther (no lead): the
-    R^2 stays (8). Since session 36 the R^2's features right on no more held-out labels than chance lead first on
+    class's place (session 35) they place 13 nearer and 3 farther, which leads (:func:`free_leads`): 28.
+    Seed 10: the label-free features predict fewer (1 to 2) and place 15 nearer, 7 farther (no lead): the
+    R^2 stays (7). (14 and 14 nearer, 8 found, before session 59: the labels a graph at chance contradicts keep
+    their weight.) Since session 36 the R^2's features right on no more held-out labels than chance lead first on
     both (``r2_at_chance``: 28 and 29); that rule is turned off here to test the turns."""
     from ssfs.methods import propagate
     from ssfs.methods.propagate import fit_propagation
@@ -157,12 +158,12 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     monkeypatch.setattr(propagate, "r2_at_chance", lambda judged, y: False)
     X, y, markers = _many_classes(8)
     model = fit_propagation(X, y)
-    assert model.free_turns == (True, 4, 0, 14, 3) and model.free_leads and model.free_by_places
+    assert model.free_turns == (True, 4, 0, 13, 3) and model.free_leads and model.free_by_places
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 28
     X, y, markers = _many_classes(10)
     model = fit_propagation(X, y, per_class="none")  # the R^2 alone (every group's leader in turn since session 38)
-    assert model.free_turns == (False, 1, 2, 14, 7) and not model.free_leads
-    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 8
+    assert model.free_turns == (False, 1, 2, 15, 7) and not model.free_leads
+    assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 7
 
 
 def test_a_resample_reads_the_labels_own_order():

@@ -308,7 +308,6 @@ def test_the_answer_where_everything_standing_out_leads(other_shapes, tmp_path, 
 
 
 @pytest.mark.parametrize(("shape", "seed", "labels", "head", "outside", "r2_right", "r2_found"), [
-    ("", 3, "20/class", (20, 33, 80), (23, 80), 38, 5),                    # 4 classes of 2 clusters
     ("_one_cluster", 2, "20/class", (20, 54, 80), (23, 80), 57, 14),
     ("_redundant", 0, "10/class", (30, 17, 40), (14, 40), 18, 26),          # 10 informative, 20 redundant
     ("_eight_classes", 1, "20/class", (16, 93, 160), (21, 160), 95, 12),
@@ -321,7 +320,9 @@ def test_what_the_r2_finds_outside_what_stands_out(other_shapes, shape, seed, la
     (``_weak``) more, where their first half alone does not carry them; the R^2's 50 best features outside them
     predict ``outside``, not beyond chance (one-sided binomial test at 0.05):
     the label-free order leads to every informative (and redundant) feature, where the R^2's order found
-    ``r2_found``."""
+    ``r2_found``. (The first form, 4 classes of 2 clusters, seed 3, took this path until session 59: 20 features
+    right on 33 of 80, the R^2's on 38, outside 23; with the labels a graph at chance contradicts kept whole, the R^2's
+    features predict 31 and the head of 10 leads first, :func:`head_carries`, to the same 20 of 20.)"""
     X, _, cls, markers = other_shapes.SHAPES[f"sklearn_classification{shape}"](seed)
     model = fit_propagation(X, other_shapes.budget_labels(cls, labels, seed))
     chance = 1 / np.unique(cls).size
@@ -380,20 +381,20 @@ def test_a_module_beside_markers_the_r2_finds_outside_keeps_its_order(other_shap
 
 
 def test_the_warning_and_the_verdict_say_what_lies_outside(other_shapes):
-    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification"](3)
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_one_cluster"](2)
     with pytest.warns(UserWarning) as caught:
-        result = run_method("propagate", X, other_shapes.budget_labels(cls, "20/class", 3))
+        result = run_method("propagate", X, other_shapes.budget_labels(cls, "20/class", 2))
     assert any("propagate: the components that rise above noise lie in fewer than 50 features, and the first 20 of "
-               "them (chosen without labels) predict 33 of 80 held-out labels, beyond chance (25%); the features the "
-               "R^2 ranks first predict 48%, its best features outside them only 23 of 80, not beyond "
+               "them (chosen without labels) predict 54 of 80 held-out labels, beyond chance (25%); the features the "
+               "R^2 ranks first predict 71%, its best features outside them only 23 of 80, not beyond "
                "chance: below the features the groups explain, the label-free order (their variance) ranks"
                in str(w.message) for w in caught)
     assert int(np.isin(result.order[:markers.size], markers).sum()) == markers.size
     fit = {k: v for k, v in result.result.extra["graph"].items() if k.startswith(("label_free", "r2_"))}
     assert _free_leads_sentence({"fit": {"propagate": fit}}) == (
         "In propagate's ranking of all samples the components that rose above noise lay in a few features, and the "
-        "first 20 of them, chosen without labels, predicted 33 of 80 held-out labels, beyond chance (25%); the "
-        "features that the R^2 of the groups its labels spread into ranks first predicted 48%, its best "
+        "first 20 of them, chosen without labels, predicted 54 of 80 held-out labels, beyond chance (25%); the "
+        "features that the R^2 of the groups its labels spread into ranks first predicted 71%, its best "
         "features outside them only 23 of 80, not beyond chance: below the features those groups explain its order "
         "is the label-free one (the resamples' lists read the labels' own order)." + FREE_LEADS_ADVICE)
 
@@ -404,8 +405,8 @@ def test_the_answer_where_nothing_outside_what_stands_out_counts(other_shapes, t
     20 informative features."""
     from analyst_data import select_answer
 
-    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification"](3)
-    printed, summary, consensus = select_answer(tmp_path, capsys, X, other_shapes.budget_labels(cls, "20/class", 3))
+    X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_one_cluster"](2)
+    printed, summary, consensus = select_answer(tmp_path, capsys, X, other_shapes.budget_labels(cls, "20/class", 2))
     fit = summary["fit"]["propagate"]
     assert (fit["label_free_outside_right"], fit["label_free_outside_held"]) == (23, 80)
     assert "its best features outside them only 23 of 80, not beyond chance" in printed

@@ -167,44 +167,46 @@ def test_leading_label_free_order_by_hand():
 
 
 def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path, capsys, monkeypatch):
-    """8 classes at 3 labels per class (seed 1): the label-free features predict 7 held-out labels the
-    R^2's miss and miss none they predict; they lead: 30 of the 40 markers (the R^2 alone 5, in turn 20).
-    Seed 6 (4 to 0: no lead) leads by the held-out labels' own classes' places, 15 nearer to 4 farther (30 of
-    the 40, in turn 21). ``ssfs rank`` reports ``label_free_leads``. (Since session 36 the R^2's features at chance
-    lead first on both, to the same 30: that rule is turned off here to test the sign tests, and so is session 52's
+    """8 classes at 3 labels per class. Seed 6: the label-free features predict 6 held-out labels the R^2's miss and
+    miss none they predict; they lead: 30 of the 40 markers. Seed 1 (8 to 2: no lead) leads by the held-out labels'
+    own classes' places, 18 nearer to 3 farther (30 of the 40; the R^2 alone 5). ``ssfs rank`` reports
+    ``label_free_leads``. (Before session 59, whose labels a graph at chance contradicts keep their weight, seed 1
+    led by 7 to 0 and seed 6 by its places, 15 to 4, to the same 30; session 36's R^2 at chance led first on both
+    then, and on seed 6 still does: that rule is turned off here to test the sign tests, and so is session 52's
     head of the genes whose dispersion stands out, which leads on seed 6 too.)"""
     from ssfs.methods import propagate
 
     X, y, markers = _many_classes(1)
-    assert fit_propagation(X, y).free_at_chance
+    default = fit_propagation(X, y)
+    assert default.free_leads and np.isin(np.argsort(-default.scores, kind="stable")[:40], markers).sum() == 30
     monkeypatch.setattr(propagate, "r2_at_chance", lambda judged, y: False)
     monkeypatch.setattr(propagate, "standing_out", lambda free: 0)
     model = fit_propagation(X, y)
-    assert model.free_turns == (True, 7, 0, 19, 2) and model.free_leads and not model.free_by_places
+    assert model.free_turns == (True, 8, 2, 18, 3) and model.free_leads and model.free_by_places
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 30
     alone = fit_propagation(X, y, unexplained="r2", per_class="none")  # the R^2 alone, no group's leader
     assert np.isin(np.argsort(-alone.scores, kind="stable")[:40], markers).sum() == 5
     X6, y6, markers6 = _many_classes(6)
     model = fit_propagation(X6, y6)
-    assert model.free_turns == (True, 4, 0, 15, 4) and model.free_leads and model.free_by_places
+    assert model.free_turns == (True, 6, 0, 18, 4) and model.free_leads and not model.free_by_places
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers6).sum() == 30
-    assert not free_leads(4, 0)
+    assert not free_leads(4, 0) and not free_leads(8, 2) and free_leads(6, 0)
     import pandas as pd
 
     from ssfs.cli import main
 
-    frame = pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])])
-    frame.insert(0, "label", np.where(y >= 0, y.astype(str), ""))
+    frame = pd.DataFrame(X6, columns=[f"g{j}" for j in range(X6.shape[1])])
+    frame.insert(0, "label", np.where(y6 >= 0, y6.astype(str), ""))
     frame.to_csv(tmp_path / "arrays.csv", index_label="sample")
     assert main(["rank", str(tmp_path / "arrays.csv"), "--label-column", "label", "-o",
                  str(tmp_path / "ranking.tsv")]) == 0
     captured = capsys.readouterr()
     fit = json.loads(captured.out.strip().splitlines()[-1])["fit"]
     assert fit["label_free_turns"] is True and fit["label_free_leads"] is True
-    assert (fit["label_free_beyond"], fit["label_free_behind"]) == (7, 0)
-    assert (fit["label_free_nearer"], fit["label_free_farther"], fit["label_free_by_places"]) == (19, 2, False)
+    assert (fit["label_free_beyond"], fit["label_free_behind"]) == (6, 0)
+    assert (fit["label_free_nearer"], fit["label_free_farther"], fit["label_free_by_places"]) == (18, 4, False)
     warned = [line for line in captured.err.splitlines() if "the label-free order ranks" in line]
-    assert warned == ["ssfs: warning: propagate: the label-free features predict 7 held-out labels that those of "
+    assert warned == ["ssfs: warning: propagate: the label-free features predict 6 held-out labels that those of "
                       "the propagated samples' groups miss, and miss 0 they predict: below the features the groups "
                       "explain, the label-free order ranks (unexplained='r2' keeps the R^2's)"]
 
@@ -280,8 +282,8 @@ def test_pearson_residuals_are_not_clipped(other_shapes):
 
 def test_heavy_tails_are_clipped_before_the_fit(recwarn):
     """t noise with 3 degrees of freedom (median excess kurtosis 7.0, the samples scaled alike): 4 % of the values
-    are clipped and 3 labels per class find all 40 markers (4 with the values as they are, ``tails="as_is"``, 27
-    since session 36, where their R^2 at chance yields to every gene's dispersion); the
+    are clipped and 3 labels per class find all 40 markers (the R^2 of the values as they are, ``tails="as_is"``, 5:
+    4 before session 59; 27 since session 36, where their R^2 at chance yields to every gene's dispersion); the
     fit says so. Gaussian arrays are not touched (the same object), nor arrays whose tails are 5 % noisy samples';
     ``tails="clip"`` clips them too; a wrong value is one line."""
     X, markers, y = _heavy_tails_labeled(0)
@@ -293,7 +295,7 @@ def test_heavy_tails_are_clipped_before_the_fit(recwarn):
     assert np.isin(np.argsort(-model.scores, kind="stable")[:40], markers).sum() == 40
     as_is = fit_propagation(X, y, tails="as_is")
     assert as_is.tail_weight is None and np.isin(np.argsort(-as_is.scores, kind="stable")[:40], markers).sum() == 27
-    assert as_is.free_at_chance and np.isin(np.argsort(-as_is.labels_scores, kind="stable")[:40], markers).sum() == 4
+    assert as_is.free_at_chance and np.isin(np.argsort(-as_is.labels_scores, kind="stable")[:40], markers).sum() == 5
     G, _, _ = _many_classes(1)
     assert clipped_tails(G)[0] is G and clipped_tails(G, "clip")[1] is not None
     loud = G.copy()

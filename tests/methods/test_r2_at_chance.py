@@ -53,13 +53,14 @@ def _found(scores, markers) -> int:
 
 
 @pytest.mark.parametrize(("shape", "labels", "seed", "held", "found", "r2_found"), [
-    ("centred_log_ratios", "3/class", 3, 15, 17, 3),   # 0.050 -> 0.283 of the 60 markers (variance 0.283)
-    ("many_classes", "2/class", 3, 16, 29, 3),         # 0.075 -> 0.725 of the 40 (variance 0.725)
+    ("centred_log_ratios", "3/class", 3, 15, 17, 5),   # 0.050 -> 0.283 of the 60 markers (variance 0.283)
+    ("many_classes", "2/class", 3, 16, 29, 4),         # 0.075 -> 0.725 of the 40 (variance 0.725)
 ])
 def test_the_dispersion_leads_where_the_r2_is_at_chance(other_shapes, shape, labels, seed, held, found, r2_found):
     """Two of ``bench_other_shapes.py``'s draws where nothing rises: the R^2's features right on no more held-out
-    labels than chance, and its order finds 3 markers where every gene's dispersion finds 17 (29): the fit's order
-    is the dispersion's below the (no) explained features, and the labels' own order stays for the resamples."""
+    labels than chance, and its order finds 5 (4) markers where every gene's dispersion finds 17 (29): the fit's order
+    is the dispersion's below the (no) explained features, and the labels' own order stays for the resamples. (The
+    labels' order found 3 and 3 before session 59, whose labels a graph at chance contradicts keep their weight.)"""
     X, markers, model = _fit(other_shapes, shape, labels, seed)
     accuracy, chance, n_held = model.r2_held_out
     assert model.free_at_chance and model.free_leads and not model.free_unjudged and not model.free_by_places

@@ -123,10 +123,11 @@ def outlying_arrays(seed: int, n=300, p=2000, k=4, per=10, effect=1.5, share=0.0
 def test_noisy_arrays_do_not_own_the_graph():
     """5 % of the samples with 4x the noise (seeds 0-2, 3 labels per class): with the samples as they are
     their noise owns the leading components and the graph predicts half of the held-out labels or fewer,
-    finding 7, 20 and 3 of the 40 markers; on samples scaled alike it predicts all 12 and finds all 40. (Since
+    finding 8, 20 and 6 of the 40 markers (7, 20 and 3 before session 59, whose labels a graph at chance
+    contradicts keep their weight); on samples scaled alike it predicts all 12 and finds all 40. (Since
     session 40 a fit on the samples as they are removes, on seeds 0 and 2, the 10 and 16 rising components the
     held-out labels reject, and finds all 40 too: ``unwanted="kept"`` is the former fit.)"""
-    for seed, before in ((0, 7), (1, 20), (2, 3)):
+    for seed, before in ((0, 8), (1, 20), (2, 6)):
         X, y, marked = outlying_arrays(seed)
         as_is = _ranked(X, y, sample_scale="as_is", per_class="none", unwanted="kept")  # the former order
         ranked = _ranked(X, y)
