@@ -111,8 +111,9 @@ def test_an_unrecorded_batch_is_removed(other_shapes):
 ])
 def test_an_unrecorded_batch_on_held_out_counts_that_lean(other_shapes, labels, seed, evidence, kept_found):
     """hidden_batch draws where the held-out counts lean to the features outside the batch's component but pass no
-    sign test (3 to 1 and 7 to 2, 8 places nearer and 2 farther; 3 to 3 and 5 to 3; 3 to 0): the component is crossed (two sides that hold the
-    others' groups alike), so they suffice; all 40 markers, where keeping it found 1-3 (session 50)."""
+    sign test (3 to 1 and 7 to 2, 8 places nearer and 2 farther; 3 to 3 and 5 to 3; 3 to 0): the component is
+    crossed (two sides that hold the others' groups alike), so they suffice; all 40 markers, where keeping it found
+    1-3 (session 50)."""
     X, _, cls, markers = other_shapes.SHAPES["hidden_batch"](seed)
     y = other_shapes.budget_labels(cls, labels, seed)
     model = fit_propagation(X, y)
