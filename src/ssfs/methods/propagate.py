@@ -1856,9 +1856,10 @@ def contradicted_seeds(y: np.ndarray, agreement: tuple) -> np.ndarray:
     label, perhaps: its group is kept), unless that graph's held-out ``agreement`` (accuracy, chance, predictions)
     shows it at chance: within two binomial standard errors of it (:func:`_no_structure`) with enough held-out
     labels to have shown a useful graph (:func:`shows_a_useful_graph`). A graph at chance contradicts labels at
-    random: halving them reweighed the labeled samples by noise (planted markers on real arrays' samples, 3
-    classes at 10 labels per class: 0.27 -> 0.44 of the markers on GLIOMA's; docs/labels_that_count.md, "A graph
-    at chance does not judge the labels", session 59)."""
+    random: halving them reweighed the labeled samples by noise (markers planted on real arrays' samples in 3
+    classes, ``bench_other_shapes.py``'s ``real_background_*`` at 10 labels per class, 4 draws each: 0.16 -> 0.26 of
+    the markers on TOX-171's, 0.30 -> 0.36 on GLIOMA's, 0.37 -> 0.43 on Prostate-GE's; docs/labels_that_count.md, "A
+    graph at chance does not judge the labels", session 59)."""
     acc, chance, pred = agreement[:3]
     seed = np.ones(y.size)
     if pred is None or not np.isfinite(acc):
