@@ -312,6 +312,7 @@ def test_a_graph_at_chance_does_not_halve_the_labels_it_contradicts():
     # 36 chance / (1 - chance) held-out labels: 12 of 4 classes, 36 of 2
     assert [shows_a_useful_graph(c, m) for c, m in [(0.25, 12), (0.25, 11), (0.5, 36), (0.5, 35), (1.0, 99)]] == \
         [True, False, True, False, False]
+    assert shows_a_useful_graph(0.2, 9) and shows_a_useful_graph(1 / 10, 4) and not shows_a_useful_graph(0.2, 8)
 
 
 def test_coherence_and_reliability_by_hand():
