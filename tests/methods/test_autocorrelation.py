@@ -14,6 +14,8 @@ from ssfs.methods import propagate as P
 from ssfs.methods._shared.autocorrelation import count_scale, moran_i, poisson_autocorrelation
 from ssfs.methods._shared.counts import read_counts
 from ssfs.methods._shared.graph import knn_graph
+from ssfs.methods._shared.signal import canonical_rows
+from ssfs.methods.propagate import label_free
 from ssfs.simulate import get_scenario
 
 
@@ -107,18 +109,18 @@ def test_autocorrelation_on_a_subsample_beyond_refine_samples(monkeypatch):
     rng = np.random.default_rng(2)
     X = sparse.csr_matrix(rng.poisson(0.5, size=(300, 20)).astype(float))
     full, _ = P.autocorrelation_scores(X, 10)
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 200)
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 200)
     sub, _ = P.autocorrelation_scores(X, 10)
-    rows = np.sort(np.argsort(P.canonical_rows(X), kind="stable")[:200])
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
+    rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:200])
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 10_000)
     ratio = sub / P.autocorrelation_scores(X[rows], 10)[0]  # integer counts: scaled to the median of all
     np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
     L = X.copy()
     L.data = np.log1p(L.data)
-    rows = np.sort(np.argsort(P.canonical_rows(L), kind="stable")[:200])
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 200)
+    rows = np.sort(np.argsort(canonical_rows(L), kind="stable")[:200])
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 200)
     on_log = P.autocorrelation_scores(L, 10)[0]
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 10_000)
     np.testing.assert_array_equal(on_log, P.autocorrelation_scores(L[rows], 10)[0])  # expm1: row by row
     assert not np.array_equal(sub, full)
 

@@ -12,8 +12,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from ssfs.methods import propagate
-from ssfs.methods.propagate import class_turns, fit_propagation, with_class_turns
+from ssfs.methods.propagate import (
+    PER_FEATURE,
+    class_turns,
+    fit_propagation,
+    ordering,
+    turning_markers,
+    with_class_turns,
+)
 
 
 def _order(scores) -> list[int]:
@@ -103,7 +109,7 @@ def test_a_leader_of_noise_does_not_take_a_turn(monkeypatch):
         assert _classes_in(fit_propagation(X, y, per_class="none").scores, markers, 20)[1] == 20
         assert _classes_in(fit_propagation(X, y).scores, markers, 20)[1] == passing
         with monkeypatch.context() as m:
-            m.setattr(propagate, "LEADER_FDR", 1.01)  # every group's leader
+            m.setattr(ordering, "LEADER_FDR", 1.01)  # every group's leader
             assert _classes_in(fit_propagation(X, y).scores, markers, 20)[1] == every
 
 
@@ -117,9 +123,9 @@ def test_the_leaders_are_the_fit_s_own_per_group_statistics():
     model = fit_propagation(X, y)
     stats = model.statistics
     assert model.class_turns == "leaders"
-    t, depth = propagate.turning_markers(stats, "leaders")
+    t, depth = turning_markers(stats, "leaders")
     assert depth == 1 and np.array_equal(t, stats.scores[stats.pvals_adj[np.arange(len(t)), t.argmax(axis=1)] < 0.05])
-    for field in propagate.PER_FEATURE:
+    for field in PER_FEATURE:
         assert np.array_equal(getattr(stats, field)[:, markers[:3]], getattr(stats, field)[:, -3:]), field
     assert np.array_equal(model.scores[markers[:3]], model.scores[-3:])
 

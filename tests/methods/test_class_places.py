@@ -18,7 +18,8 @@ from ssfs.methods._shared.labels_alone import (
     place_scores,
 )
 from ssfs.methods._shared.signal import canonical_rows, standardized
-from ssfs.methods.propagate import _notes, fit_propagation, free_leads
+from ssfs.methods.propagate import fit_propagation, free_leads
+from ssfs.methods.propagate.notes import _notes
 
 
 def test_place_scores_by_hand():
@@ -78,7 +79,7 @@ def test_eight_classes_lead_by_the_places(monkeypatch):
     comes first on every one of these draws but seeds 2 and 7: turned off here). Seed 0: the
     predictions 2 to 1, the places 13 to 2 (12 to 3 before session 59): the label-free order leads, 26 of the 40
     markers (in turn 22); the note says why."""
-    from ssfs.methods import propagate
+    from ssfs.methods.propagate import judges as propagate
 
     X, y, markers = _many_classes(0)
     assert fit_propagation(X, y).free_at_chance  # the R^2's features right on 3 of 24 held-out labels: chance
@@ -111,7 +112,7 @@ def test_the_benchmark_s_eight_classes(other_shapes, monkeypatch):
     31 of the 40 markers (21 in turn), as ``variance``; since session 36 the R^2's features at chance (1 of 24
     held-out labels) lead first, to the same 31 (and since session 53 where they are not at chance, only not beyond
     it)."""
-    from ssfs.methods import propagate
+    from ssfs.methods.propagate import judges as propagate
 
     X, _, cls, markers = other_shapes.SHAPES["many_classes"](0)
     y = other_shapes.per_class_labels(cls, 3, 0)

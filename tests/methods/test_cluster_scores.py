@@ -15,6 +15,8 @@ from ssfs.methods import propagate as P
 from ssfs.methods._shared.class_stats import variance_explained
 from ssfs.methods._shared.counts import read_counts
 from ssfs.methods._shared.kmeans import kmeans
+from ssfs.methods._shared.signal import canonical_rows
+from ssfs.methods.propagate import fit, graphs, label_free
 from ssfs.simulate import get_scenario, simulate_counts
 
 
@@ -46,7 +48,7 @@ def test_the_groups_order_in_turn_with_the_autocorrelation():
     groups = kmeans(Z, d + 1)
     weight = np.ones(groups.size)
     r2 = variance_explained(Xs, groups, weight)
-    free = P._autocorrelation_on(Xs, P._knn(Z, P.AUTOCORRELATION_K), None, "autocorrelation")
+    free = label_free._autocorrelation_on(Xs, graphs._knn(Z, P.AUTOCORRELATION_K), None, "autocorrelation")
     by_groups = P.with_unexplained(r2, free, P.explained_features(r2, weight, groups))
     np.testing.assert_array_equal(scores, P.in_turn(by_groups, free))
 
@@ -108,10 +110,10 @@ def test_dense_data_keep_the_signal_scores():
 def test_cluster_scores_on_a_subsample_beyond_refine_samples(monkeypatch):
     """Beyond ``refine_samples`` the groups and scores are those of the cells chosen by content."""
     X = read_counts(simulate_counts(n_cells=300, n_genes=60, n_types=3, n_markers=5, rng=5).X)
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 200)
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 200)
     sub, _ = P.cluster_scores(X, 20)
-    rows = np.sort(np.argsort(P.canonical_rows(X), kind="stable")[:200])
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
+    rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:200])
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 10_000)
     np.testing.assert_array_equal(sub, P.cluster_scores(X[rows], 20)[0])
 
 
@@ -130,14 +132,14 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     assert not np.any(y == sim.n_classes - 1)
     m = sim.markers.size
     seen = {}
-    original = P._label_free_beside
+    original = fit._label_free_beside
 
     def kept(*args, **kw):
         free, data, how = original(*args, **kw)
         seen["data"] = data
         return free, data, how
 
-    monkeypatch.setattr(P, "_label_free_beside", kept)
+    monkeypatch.setattr(fit, "_label_free_beside", kept)
     ranked = _quiet(run_method, "propagate", sim.X, y, rng=0)
     extra = ranked.result.extra
     assert extra["unseen_sizes"] == [40]
@@ -149,10 +151,10 @@ def test_with_labels_a_population_the_groups_miss_comes_right_after_the_labels_e
     tiers = [explained, unseen & ~explained, by_data & ~unseen & ~explained, ~(explained | unseen | by_data)]
     for ahead, behind in zip(tiers, tiers[1:], strict=False):
         assert place[ahead].max() < place[behind].min()
-    monkeypatch.setattr(P, "unseen_populations", lambda X, *a, **kw: (np.zeros(X.shape[1], dtype=bool),
+    monkeypatch.setattr(label_free, "unseen_populations", lambda X, *a, **kw: (np.zeros(X.shape[1], dtype=bool),
                                                                         np.zeros(X.shape[1]), [], None))
     one_tier = _quiet(run_method, "propagate", sim.X, y, rng=0).order
-    monkeypatch.setattr(P, "_label_free_beside", lambda *a, **kw: (original(*a, **kw)[0], None, "clusters"))
+    monkeypatch.setattr(fit, "_label_free_beside", lambda *a, **kw: (original(*a, **kw)[0], None, "clusters"))
     former = _quiet(run_method, "propagate", sim.X, y, rng=0).order
     found = [int(np.isin(hidden, order[:m]).sum()) for order in (ranked.order, one_tier, former)]
     # 17, 13, 14 since session 43's residual R^2 (17, 14, 11 on the log values' R^2)

@@ -143,7 +143,7 @@ def test_ten_labels_per_class_may_lead_where_concentrated(other_shapes, monkeypa
     head of its order (the first 8 features, chosen without labels) predicts 34 of the 80 held-out labels (chance
     0.125, the R^2's features 0.30): it leads, 16 of 16 (:func:`head_carries`, session 52; before it, the same lead
     came from the places, 34 nearer and 16 farther). Not concentrated (the cliff at 0), the turns give 11."""
-    from ssfs.methods import propagate
+    from ssfs.methods.propagate import judges as propagate
 
     X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_eight_classes"](1)
     y = other_shapes.budget_labels(cls, "10/class", 1)

@@ -149,8 +149,8 @@ def test_the_turn_is_judged_against_features_refitted_without_the_held_out_label
     R^2 stays (7). (14 and 14 nearer, 8 found, before session 59: the labels a graph at chance contradicts keep
     their weight.) Since session 36 the R^2's features right on no more held-out labels than chance lead first on
     both (``r2_at_chance``: 28 and 29); that rule is turned off here to test the turns."""
-    from ssfs.methods import propagate
     from ssfs.methods.propagate import fit_propagation
+    from ssfs.methods.propagate import judges as propagate
 
     X, y, markers = _many_classes(10)
     model = fit_propagation(X, y)

@@ -14,8 +14,10 @@ import pytest
 from ssfs import run_method
 from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
 from ssfs.methods import propagate
+from ssfs.methods._shared.class_stats import variance_explained
 from ssfs.methods._shared.labels_alone import GENES
-from ssfs.methods.propagate import CLIFF, fit_propagation, head_carries
+from ssfs.methods._shared.signal import canonical_rows, standardized
+from ssfs.methods.propagate import CLIFF, fit_propagation, head_carries, judges, weights
 
 
 def _found(scores, markers) -> int:
@@ -50,7 +52,7 @@ def test_head_carries_by_hand(monkeypatch, loud, right, held, judged, expected):
         seen.setdefault("features", features)  # the head is asked first
         return right / held, 0.5, pred, np.zeros(held)
 
-    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    monkeypatch.setattr(judges, "labels_alone_agreement", agreement)
     y = np.concatenate([truth, np.full(50, -1)])
     free = _scores(loud)
     got = head_carries(None, y, 2, free, loud, (judged, 0.5, np.zeros(held, dtype=np.int64), np.zeros(held)), None)
@@ -81,7 +83,7 @@ def test_everything_standing_out_is_asked_second(monkeypatch, loud, head_right, 
         right = head_right if len(sizes) == 1 else all_right
         return right / 20, 0.5, np.where(np.arange(20) < right, truth, 1 - truth), np.zeros(20)
 
-    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    monkeypatch.setattr(judges, "labels_alone_agreement", agreement)
     y = np.concatenate([truth, np.full(50, -1)])
     r2_right = round(judged * 20)  # the R^2's predictions: beyond chance from 15 of 20 on
     judged_ = (judged, 0.5, np.where(np.arange(20) < r2_right, truth, 1 - truth), np.zeros(20))
@@ -108,7 +110,7 @@ def test_a_head_that_does_not_carry_leaves_the_decision_outside(monkeypatch, hea
         right = outside_right if callable(features) else head_right if len(calls) == 1 else all_right
         return right / 20, 0.5, np.where(np.arange(20) < right, truth, 1 - truth), np.zeros(20)
 
-    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    monkeypatch.setattr(judges, "labels_alone_agreement", agreement)
     y = np.concatenate([truth, np.full(50, -1)])
     judged = (0.8, 0.5, np.where(np.arange(20) < 16, truth, 1 - truth), np.zeros(20))  # 16 of 20: beyond chance
     assert head_carries(None, y, 2, _scores(20), 20, judged, None) == expected
@@ -134,7 +136,7 @@ def test_what_the_labels_find_outside_decides_last(monkeypatch, outside_right, e
         right = outside_right if callable(features) else 16
         return right / 20, 0.5, np.where(np.arange(20) < right, truth, 1 - truth), np.zeros(20)
 
-    monkeypatch.setattr(propagate, "labels_alone_agreement", agreement)
+    monkeypatch.setattr(judges, "labels_alone_agreement", agreement)
     y = np.concatenate([truth, np.full(50, -1)])
     X = np.random.default_rng(1).normal(size=(70, 400))
     assert head_carries(X, y, 2, free, 20, (0.9, 0.5, np.zeros(20, dtype=np.int64), np.zeros(20)), None) == expected
@@ -142,7 +144,7 @@ def test_what_the_labels_find_outside_decides_last(monkeypatch, outside_right, e
     chosen = seen[-1](fold)
     assert chosen.size == GENES and not np.isin(chosen, standing).any()
     train = np.flatnonzero(fold >= 0)
-    r2 = propagate.variance_explained(X[train], fold[train])
+    r2 = variance_explained(X[train], fold[train])
     r2[standing] = -np.inf
     np.testing.assert_array_equal(chosen, np.argsort(-r2, kind="stable")[:GENES])
 
@@ -205,7 +207,7 @@ def test_the_head_leads_to_every_informative_feature(other_shapes, monkeypatch, 
     graph = model.extra()["graph"]
     assert graph["label_free_head"] is True and graph["label_free_head_right"] == right
     assert graph["label_free_head_of"] == of
-    monkeypatch.setattr(propagate, "standing_out", lambda free: 0)
+    monkeypatch.setattr(judges, "standing_out", lambda free: 0)
     assert _found(fit_propagation(X, y).scores, markers) == before
 
 
@@ -230,7 +232,7 @@ def test_a_module_the_classes_do_not_share_is_not_a_head(other_shapes, monkeypat
     X, cls, markers, module = _module_beside_markers(other_shapes, 2)
     asked = []
     outside = propagate.r2_outside_right
-    monkeypatch.setattr(propagate, "r2_outside_right", lambda *a, **k: asked.append(outside(*a, **k)) or asked[-1])
+    monkeypatch.setattr(judges, "r2_outside_right", lambda *a, **k: asked.append(outside(*a, **k)) or asked[-1])
     model = fit_propagation(X, other_shapes.budget_labels(cls, "10/class", 2))
     free = propagate.label_free_choice(X, 50)[0]
     assert set(np.argsort(-free, kind="stable")[:10]) == set(module)
@@ -342,7 +344,7 @@ def test_the_held_out_samples_do_not_choose_the_features_they_judge(other_shapes
     X, _, cls, markers = other_shapes.SHAPES["sklearn_classification_small_two_class"](1)
     y = other_shapes.budget_labels(cls, "20/class", 1)
     asking, weighed = [False], []
-    chosen, asked = propagate.propagated_features, propagate.r2_outside_right
+    chosen, asked = weights.propagated_features, judges.r2_outside_right
 
     def spied(X_, labels, *args, **kwargs):
         if asking[0]:
@@ -356,8 +358,8 @@ def test_the_held_out_samples_do_not_choose_the_features_they_judge(other_shapes
         finally:
             asking[0] = False
 
-    monkeypatch.setattr(propagate, "propagated_features", spied)
-    monkeypatch.setattr(propagate, "r2_outside_right", outside)
+    monkeypatch.setattr(weights, "propagated_features", spied)
+    monkeypatch.setattr(judges, "r2_outside_right", outside)
     model = fit_propagation(X, y)
     assert len(weighed) == propagate.FOLDS and all(weighed)  # once a fold, every labeled sample weighing 0
     assert model.free_head == (10, 35, 40, 0.5, "dispersion") and model.free_outside == (22, 40)
@@ -376,7 +378,7 @@ def test_a_module_beside_markers_the_r2_finds_outside_keeps_its_order(other_shap
     free = propagate.label_free_choice(X, 50)[0]
     standing = np.argsort(-free, kind="stable")[:18]
     assert np.isin(module, standing).all() and np.isin(standing, markers).sum() == 7
-    pos = propagate.canonical_rows(propagate.standardized(X))
+    pos = canonical_rows(standardized(X))
     assert propagate.r2_outside_right(X, y, 4, standing, pos) == (11, 40, 0.25)
 
 

@@ -174,7 +174,7 @@ def test_the_label_free_order_leads_where_the_held_out_labels_prefer_it(tmp_path
     led by 7 to 0 and seed 6 by its places, 15 to 4, to the same 30; session 36's R^2 at chance led first on both
     then, and on seed 6 still does: that rule is turned off here to test the sign tests, and so is session 52's
     head of the genes whose dispersion stands out, which leads on seed 6 too.)"""
-    from ssfs.methods import propagate
+    from ssfs.methods.propagate import judges as propagate
 
     X, y, markers = _many_classes(1)
     default = fit_propagation(X, y)
@@ -329,7 +329,7 @@ def test_the_permutations_run_on_at_most_clear_rows_samples(monkeypatch):
 def test_the_tails_are_measured_on_at_most_tail_rows_samples(monkeypatch):
     """Beyond ``TAIL_ROWS`` (1,000) samples the kurtosis is measured on 1,000 of them, chosen by content; heavy
     tails found so clip every sample."""
-    from ssfs.methods import propagate
+    from ssfs.methods.propagate import reading as propagate
 
     seen = []
     scaled_alike = propagate.equal_samples

@@ -229,7 +229,8 @@ def test_label_free_counts_keep_the_share_and_refuse_unknown_names():
     from scipy import sparse
 
     from ssfs.errors import MethodError
-    from ssfs.methods.propagate import count_like, label_free_scores
+    from ssfs.methods._shared.counts import count_like
+    from ssfs.methods.propagate import label_free_scores
 
     X, _ = _planted_microarray()
     C = sparse.random(200, 50, density=0.2, random_state=0, format="csr") * 10
@@ -347,7 +348,7 @@ def test_refinement_rows_by_hand():
 
 
 def test_many_samples_refine_on_a_subsample_and_build_the_final_graph_once(cells, monkeypatch):
-    import ssfs.methods.propagate as mod
+    import ssfs.methods.propagate.graphs as mod
 
     X, sim = cells
     y = few_labels(sim.cell_type, 3, 1)
@@ -367,7 +368,7 @@ def test_the_graph_of_many_samples_is_judged_by_enough_held_out_labels(cells, mo
     :data:`~ssfs.methods.propagate.HELD_OUT_ENOUGH` labels are held out: with 5 the first fold of 3 (7 of
     the 20 labels, 5 per class), two spreads over every sample fewer and the same markers."""
     import ssfs.methods._shared.propagation as shared
-    import ssfs.methods.propagate as mod
+    import ssfs.methods.propagate.graphs as mod
 
     X, sim = cells
     y = few_labels(sim.cell_type, 5, 1)
@@ -399,7 +400,8 @@ def test_a_given_graph_at_scale_is_the_start_whose_agreement_is_reported(cells):
 
 def test_many_samples_measure_the_labels_chance_coherence_on_the_subsample(cells, monkeypatch):
     import ssfs.methods._shared.propagation as shared
-    import ssfs.methods.propagate as mod
+    import ssfs.methods.propagate.graphs as mod
+    from ssfs.methods.propagate import NULL_DRAWS
 
     X, sim = cells
     y = few_labels(np.random.default_rng(0).permutation(sim.cell_type), 3, 1)  # labels that say nothing
@@ -412,13 +414,13 @@ def test_many_samples_measure_the_labels_chance_coherence_on_the_subsample(cells
         run_method("propagate", X, y, refine_samples=300)
     # all samples: the kept graph's groups, its 3 held-out folds, the final groups; the 9 spreads of
     # the chance coherence (random label placements) ran on the 300 samples
-    assert calls.count(800) <= 5 and calls.count(300) >= mod.NULL_DRAWS + 1
+    assert calls.count(800) <= 5 and calls.count(300) >= NULL_DRAWS + 1
 
 
 def test_every_sample_labeled_runs_the_labels_chain_alone(cells, monkeypatch):
     """With no unlabeled sample the start graph's groups are the labels, so both chains would start
     from the same R^2: only the labels' chain (and its 3 held-out refits) runs, markers first."""
-    import ssfs.methods.propagate as mod
+    import ssfs.methods.propagate.graphs as mod
 
     X, sim = cells
     chains = []
@@ -438,7 +440,7 @@ def test_a_fit_spreads_the_same_labels_over_a_graph_once(cells, monkeypatch):
     the same labels over the same graph again (6 spreads a fit, 7 of 33 on PBMC; the scores are those
     spreads). Left: the two chains may end on one gene set, whose graph then gets the same labels twice."""
     import ssfs.methods._shared.propagation as shared
-    import ssfs.methods.propagate as mod
+    import ssfs.methods.propagate.graphs as mod
 
     X, sim = cells
     seen = []
@@ -634,7 +636,8 @@ def test_of_chains_that_agree_alike_the_one_that_reaches_the_held_out_labels_mos
 
 
 def test_best_candidate_by_agreement_then_held_out_reach_by_hand():
-    from ssfs.methods.propagate import Candidate, _best, held_out_reach
+    from ssfs.methods.propagate import Candidate, held_out_reach
+    from ssfs.methods.propagate.graphs import _best
 
     def cand(name, acc, reach):
         return Candidate(name, None, 1, np.zeros(1), np.zeros((1, 1)), (acc, 0.5, None, np.asarray(reach)))
@@ -698,7 +701,8 @@ def test_with_graph_free_takes_the_two_orders_in_turn():
     """Every gene at its better rank of the graph's label-free order and the Pearson residual
     variance's order (ties by the graph's), computed on the same rows; NaN stays NaN."""
     from ssfs.methods._shared.residuals import CountModel, residual_variance
-    from ssfs.methods.propagate import _rank, with_graph_free
+    from ssfs.methods.propagate import with_graph_free
+    from ssfs.methods.propagate.ordering import _rank
 
     rng = np.random.default_rng(3)
     X = rng.poisson(2.0, size=(60, 6)).astype(float)

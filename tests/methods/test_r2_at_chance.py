@@ -11,8 +11,8 @@ from method_settings import former_graphs
 
 from ssfs import run_method
 from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
-from ssfs.methods import propagate
 from ssfs.methods.propagate import FEW_LABELS, fit_propagation, gene_dispersion, r2_at_chance
+from ssfs.methods.propagate import judges as propagate
 
 
 def _judged(accuracy: float, chance: float, held: int = 12) -> tuple:

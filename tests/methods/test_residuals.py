@@ -15,6 +15,8 @@ from ssfs.methods import propagate as P
 from ssfs.methods._shared import residuals as R
 from ssfs.methods._shared.counts import normalize_log1p
 from ssfs.methods._shared.graph import knn_graph
+from ssfs.methods._shared.signal import canonical_rows
+from ssfs.methods.propagate import label_free
 from ssfs.simulate import get_scenario, simulate_splatter
 
 
@@ -139,10 +141,10 @@ def test_residual_scores_on_a_subsample_and_on_a_given_graph(monkeypatch):
     on a given graph the residuals' shared variance there, bit for bit."""
     rng = np.random.default_rng(6)
     X = sparse.csr_matrix(rng.poisson(0.6, size=(300, 30)).astype(float))
-    rows = np.sort(np.argsort(P.canonical_rows(X), kind="stable")[:200])
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 200)
+    rows = np.sort(np.argsort(canonical_rows(X), kind="stable")[:200])
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 200)
     sub = P.residual_scores(X, 10)[0]
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 10_000)
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 10_000)
     np.testing.assert_array_equal(sub, P.residual_scores(X[rows], 10)[0])
     G = sparse.random(300, 300, density=0.05, random_state=1, format="csr")
     sym = G.maximum(G.T).tolil()

@@ -269,7 +269,7 @@ def test_the_resamples_weigh_one_sample_scale(monkeypatch):
     import pandas as pd
 
     import ssfs
-    import ssfs.methods.propagate as propagate
+    import ssfs.methods.propagate.graphs as propagate
 
     weighed = []
 

@@ -14,8 +14,8 @@ import pytest
 
 from ssfs import run_method
 from ssfs.experiment.verdict import FREE_LEADS_ADVICE, _free_leads_sentence
-from ssfs.methods import propagate
 from ssfs.methods.propagate import beyond_chance, fit_propagation, held_out_right, r2_unproven
+from ssfs.methods.propagate import judges as propagate
 
 
 def _found(scores, markers) -> int:

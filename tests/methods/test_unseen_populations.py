@@ -88,10 +88,10 @@ def test_beyond_refine_samples_the_populations_are_those_of_the_subsample(rare, 
     """Beyond ``refine_samples`` cells the label-free groups are cut on the refinement's subsample: the
     population is found there, its size counted in those cells, and its features are the rare type's
     markers."""
-    from ssfs.methods import propagate as P
+    from ssfs.methods.propagate import label_free
 
     sim, y = rare
-    monkeypatch.setattr(P, "REFINE_SAMPLES", 1000)
+    monkeypatch.setattr(label_free, "REFINE_SAMPLES", 1000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ranked = run_method("propagate", sim.X, y, rng=0, refine_samples=1000)

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from method_settings import former_graphs
 
-from ssfs.methods import propagate
-from ssfs.methods.propagate import fit_propagation, rescaled_gene_by_gene
+from ssfs.methods.propagate import fit_propagation, judges, rescaled_gene_by_gene
 
 
 def _columns(*cols) -> np.ndarray:
@@ -70,6 +69,6 @@ def test_ties_neither_take_turns_nor_lead(other_shapes, monkeypatch, shape, labe
     assert model.free_turns == (False, 0, 0, 0, 0) and not model.free_leads and model.labels_scores is None
     assert model.free_rescaled and model.extra()["graph"]["label_free_rescaled"]
     assert _found(model.scores, markers) == found
-    monkeypatch.setattr(propagate, "rescaled_gene_by_gene", lambda X: False)
+    monkeypatch.setattr(judges, "rescaled_gene_by_gene", lambda X: False)
     tied = fit_propagation(X, y, **former_graphs(X.shape[1]))
     assert tied.free_leads and _found(tied.scores, markers) == forced and not tied.free_rescaled
