@@ -11,6 +11,12 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ssfs"
 MAX_FUNCTION_LINES = 80
+#: no module over this many lines (662 today: methods/_shared/graph.py); a larger one becomes a package of
+#: modules, as methods/propagate/ did (2,635 lines before session 60)
+MAX_MODULE_LINES = 700
+#: the modules of the ``propagate`` package in the order its docstring gives: each imports only those before it
+PROPAGATE_ORDER = ("model", "reading", "ordering", "graphs", "weights", "label_free", "judges", "fit", "notes",
+                   "score")
 
 #: the packages of ssfs from the bottom up: a module may import modules of its own package and
 #: of packages in lower layers only; packages of one layer do not import each other. A package
@@ -205,6 +211,21 @@ def test_methods_and_building_blocks_never_import_the_runner():
                                              "ssfs._validation"))]
     offenders = sorted(m for m in low if "ssfs.runner" in graph[m])
     assert offenders == []
+
+
+def test_no_module_over_700_lines():
+    long = {str(p.relative_to(SRC)): n for p in sorted(SRC.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_propagate_s_modules_import_only_those_before_them():
+    graph = import_graph()
+    package = "ssfs.methods.propagate"
+    assert {m for m in graph if m.startswith(package + ".")} == {f"{package}.{m}" for m in PROPAGATE_ORDER}
+    climbs = [f"{a} -> {b}" for i, a in enumerate(PROPAGATE_ORDER)
+              for b in PROPAGATE_ORDER[i:] if f"{package}.{b}" in graph[f"{package}.{a}"]]
+    assert climbs == []
 
 
 @pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
