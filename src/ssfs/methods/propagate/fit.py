@@ -266,6 +266,8 @@ def _model(X, y, K, groups, weight, classes, chosen, start, note, batch=None, co
                           np.nan)
     return Propagation(scores, groups, names, stats, chosen.name, float(acc),
                        float(chance), float(start.agreement[0]), chosen.dims, note, sample_weight=weight)
+
+
 #: ``unwanted``: X's rising components removed where the held-out labels reject them ("auto",
 #: :func:`unwanted_rejected`) or never ("kept")
 UNWANTED = ("auto", "kept")

@@ -80,6 +80,8 @@ def span_within_batches(X, Z: np.ndarray, batch: np.ndarray) -> np.ndarray:
     share = (proj**2 / np.where(zz > 0, zz, np.inf)).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, share / total, np.nan)
+
+
 #: label-free scores (the ``label_free`` parameter)
 LabelFree = Literal["auto", "clusters", "autocorrelation", "residual", "moran", "signal", "span"]
 LABEL_FREE = get_args(LabelFree)
@@ -504,6 +506,8 @@ def with_graph_free(free: np.ndarray, X, rows, batch, model: CountModel | None =
     C, part = model.part()
     codes = batch if batch is None or rows is None else batch[rows]
     return in_turn(free, residual_variance(C, model.theta, codes, model=part))
+
+
 #: ``graph_free``: the genes' Pearson residual variance beside the graph's label-free scores ...
 GRAPH_FREE = ("auto", "always", "never")
 #: ... with "auto" when the propagated samples weigh less than this (the graph carries the classes little, and a

@@ -170,6 +170,8 @@ def _no_structure(acc: float, chance: float, n_labeled: int) -> bool:
     """Held-out agreement within two binomial standard errors of chance (never when chance is 1:
     the held-out labels of one class leave nothing to tell apart)."""
     return chance < 1.0 and acc <= chance + 2.0 * np.sqrt(max(chance * (1.0 - chance), 1e-12) / max(n_labeled, 1))
+
+
 #: the least share of a graph's weight between groups :func:`excess_coherence` takes the log of
 CROSSING_FLOOR = 1e-6
 
