@@ -1,8 +1,17 @@
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # each of `pytest -n N`'s workers gets its share of the cores for BLAS, as a workflow job gets its rule's
+    # threads: N workers with every core each oversubscribe (OpenBLAS's threads spin while they wait; on 2 cores,
+    # -n 2, five of the slowest test files took 169 s wall and 326 s CPU unpinned, 144 s and 266 s pinned)
+    _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    threadpool_limits(limits=max(1, (os.cpu_count() or 1) // max(1, _WORKERS)), user_api="blas")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -52,7 +52,9 @@ def test_numeric_tests_pass_with_another_openblas_kernel(kernel):
     forced = _blas(_env(OPENBLAS_CORETYPE=kernel))
     if forced["architecture"] == native["architecture"]:
         pytest.skip(f"this CPU's own kernel is {kernel}: nothing different to test")
-    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "-n", "2",
+    # one process (-n 0): the suite's other worker has the other core; two workers here took the same wall time
+    # alone and twice the CPU (27 s wall, 47 s CPU against 27 s and 23 s)
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", "-n", "0",
                           "-x", *NUMERIC], cwd=REPO, env=_env(OPENBLAS_CORETYPE=kernel),
                          capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, (f"with OPENBLAS_CORETYPE={kernel} ({forced['architecture']} instead of "
