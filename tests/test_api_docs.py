@@ -138,6 +138,10 @@ def test_every_method_parameter_has_a_real_description_and_the_docstring_shows_i
 
     spec = ssfs.get_method(name)
     assert set(spec.param_text) == set(spec.types)
+    # its own: a hand-written entry "a, b" describes both with one text (propagate's k read "Not used
+    # (deterministic); kNN graphs' neighbours; most components; ..." until session 61)
+    shared = sorted(p for p in spec.param_text if list(spec.param_text.values()).count(spec.param_text[p]) > 1)
+    assert shared == [], f"{name}: one text for several parameters {shared}"
     shown = numpydoc_params(spec.fn.__doc__)
     for param, text in spec.param_text.items():
         assert not NOT_A_DESCRIPTION.match(text.strip()), (param, text)

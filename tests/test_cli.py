@@ -59,8 +59,9 @@ def test_methods_verbose_prints_the_docstrings_parameter_text(capsys):
     assert out.startswith("relieff: score, higher is better; needs: labels;")
     assert "\n  k = 10  (an integer >= 1)\n" in out
     for text in (METHOD_TEXT["relieff.k"], METHOD_TEXT["bandwidth"], METHOD_TEXT["denominator"],
-                 "Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation"):
+                 METHOD_TEXT["propagate.k"], METHOD_TEXT["propagate.alpha"]):
         assert " ".join(plain(text).split()) in flat, text
+    assert "Not used (deterministic)" not in flat  # propagate's k no longer shows the text of six parameters
     assert flat.count(METHOD_TEXT["k"]) == 1  # cls's k; relieff's and propagate's own words
     assert "``" not in out and "fisher:" not in out
     assert main(["methods", "-v"]) == 0

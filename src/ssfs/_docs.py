@@ -135,7 +135,7 @@ METHOD_ARGS = {
 #: method's numpydoc Parameters section from its annotations (type, range, default) and this text,
 #: and ``ssfs methods -v`` prints the same text. A plain key (``"k"``) is shared by every method
 #: with that parameter; ``"method.param"`` words a parameter that means something else in one method.
-#: A method whose docstring has its own Parameters section (``propagate``) is described there.
+#: A method whose docstring has its own Parameters section is described there, one entry per parameter.
 METHOD_TEXT: dict[str, str] = {
     # ------------------------------------------------ graphs (spectral scores, csfs, sselect, ...)
     "k": "The number of nearest neighbours of each sample in the kNN graph.",
@@ -333,6 +333,67 @@ METHOD_TEXT: dict[str, str] = {
     "scanpy_rank_genes.method": 'scanpy\'s test: "t-test", "t-test_overestim_var" (t statistic) or "wilcoxon" '
                                 "(z score).",
     "tie_correct": 'Correct the Wilcoxon z score for ties (scanpy\'s; ``method`` "wilcoxon").',
+    # ------------------------------------------------ propagate (docs/labels_that_count.md)
+    "propagate.k": 'The kNN graphs\' neighbours: a number, or "auto" = half an average labeled class, n / (2 K) for K '
+                   "labeled classes, within 5-15 (never more than n - 1).",
+    "propagate.n_pcs": "The most signal components a graph is built on (those above a permutation null: Horn 1965's "
+                       "parallel analysis).",
+    "propagate.refine": "How many times the graph is rebuilt on the ``genes`` features its groups explain best (0: the "
+                        "start graph only).",
+    "propagate.genes": 'The features each rebuilt graph is built on: a number, or "auto" = 10 % of the features '
+                       "within 100-500 and at most one per sample.",
+    "propagate.propagation": '"spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 '
+                             'W D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu '
+                             "et al. 2003, eq. 5).",
+    "propagate.alpha": 'Zhou et al.\'s alpha in (0, 1), the neighbours\' weight against the seed (0.99 as in the '
+                       'paper; ``propagation`` "spread").',
+    "propagate.class_mass": 'Class mass normalisation before the argmax (Zhu et al. 2003, section 4): priors q_c '
+                            '"uniform", the labeled shares ("labeled"), or "none".',
+    "propagate.unreached": "Samples the labels barely reach form groups of their own, so a type nobody labeled is not "
+                           "forced into a labeled class.",
+    "propagate.refine_samples": "The most samples the graph's rebuilding runs on (beyond: that many, the first in "
+                                "content order; the kept genes then give the graph of all samples).",
+    "propagate.graph": "The start graph's connectivities (n x n, e.g. scanpy's ``obsp['connectivities']``) instead "
+                       "of a kNN graph of the signal components.",
+    "propagate.embedding": "An embedding with one row per sample (e.g. scanpy's ``obsm['X_pca']``) whose kNN graph is "
+                           "the start graph.",
+    "propagate.weighting": 'The propagated samples\' weight (a labeled sample\'s: 1): "evidence" '
+                           '(:func:`propagated_weight`), "kept_evidence" (the kept graph\'s evidence only) or '
+                           '"coherence" (r shrunk towards the coherence).',
+    "propagate.gene_choice": 'How the rebuilt graphs\' ``genes`` are chosen: "balanced" (half by R^2, half in turn '
+                             'from every group\'s up-markers; with one label per class "total") or "total" (all by '
+                             "R^2).",
+    "propagate.label_free": 'The scores without labels (:func:`label_free_scores`): "auto" '
+                            '(:func:`resolved_label_free`: "clusters", :func:`cluster_scores`, on counts), '
+                            '"clusters", "autocorrelation", "residual", "moran", "signal" or "span".',
+    "propagate.unexplained": '"interleave": on counts the features the groups explain (:func:`explained_features`), '
+                             "a population's they miss (:func:`unseen_populations`), the label-free groups', then "
+                             "the others in turn by R^2 and ``label_free`` (:func:`with_unexplained`; all labeled: "
+                             'by R^2), on dense X where :func:`free_turns` says so; "r2": by R^2 alone.',
+    "propagate.explained": 'With ``unexplained`` "interleave", the kept graph\'s own genes tested "crossfit" (each '
+                           'half on a graph of the other half, :func:`crossfit_pvalues`), "same" (the former test) '
+                           'or "auto" (:func:`_explained`).',
+    "propagate.batch": "Every sample's batch, or None: graphs and R^2 within batches (module doc, point 5).",
+    "propagate.counts": 'How counts are read: raw counts as log1p(counts per 10,000) ("auto"), any non-negative X '
+                        'so ("log1p"), as they are ("as_is"); deep counts as log2(counts / size factor + theta) '
+                        '("auto"; any counts: "deep", ``_shared.deep_counts``), tables with dropouts as ln(TPM + '
+                        "m) (``_shared.dropouts``).",
+    "propagate.space": 'The graphs\' space (:func:`count_model`): "residuals" (the counts\' Pearson residuals, '
+                       'Lause et al. 2021) or "values" (the former); "auto": "residuals" for counts.',
+    "propagate.gene_scale": 'The genes\' scale in the graphs of dense X: "standardized" (the former), "as_is" '
+                            '(their own units) or "auto" (both compete, :func:`graph_scales`).',
+    "propagate.sample_scale": 'The samples\' scale in the graphs of dense X: "as_is" (the former), "equal" (every '
+                              'sample\'s profile scaled alike) or "auto" (both compete, :func:`graph_scales`).',
+    "propagate.per_class": 'The groups\' up-markers taken in turn with the ranking: "none", all of them '
+                           '("interleave"), each group\'s best ("leaders") or "auto" (:func:`class_turns`).',
+    "propagate.graph_free": 'On counts, ``label_free`` in turn with the genes\' Pearson residual variance '
+                            '(:func:`with_graph_free`): "always", "never", or "auto" (when the propagated samples '
+                            "weigh less than :data:`GRAPH_FREE_BELOW`).",
+    "propagate.tails": 'Dense genes clipped to their median +- 3 robust standard deviations before the fit ("clip"), '
+                       'never ("as_is"), or "auto" (where the noise has heavy tails, :func:`read_tails`).',
+    "propagate.unwanted": '"auto": dense X fitted again without the rising components the held-out labels reject '
+                          "(:func:`unwanted_rejected`, RUV's eq. 3), counts within the sides of a component all "
+                          'groups share (:func:`crossed_batches`); "kept": neither.',
 }
 
 

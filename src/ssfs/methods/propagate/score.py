@@ -45,56 +45,11 @@ def propagate_score(X, y, constraints, rng, *, k: PosInt | Literal["auto"] = "au
                     tails: Literal["auto", "clip", "as_is"] = "auto", unwanted: Literal["auto", "kept"] = "auto"):
     """Semi-supervised feature scores from labels propagated over a kNN graph (module doc), higher is better.
 
-    Parameters
-    ----------
-    X, y
-        Samples x features, dense (standardised for the graph) or sparse (log counts); class codes, -1 unlabeled.
-    constraints, rng, k, n_pcs, refine, genes
-        Not used (deterministic); kNN graphs' neighbours ("auto": n / 2K for K labeled classes, 5-15); most
-        components (Horn 1965); rebuilds of the graph (0: none) on ``genes`` features ("auto": 10 %, 100-500, <= n).
-    propagation
-        "spread": local and global consistency, F* = (1 - alpha)(I - alpha S)^-1 Y, S = D^-1/2 W
-        D^-1/2 (Zhou et al. 2004, eq. 4); "harmonic": f_u = (D_uu - W_uu)^-1 W_ul f_l (Zhu et al. 2003, eq. 5).
-    alpha, class_mass, unreached, refine_samples, graph, embedding
-        Zhou et al.'s alpha in (0, 1) (0.99 as in the paper); class mass normalisation before the argmax
-        (Zhu et al. 2003, section 4): priors q_c uniform, the labeled shares ("labeled"), or none. Samples the
-        labels barely reach form groups of their own; most samples the refinement runs on. The start graph's
-        connectivities (n x n, scanpy's ``obsp['connectivities']``) or embedding (``obsm['X_pca']``).
-    weighting, gene_choice
-        Propagated samples' weight (labeled: 1): "evidence" (:func:`propagated_weight`), "kept_evidence" (the kept
-        graph's only), "coherence" (r shrunk towards the coherence). Refined graphs' ``genes``: "balanced" (half by
-        R^2, half in turn from every group's up-markers; one label per class: "total") or "total" (all by R^2).
-    label_free
-        Without labels (:func:`label_free_scores`): "auto" (:func:`resolved_label_free`: "clusters",
-        :func:`cluster_scores`, on counts), "clusters", "autocorrelation", "residual", "moran", "signal", "span".
-    unexplained, graph_free
-        "interleave": on counts the features the groups explain (:func:`explained_features`), a population's
-        they miss (:func:`unseen_populations`), the label-free groups', then the others in turn by R^2 and
-        ``label_free`` (:func:`with_unexplained`; all labeled: by R^2); dense X where :func:`free_turns`; "r2": by R^2.
-        Counts: ``label_free`` taken in turn with the genes' Pearson residual variance (:func:`with_graph_free`)
-        "always", "never", or "auto": when the propagated samples weigh < :data:`GRAPH_FREE_BELOW`.
-    explained
-        With "interleave": the kept graph's own genes tested "crossfit" (each half on a graph of the other half,
-        :func:`crossfit_pvalues`), "same" (the former test) or "auto" (:func:`_explained`).
-    batch, counts
-        Every sample's batch or None (graphs, R^2 within batches, module doc 5); raw counts as log1p(counts per 10,000)
-        ("auto"), any non-negative X so ("log1p"), "as_is"; deep counts as log2(counts / size factor + theta) ("auto";
-        any counts: "deep"; ``_shared.deep_counts``), tables with dropouts as ln(TPM + m) (``_shared.dropouts``).
-    space, gene_scale, sample_scale
-        The graphs' space (:func:`count_model`): "residuals" (counts' Pearson residuals, Lause et al. 2021),
-        "values" (the former); "auto": "residuals" for counts. Values: genes "standardized" (the former),
-        "as_is"; samples "as_is" (the former), "equal" (scaled alike); "auto": all compete (:func:`graph_scales`).
-    per_class, tails, unwanted
-        Groups' up-markers in turn with that order: "none", all ("interleave"), each one's best ("leaders"), "auto"
-        (:func:`class_turns`). Dense genes clipped to median +- 3 robust sd ("clip"; "auto": :func:`read_tails`).
-        "auto": dense X fitted again without rising components the held-out labels reject (:func:`unwanted_rejected`,
-        RUV's eq. 3), counts within the sides of a component all groups share (:func:`crossed_batches`); "kept".
-
-    Returns
-    -------
-    SelectionResult
-        ``scores``: the groups' R^2 of every feature (counts: its Pearson residuals'; labeled samples weight 1, the
-        others the graph's reliability; ``unexplained``, ``per_class``); ``extra``: :meth:`Propagation.extra`.
+    X is dense (standardised for the graph) or sparse (log counts); y holds class codes, -1 unlabeled; constraints
+    and rng are not used (deterministic). The result's ``scores`` are the groups' R^2 of every feature (counts: its
+    Pearson residuals'; labeled samples weigh 1, the others the graph's reliability; then ``unexplained`` and
+    ``per_class``), its ``extra`` :meth:`Propagation.extra`. Each parameter's text is ``propagate.<name>`` in
+    :data:`ssfs._docs.METHOD_TEXT` (what ``ssfs methods -v propagate`` prints); the registry renders them below.
     """
     codes = batch_codes(batch, X.shape[0], "propagate: batch", MethodError)
     model = fit_propagation(X, y, k=k, n_pcs=n_pcs, refine=refine, genes=genes, propagation=propagation,
